@@ -1,0 +1,67 @@
+//! The command line, as clap structs. Turned into library calls in main.rs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::report::Format;
+
+const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  every input was analysed
+  2  an input could not be analysed (not a minidump, truncated, corrupt,
+     unreadable), or the command line was wrong; the other inputs are
+     still analysed and reported";
+
+/// Tells why a process crashed or hung while it was exiting, from its minidump.
+#[derive(Debug, Parser)]
+#[command(name = "dumptriage", version, after_help = EXIT_STATUS_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Analyse minidumps: symbolize every thread and report the crash or hang.
+    #[command(after_help = EXIT_STATUS_HELP)]
+    Analyze(AnalyzeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AnalyzeArgs {
+    /// Minidump files, or folders searched recursively for *.dmp and *.mdmp.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// Options shared by every command that prints a report.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Breakpad symbol store (DEBUG_FILE/DEBUG_ID/NAME.sym); repeatable.
+    /// A folder named `symbols` beside a dump is searched too.
+    #[arg(long = "symbols", value_name = "DIR")]
+    pub symbols: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Colour in the text report: `auto` colours a terminal unless NO_COLOR is set.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}

@@ -1,0 +1,363 @@
+//! Minidump -> symbolized [`Report`]: the only module that talks to
+//! minidump-processor.
+//!
+//! A dump is memory-mapped, never read whole into memory, and every failure —
+//! unreadable file, wrong format, truncation, corruption, even a panic deep in
+//! a parser — becomes a one-line error on that dump's report, so one bad file
+//! never stops a batch.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use minidump::{Minidump, MinidumpException, MinidumpModule, Module as _};
+use minidump_processor::{ProcessError, ProcessState, ProcessorOptions};
+use minidump_unwind::{CallStack, CallStackInfo, FrameTrust, StackFrame, SymbolStats, Symbolizer};
+
+use crate::model::{
+    file_name, hex, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
+    SymbolSource, System, Thread, Trust, UnloadedModule,
+};
+
+/// Size of MINIDUMP_HEADER: anything shorter cannot be a minidump.
+const HEADER_SIZE: u64 = 32;
+
+/// Why a dump could not be analysed. Each variant has a stable short name
+/// ([`DumpError::name`]) for tools that group errors.
+#[derive(Debug, thiserror::Error)]
+pub enum DumpError {
+    #[error("cannot read file: {0}")]
+    Unreadable(std::io::Error),
+    #[error("empty file (0 bytes): not a minidump")]
+    Empty,
+    #[error("not a minidump: file starts with {0} instead of the MDMP signature")]
+    NotMinidump(String),
+    #[error("truncated minidump: {0}")]
+    Truncated(String),
+    #[error("unsupported minidump version")]
+    UnsupportedVersion,
+    #[error("corrupt minidump: {0}")]
+    Corrupt(String),
+    #[error("internal error while analysing this dump: {0} (please report it with the dump)")]
+    Internal(String),
+}
+
+impl DumpError {
+    /// A stable, machine-friendly name for the kind of failure.
+    pub fn name(&self) -> &'static str {
+        match self {
+            DumpError::Unreadable(_) => "unreadable",
+            DumpError::Empty => "empty",
+            DumpError::NotMinidump(_) => "not_minidump",
+            DumpError::Truncated(_) => "truncated",
+            DumpError::UnsupportedVersion => "unsupported_version",
+            DumpError::Corrupt(_) => "corrupt",
+            DumpError::Internal(_) => "internal",
+        }
+    }
+}
+
+/// Analyses dumps with one shared symbolizer, so a symbol file needed by many
+/// dumps of a run is parsed once.
+pub struct Analyzer {
+    symbolizer: Symbolizer,
+}
+
+impl Analyzer {
+    pub fn new(symbolizer: Symbolizer) -> Self {
+        Analyzer { symbolizer }
+    }
+
+    /// Analyses one dump. Never panics: a failure is a report with status
+    /// `error` and a one-line message.
+    pub fn analyze(&self, path: &Path) -> Report {
+        let shown = path.display().to_string();
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.analyze_inner(path)));
+        let result = match outcome {
+            Ok(result) => result,
+            Err(payload) => Err(DumpError::Internal(panic_message(payload.as_ref()))),
+        };
+        match result {
+            Ok(report) => Report {
+                path: shown,
+                ..report
+            },
+            Err(error) => Report::failed(shown, error.to_string()),
+        }
+    }
+
+    fn analyze_inner(&self, path: &Path) -> Result<Report, DumpError> {
+        let size = std::fs::metadata(path)
+            .map_err(DumpError::Unreadable)?
+            .len();
+        if size == 0 {
+            return Err(DumpError::Empty);
+        }
+        let dump = Minidump::read_path(path).map_err(|e| read_error(e, path, size))?;
+        let state = futures_executor::block_on(minidump_processor::process_minidump_with_options(
+            &dump,
+            &self.symbolizer,
+            ProcessorOptions::default(),
+        ))
+        .map_err(|e| process_error(e, size))?;
+        let exception = dump.get_stream::<MinidumpException>().ok();
+        let symbol_stats = self.symbolizer.stats();
+        Ok(build_report(&state, exception.as_ref(), &symbol_stats))
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+/// Turns the reader's terse errors into a sentence naming what is wrong.
+fn read_error(error: minidump::Error, path: &Path, size: u64) -> DumpError {
+    use minidump::Error as E;
+    match error {
+        E::FileNotFound | E::IoError => match std::fs::File::open(path) {
+            Err(io) => DumpError::Unreadable(io),
+            Ok(_) => DumpError::Corrupt(format!("could not map the file ({size} bytes)")),
+        },
+        E::MissingHeader => DumpError::Truncated(format!(
+            "{size} bytes, shorter than the {HEADER_SIZE}-byte minidump header"
+        )),
+        E::HeaderMismatch => DumpError::NotMinidump(describe_magic(path)),
+        E::VersionMismatch => DumpError::UnsupportedVersion,
+        E::MissingDirectory => DumpError::Truncated(format!(
+            "the stream directory lies outside the file ({size} bytes)"
+        )),
+        other => DumpError::Corrupt(other.to_string()),
+    }
+}
+
+fn process_error(error: ProcessError, size: u64) -> DumpError {
+    match error {
+        ProcessError::MissingThreadList => DumpError::Corrupt(format!(
+            "no readable thread list stream (file is {size} bytes; truncated or damaged)"
+        )),
+        ProcessError::MissingSystemInfo => DumpError::Corrupt(format!(
+            "no readable system info stream (file is {size} bytes; truncated or damaged)"
+        )),
+        ProcessError::MinidumpReadError(e) => DumpError::Corrupt(e.to_string()),
+        ProcessError::UnknownError => DumpError::Corrupt("unknown processing error".to_string()),
+    }
+}
+
+/// The first bytes of a file that is not a minidump, printable and short.
+fn describe_magic(path: &Path) -> String {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    let text: String = head[..n]
+        .iter()
+        .flat_map(|b| std::ascii::escape_default(*b))
+        .map(char::from)
+        .collect();
+    format!("\"{text}\"")
+}
+
+fn build_report(
+    state: &ProcessState,
+    exception: Option<&MinidumpException>,
+    symbol_stats: &HashMap<String, SymbolStats>,
+) -> Report {
+    let crashing_index = exception.and(state.requesting_thread);
+    let exception = exception.map(|e| Exception {
+        code: format!("{:#x}", e.raw.exception_record.exception_code),
+        name: state
+            .exception_info
+            .as_ref()
+            .map(|info| info.reason.to_string())
+            .unwrap_or_default(),
+        address: hex(state
+            .exception_info
+            .as_ref()
+            .map(|info| info.address.0)
+            .unwrap_or(e.raw.exception_record.exception_address)),
+        thread_id: e.get_crashing_thread_id(),
+    });
+
+    let mut threads: Vec<Thread> = state
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, stack)| build_thread(stack, Some(i) == crashing_index))
+        .collect();
+    // The crashing thread first; the others keep the dump's order.
+    threads.sort_by_key(|t| !t.crashing);
+
+    let modules = state
+        .modules
+        .by_addr()
+        .map(|m| build_module(m, symbol_stats))
+        .collect();
+    let unloaded_modules = state
+        .unloaded_modules
+        .by_addr()
+        .map(|m| UnloadedModule {
+            name: file_name(&m.name).to_string(),
+            path: m.name.clone(),
+            base: hex(m.raw.base_of_image),
+            size: u64::from(m.raw.size_of_image),
+            code_id: m.code_identifier().map(|id| id.to_string()),
+        })
+        .collect();
+
+    let sys = &state.system_info;
+    Report {
+        path: String::new(),
+        status: Status::Ok,
+        error: None,
+        process: Some(Process {
+            name: state
+                .modules
+                .main_module()
+                .map(|m| file_name(&m.code_file()).to_string()),
+            pid: state.process_id,
+        }),
+        system: Some(System {
+            os: sys.os.long_name().to_string(),
+            os_version: sys.format_os_version().map(|v| v.into_owned()),
+            cpu: sys.cpu.to_string(),
+            cpu_info: sys.cpu_info.clone(),
+            cpu_count: sys.cpu_count,
+        }),
+        exception,
+        threads,
+        modules,
+        unloaded_modules,
+        warnings: soft_error_warnings(state),
+    }
+}
+
+fn build_thread(stack: &CallStack, crashing: bool) -> Thread {
+    Thread {
+        id: stack.thread_id,
+        name: stack.thread_name.clone(),
+        crashing,
+        walk: match stack.info {
+            CallStackInfo::Ok => "ok",
+            CallStackInfo::MissingContext => "missing_context",
+            CallStackInfo::MissingMemory => "missing_memory",
+            CallStackInfo::UnsupportedCpu => "unsupported_cpu",
+            CallStackInfo::DumpThreadSkipped => "dump_thread_skipped",
+        },
+        frames: stack
+            .frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| build_frame(i, f))
+            .collect(),
+    }
+}
+
+fn build_frame(index: usize, frame: &StackFrame) -> Frame {
+    let module = frame.module.as_ref();
+    // An address in no loaded module may lie where an unloaded one used to be.
+    // When several unloaded modules overlapped, the first by name is shown.
+    let unloaded = if module.is_none() {
+        frame
+            .unloaded_modules
+            .iter()
+            .next()
+            .map(|(name, offsets)| (name.clone(), offsets.iter().next().copied()))
+    } else {
+        None
+    };
+    Frame {
+        index,
+        instruction: hex(frame.instruction),
+        module: module.map(|m| file_name(&m.code_file()).to_string()),
+        function: frame.function_name.clone(),
+        module_offset: module.map(|m| hex(frame.instruction.wrapping_sub(m.base_address()))),
+        function_offset: frame
+            .function_base
+            .map(|base| hex(frame.instruction.wrapping_sub(base))),
+        file: frame.source_file_name.clone(),
+        line: frame.source_line,
+        trust: match frame.trust {
+            FrameTrust::Context => Trust::Context,
+            FrameTrust::PreWalked => Trust::Prewalked,
+            FrameTrust::CallFrameInfo => Trust::Cfi,
+            FrameTrust::FramePointer => Trust::FramePointer,
+            FrameTrust::CfiScan => Trust::CfiScan,
+            FrameTrust::Scan => Trust::Scan,
+            FrameTrust::None => Trust::None,
+        },
+        symbol_source: if frame.function_name.is_some() {
+            SymbolSource::Sym
+        } else {
+            SymbolSource::None
+        },
+        unloaded_module: unloaded
+            .as_ref()
+            .map(|(name, _)| file_name(name).to_string()),
+        unloaded_module_offset: unloaded.and_then(|(_, offset)| offset.map(hex)),
+        inlines: frame
+            .inlines
+            .iter()
+            .rev()
+            .map(|inline| InlineFrame {
+                function: inline.function_name.clone(),
+                file: inline.source_file_name.clone(),
+                line: inline.source_line,
+            })
+            .collect(),
+    }
+}
+
+fn build_module(module: &MinidumpModule, stats: &HashMap<String, SymbolStats>) -> Module {
+    let path = module.code_file().into_owned();
+    let name = file_name(&path).to_string();
+    let symbols = match stats.get(&name) {
+        None => ModuleSymbols::NotNeeded,
+        Some(s) if s.loaded_symbols => ModuleSymbols::Loaded,
+        Some(s) if s.corrupt_symbols => ModuleSymbols::Corrupt,
+        Some(_) => ModuleSymbols::Missing,
+    };
+    Module {
+        base: hex(module.base_address()),
+        size: module.size(),
+        version: module.version().map(|v| v.into_owned()),
+        debug_file: module.debug_file().map(|f| f.into_owned()),
+        debug_id: module
+            .debug_identifier()
+            .map(|id| id.breakpad().to_string()),
+        code_id: module.code_identifier().map(|id| id.to_string()),
+        symbols,
+        name,
+        path,
+    }
+}
+
+/// Streams the processor could not read are worth a line each: they explain
+/// a missing exception, module list or thread name.
+fn soft_error_warnings(state: &ProcessState) -> Vec<String> {
+    let Some(serde_json::Value::Object(map)) = &state.soft_errors else {
+        return Vec::new();
+    };
+    map.iter()
+        .map(|(key, value)| format!("{key}: {}", Compact(value)))
+        .collect()
+}
+
+/// A JSON value on one line, strings without their quotes.
+struct Compact<'a>(&'a serde_json::Value);
+
+impl fmt::Display for Compact<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            serde_json::Value::String(s) => f.write_str(s),
+            other => write!(f, "{other}"),
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Turns the paths a user gave into the list of dumps to analyse.
+
+use std::path::{Path, PathBuf};
+
+/// One thing to analyse: a dump file, or a path that could not be used (kept
+/// so it is reported in its place instead of silently dropped).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    Dump(PathBuf),
+    Invalid { path: PathBuf, error: String },
+}
+
+/// File extensions taken as minidumps when a folder is searched.
+const DUMP_EXTENSIONS: [&str; 2] = ["dmp", "mdmp"];
+
+/// Expands folders recursively into their `*.dmp` / `*.mdmp` files (sorted,
+/// so output order is stable); files named directly are taken whatever their
+/// extension. Symbolic links to folders are not followed, so a link loop
+/// cannot make the search endless.
+pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Err(e) => inputs.push(Input::Invalid {
+                path: path.clone(),
+                error: format!("cannot read: {e}"),
+            }),
+            Ok(meta) if meta.is_dir() => {
+                let before = inputs.len();
+                walk(path, &mut inputs);
+                if inputs.len() == before {
+                    inputs.push(Input::Invalid {
+                        path: path.clone(),
+                        error: "folder holds no .dmp or .mdmp files".to_string(),
+                    });
+                }
+            }
+            Ok(_) => inputs.push(Input::Dump(path.clone())),
+        }
+    }
+    inputs
+}
+
+fn walk(dir: &Path, out: &mut Vec<Input>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            out.push(Input::Invalid {
+                path: dir.to_path_buf(),
+                error: format!("cannot list folder: {e}"),
+            });
+            return;
+        }
+    };
+    let mut children: Vec<(PathBuf, bool)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let kind = entry.file_type().ok()?;
+            Some((entry.path(), kind.is_dir()))
+        })
+        .collect();
+    children.sort();
+    for (path, is_dir) in children {
+        if is_dir {
+            walk(&path, out);
+        } else if is_dump_name(&path) {
+            out.push(Input::Dump(path));
+        }
+    }
+}
+
+fn is_dump_name(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| DUMP_EXTENSIONS.iter().any(|d| e.eq_ignore_ascii_case(d)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_are_searched_recursively_and_sorted() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("b");
+        std::fs::create_dir(&sub).unwrap();
+        for name in ["z.dmp", "a.MDMP", "notes.txt"] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        std::fs::write(sub.join("c.dmp"), b"").unwrap();
+        let found = collect(&[dir.path().to_path_buf()]);
+        assert_eq!(
+            found,
+            vec![
+                Input::Dump(dir.path().join("a.MDMP")),
+                Input::Dump(sub.join("c.dmp")),
+                Input::Dump(dir.path().join("z.dmp")),
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_paths_and_empty_folders_are_reported_not_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("nope.dmp");
+        let found = collect(&[missing.clone(), dir.path().to_path_buf()]);
+        assert!(matches!(&found[0], Input::Invalid { path, .. } if *path == missing));
+        assert!(matches!(&found[1], Input::Invalid { error, .. } if error.contains("no .dmp")));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_do_not_hang_the_search() {
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("loop")).unwrap();
+        std::fs::write(dir.path().join("x.dmp"), b"").unwrap();
+        let found = collect(&[dir.path().to_path_buf()]);
+        assert_eq!(found, vec![Input::Dump(dir.path().join("x.dmp"))]);
+    }
+}

@@ -1,0 +1,14 @@
+//! The JSON format: the typed reports, serialized as they are.
+
+use std::io::{self, Write};
+
+use crate::model::{Output, Report, SCHEMA_VERSION};
+
+pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+    let output = Output {
+        schema_version: SCHEMA_VERSION,
+        reports,
+    };
+    serde_json::to_writer_pretty(&mut *out, &output)?;
+    writeln!(out)
+}

@@ -1,0 +1,240 @@
+//! The text format, for a person at a terminal or reading a CI log.
+//!
+//! Every string that came from a dump or a file name goes through [`clean`]
+//! first: a hostile dump must not be able to move the cursor or recolour the
+//! user's terminal.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use crate::model::{Frame, ModuleSymbols, Report, Status, Thread};
+
+/// ANSI styling, on only when the output is a terminal and NO_COLOR is unset
+/// (decided by the caller).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paint {
+    pub enabled: bool,
+}
+
+impl Paint {
+    fn wrap(self, code: &str, text: &str) -> String {
+        if self.enabled {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+    fn bold(self, text: &str) -> String {
+        self.wrap("1", text)
+    }
+    fn red(self, text: &str) -> String {
+        self.wrap("1;31", text)
+    }
+    fn dim(self, text: &str) -> String {
+        self.wrap("2", text)
+    }
+    fn yellow(self, text: &str) -> String {
+        self.wrap("33", text)
+    }
+}
+
+pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+    for (i, report) in reports.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        out.write_all(render_one(report, paint).as_bytes())?;
+    }
+    Ok(())
+}
+
+fn render_one(report: &Report, p: Paint) -> String {
+    let mut s = String::new();
+    let path = clean(&report.path);
+    if report.status == Status::Error {
+        let error = clean(report.error.as_deref().unwrap_or("unknown error"));
+        let _ = writeln!(s, "{} {path}: {error}", p.red("error:"));
+        return s;
+    }
+    let _ = writeln!(s, "{}", p.bold(&format!("== {path}")));
+    if let Some(process) = &report.process {
+        let name = clean(process.name.as_deref().unwrap_or("(unknown)"));
+        let pid = process
+            .pid
+            .map_or_else(|| "pid unknown".to_string(), |pid| format!("pid {pid}"));
+        let _ = writeln!(s, "Process:   {name} ({pid})");
+    }
+    if let Some(sys) = &report.system {
+        let version = sys.os_version.as_deref().map(clean).unwrap_or_default();
+        let cpus = if sys.cpu_count == 1 { "CPU" } else { "CPUs" };
+        let _ = write!(
+            s,
+            "System:    {} {version}, {} ({} {cpus})",
+            clean(&sys.os),
+            clean(&sys.cpu),
+            sys.cpu_count
+        );
+        if let Some(info) = &sys.cpu_info {
+            let _ = write!(s, " {}", p.dim(&clean(info)));
+        }
+        s.push('\n');
+    }
+    match &report.exception {
+        Some(e) => {
+            let thread = report
+                .threads
+                .iter()
+                .find(|t| t.id == e.thread_id)
+                .and_then(|t| t.name.as_deref())
+                .map(|n| format!(" \"{}\"", clean(n)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "Exception: {} at {} on thread {}{thread}",
+                p.red(&format!("{} {}", e.code, clean(&e.name))),
+                e.address,
+                e.thread_id
+            );
+        }
+        None => {
+            let _ = writeln!(s, "Exception: none: live or hang dump");
+        }
+    }
+    for warning in &report.warnings {
+        let _ = writeln!(s, "{} {}", p.yellow("warning:"), clean(warning));
+    }
+    for thread in &report.threads {
+        s.push('\n');
+        render_thread(&mut s, thread, p);
+    }
+    render_modules(&mut s, report);
+    s
+}
+
+fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
+    let mut header = format!("Thread {}", thread.id);
+    if let Some(name) = &thread.name {
+        let _ = write!(header, " \"{}\"", clean(name));
+    }
+    if thread.crashing {
+        let _ = writeln!(s, "{}", p.red(&format!("{header} (crashing)")));
+    } else {
+        let _ = writeln!(s, "{}", p.bold(&header));
+    }
+    if thread.walk != "ok" {
+        let _ = writeln!(s, "    {}", p.dim(&format!("stack walk: {}", thread.walk)));
+    }
+    for frame in &thread.frames {
+        for inline in &frame.inlines {
+            let location = source_location(inline.file.as_deref(), inline.line);
+            let _ = writeln!(
+                s,
+                "    {:>3}  {} {}{location}",
+                "",
+                p.dim("[inlined]"),
+                clean(&inline.function)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "    {:>3}  {}  {}",
+            frame.index,
+            frame_text(frame, p),
+            p.dim(&format!("({})", frame.trust.describe()))
+        );
+    }
+}
+
+/// `module!function + offset [file : line]`, or `module + offset` without
+/// symbols, or the bare address (and the unloaded module it falls in).
+fn frame_text(frame: &Frame, p: Paint) -> String {
+    match (&frame.module, &frame.function) {
+        (Some(module), Some(function)) => {
+            let offset = frame
+                .function_offset
+                .as_deref()
+                .map(|o| format!(" + {o}"))
+                .unwrap_or_default();
+            format!(
+                "{}!{}{offset}{}",
+                clean(module),
+                p.bold(&clean(function)),
+                source_location(frame.file.as_deref(), frame.line)
+            )
+        }
+        (Some(module), None) => format!(
+            "{} + {}",
+            clean(module),
+            frame.module_offset.as_deref().unwrap_or("?")
+        ),
+        (None, _) => match (&frame.unloaded_module, &frame.unloaded_module_offset) {
+            (Some(name), offset) => format!(
+                "{} {}",
+                frame.instruction,
+                p.red(&format!(
+                    "in unloaded {} + {}",
+                    clean(name),
+                    offset.as_deref().unwrap_or("?")
+                ))
+            ),
+            (None, _) => frame.instruction.clone(),
+        },
+    }
+}
+
+fn source_location(file: Option<&str>, line: Option<u32>) -> String {
+    match (file, line) {
+        (Some(file), Some(line)) => format!(" [{} : {line}]", clean(file)),
+        (Some(file), None) => format!(" [{}]", clean(file)),
+        _ => String::new(),
+    }
+}
+
+fn render_modules(s: &mut String, report: &Report) {
+    let missing: Vec<String> = report
+        .modules
+        .iter()
+        .filter(|m| matches!(m.symbols, ModuleSymbols::Missing | ModuleSymbols::Corrupt))
+        .map(|m| match m.symbols {
+            ModuleSymbols::Corrupt => format!("{} (corrupt symbol file)", clean(&m.name)),
+            _ => clean(&m.name),
+        })
+        .collect();
+    if !missing.is_empty() {
+        let _ = writeln!(s, "\nModules without symbols: {}", missing.join(", "));
+    }
+    if !report.unloaded_modules.is_empty() {
+        let _ = writeln!(s, "\nUnloaded modules:");
+        for m in &report.unloaded_modules {
+            let _ = writeln!(s, "    {} at {} ({} bytes)", clean(&m.name), m.base, m.size);
+        }
+    }
+}
+
+/// Escapes control characters (terminal escapes, newlines, NULs) so that a
+/// string from a dump prints as one inert line.
+pub fn clean(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean;
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(clean("a\x1b[31mb\nc"), "a\\u{1b}[31mb\\nc");
+        assert_eq!(clean("plain name.dll"), "plain name.dll");
+    }
+}
