@@ -100,7 +100,7 @@ impl Analyzer {
             &self.symbolizer,
             ProcessorOptions::default(),
         ))
-        .map_err(|e| process_error(e, size))?;
+        .map_err(|e| process_error(e, &dump, size))?;
         let exception = dump.get_stream::<MinidumpException>().ok();
         let symbol_stats = self.symbolizer.stats();
         Ok(build_report(&state, exception.as_ref(), &symbol_stats))
@@ -125,6 +125,11 @@ fn read_error(error: minidump::Error, path: &Path, size: u64) -> DumpError {
             Err(io) => DumpError::Unreadable(io),
             Ok(_) => DumpError::Corrupt(format!("could not map the file ({size} bytes)")),
         },
+        // Too short for a header: only a prefix of the signature can tell a
+        // cut-off minidump from some other small file.
+        E::MissingHeader if !starts_like_minidump(path) => {
+            DumpError::NotMinidump(describe_magic(path))
+        }
         E::MissingHeader => DumpError::Truncated(format!(
             "{size} bytes, shorter than the {HEADER_SIZE}-byte minidump header"
         )),
@@ -137,17 +142,77 @@ fn read_error(error: minidump::Error, path: &Path, size: u64) -> DumpError {
     }
 }
 
-fn process_error(error: ProcessError, size: u64) -> DumpError {
+fn process_error<T>(error: ProcessError, dump: &Minidump<'_, T>, size: u64) -> DumpError
+where
+    T: std::ops::Deref<Target = [u8]>,
+{
+    // The processor only says a required stream is missing; asking the
+    // reader again tells whether it is absent or present but damaged.
+    let why = |stream: &str, stream_type: u32, found: Result<(), minidump::Error>| match found {
+        Err(_) if extends_past_end(dump, stream_type, size) => DumpError::Truncated(format!(
+            "the {stream} stream extends past the end of the file ({size} bytes)"
+        )),
+        Err(minidump::Error::StreamNotFound) | Ok(()) => {
+            let damage = directory_damage(dump, size)
+                .map(|d| format!("; {d}"))
+                .unwrap_or_default();
+            DumpError::Corrupt(format!(
+                "the dump has no {stream} stream (file is {size} bytes{damage})"
+            ))
+        }
+        Err(e) => DumpError::Corrupt(format!(
+            "the {stream} stream is damaged: {e} (file is {size} bytes)"
+        )),
+    };
     match error {
-        ProcessError::MissingThreadList => DumpError::Corrupt(format!(
-            "no readable thread list stream (file is {size} bytes; truncated or damaged)"
-        )),
-        ProcessError::MissingSystemInfo => DumpError::Corrupt(format!(
-            "no readable system info stream (file is {size} bytes; truncated or damaged)"
-        )),
+        ProcessError::MissingThreadList => why(
+            "thread list",
+            minidump_common::format::MINIDUMP_STREAM_TYPE::ThreadListStream as u32,
+            dump.get_stream::<minidump::MinidumpThreadList>().map(drop),
+        ),
+        ProcessError::MissingSystemInfo => why(
+            "system info",
+            minidump_common::format::MINIDUMP_STREAM_TYPE::SystemInfoStream as u32,
+            dump.get_stream::<minidump::MinidumpSystemInfo>().map(drop),
+        ),
         ProcessError::MinidumpReadError(e) => DumpError::Corrupt(e.to_string()),
         ProcessError::UnknownError => DumpError::Corrupt("unknown processing error".to_string()),
     }
+}
+
+fn extends_past_end<T>(dump: &Minidump<'_, T>, stream_type: u32, size: u64) -> bool
+where
+    T: std::ops::Deref<Target = [u8]>,
+{
+    dump.all_streams().any(|entry| {
+        entry.stream_type == stream_type
+            && u64::from(entry.location.rva) + u64::from(entry.location.data_size) > size
+    })
+}
+
+/// Counts stream directory entries that point past the end of the file: the
+/// usual sign of a damaged or fuzzed dump, worth saying in the error.
+fn directory_damage<T>(dump: &Minidump<'_, T>, size: u64) -> Option<String>
+where
+    T: std::ops::Deref<Target = [u8]>,
+{
+    let (mut seen, mut outside) = (0usize, 0usize);
+    for entry in dump.all_streams() {
+        seen += 1;
+        if u64::from(entry.location.rva) + u64::from(entry.location.data_size) > size {
+            outside += 1;
+        }
+    }
+    (outside > 0).then(|| format!("{outside} of {seen} stream directory entries point outside it"))
+}
+
+fn starts_like_minidump(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .unwrap_or(0);
+    n > 0 && b"MDMP".starts_with(&head[..n])
 }
 
 /// The first bytes of a file that is not a minidump, printable and short.

@@ -11,8 +11,6 @@ pub mod model;
 pub mod report;
 pub mod symbols;
 
-use std::path::PathBuf;
-
 use dump::Analyzer;
 use input::Input;
 use model::Report;
@@ -33,11 +31,9 @@ pub fn analyze_inputs(inputs: &[Input], symbols: SymbolConfig) -> Vec<Report> {
         .iter()
         .map(|input| match input {
             Input::Dump(path) => analyzer.analyze(path),
-            Input::Invalid { path, error } => Report::failed(display(path), error.clone()),
+            Input::Invalid { path, error } => {
+                Report::failed(path.display().to_string(), error.clone())
+            }
         })
         .collect()
-}
-
-fn display(path: &PathBuf) -> String {
-    path.display().to_string()
 }

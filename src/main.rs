@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 
-use dumptriage::cli::{AnalyzeArgs, Cli, ColorChoice, Command, ReportArgs};
+use dumptriage::cli::{AnalyzeArgs, Cli, Command, ReportArgs};
 use dumptriage::model::{Report, Status};
 use dumptriage::report::{self, Format, Paint};
 use dumptriage::symbols::SymbolConfig;
@@ -70,7 +70,11 @@ fn emit(reports: &[Report], options: &ReportArgs) -> anyhow::Result<()> {
         None => {
             let stdout = io::stdout();
             let paint = Paint {
-                enabled: use_color(options.color, stdout.is_terminal()),
+                enabled: report::color_enabled(
+                    options.color,
+                    stdout.is_terminal(),
+                    std::env::var_os("NO_COLOR").as_deref(),
+                ),
             };
             let mut out = BufWriter::new(stdout.lock());
             match report::render(reports, options.format, paint, &mut out)
@@ -81,13 +85,5 @@ fn emit(reports: &[Report], options: &ReportArgs) -> anyhow::Result<()> {
                 other => other.context("cannot write the report"),
             }
         }
-    }
-}
-
-fn use_color(choice: ColorChoice, terminal: bool) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     }
 }

@@ -5,6 +5,7 @@ mod text;
 
 use std::io::{self, Write};
 
+use crate::cli::ColorChoice;
 use crate::model::Report;
 
 pub use text::{clean, Paint};
@@ -28,5 +29,43 @@ pub fn render(
     match format {
         Format::Text => text::render(reports, paint, out),
         Format::Json => json::render(reports, out),
+    }
+}
+
+/// Whether the text report is coloured: `auto` colours only a terminal, and
+/// never when NO_COLOR is set to a non-empty value (https://no-color.org).
+pub fn color_enabled(
+    choice: ColorChoice,
+    terminal: bool,
+    no_color: Option<&std::ffi::OsStr>,
+) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(color_enabled(ColorChoice::Auto, true, None));
+        assert!(color_enabled(ColorChoice::Auto, true, Some(OsStr::new(""))));
+        assert!(!color_enabled(
+            ColorChoice::Auto,
+            true,
+            Some(OsStr::new("1"))
+        ));
+        assert!(!color_enabled(ColorChoice::Auto, false, None));
+        assert!(color_enabled(
+            ColorChoice::Always,
+            false,
+            Some(OsStr::new("1"))
+        ));
+        assert!(!color_enabled(ColorChoice::Never, true, None));
     }
 }

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerates tests/data/corpus/expected/*.json: what minidump-stackwalk
+# (crates.io, the reference stack walker) reports for every public corpus
+# dump, reduced to what tests/corpus.rs compares: each thread's id and name,
+# and each frame's module and function. Run it after updating the corpus or
+# the rust-minidump crates; it installs minidump-stackwalk if missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version=$(cargo metadata --format-version 1 --locked 2>/dev/null |
+  python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="minidump-processor"))')
+if ! minidump-stackwalk --version 2>/dev/null | grep -q "$version"; then
+  cargo install minidump-stackwalk --version "$version" --locked
+fi
+out=tests/data/corpus/expected
+mkdir -p "$out"
+for dump in tests/data/corpus/*/*.dmp; do
+  name=$(basename "$dump" .dmp)
+  symbols=$(dirname "$dump")/symbols
+  if json=$(minidump-stackwalk --json --symbols-path "$symbols" "$dump" 2>/dev/null); then
+    printf '%s' "$json" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+crashing = (d.get("crash_info") or {}).get("crashing_thread")
+threads = [{
+    "id": t.get("thread_id"),
+    "name": t.get("thread_name"),
+    "crashing": i == crashing and d["crash_info"].get("type") is not None,
+    "frames": [[f.get("module"), f.get("function")] for f in t["frames"]],
+} for i, t in enumerate(d["threads"])]
+json.dump({"status": "ok", "threads": threads}, sys.stdout, indent=1)
+print()' > "$out/$name.json"
+  else
+    echo '{"status": "error"}' > "$out/$name.json"
+  fi
+done
+echo "wrote $(ls "$out" | wc -l) files to $out"

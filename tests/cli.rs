@@ -1,0 +1,175 @@
+//! Command-line behaviour a user relies on: exit status, --output, colour,
+//! hostile file names, help text.
+
+mod common;
+
+use common::{bin, data, run};
+
+#[test]
+fn exit_status_is_zero_when_every_input_is_analysed() {
+    let out = run(&[
+        "analyze",
+        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn exit_status_is_two_when_an_input_fails_and_the_rest_still_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.dmp");
+    std::fs::write(&bad, b"MDMP").unwrap();
+    let good = data("corpus/breakpad/minidump2.dmp");
+    let out = run(&["analyze", bad.to_str().unwrap(), good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("truncated minidump: 4 bytes"), "{stdout}");
+    assert!(
+        stdout.contains("CrashFunction"),
+        "the good dump is still analysed"
+    );
+}
+
+#[test]
+fn output_writes_the_report_to_a_file_without_colour() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let out = run(&[
+        "analyze",
+        "--format",
+        "json",
+        "--color",
+        "always",
+        "--output",
+        report.to_str().unwrap(),
+        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["reports"][0]["status"], "ok");
+
+    let text = dir.path().join("report.txt");
+    let out = run(&[
+        "analyze",
+        "-o",
+        text.to_str().unwrap(),
+        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let written = std::fs::read_to_string(&text).unwrap();
+    assert!(written.contains("CrashFunction") && !written.contains('\x1b'));
+}
+
+#[test]
+fn unwritable_output_is_a_clear_error() {
+    let out = run(&[
+        "analyze",
+        "--output",
+        "/nonexistent-dir/report.txt",
+        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("dumptriage: error: cannot create /nonexistent-dir/report.txt"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn colour_is_off_in_a_pipe_and_on_when_forced() {
+    let dump = data("corpus/breakpad/minidump2.dmp");
+    let plain = run(&["analyze", dump.to_str().unwrap()]);
+    assert!(!plain.stdout.contains(&0x1b));
+    let forced = run(&["analyze", "--color", "always", dump.to_str().unwrap()]);
+    assert!(forced.stdout.contains(&0x1b));
+}
+
+/// On a real terminal (a pseudo-terminal made by `script`), colour is on by
+/// default and NO_COLOR turns it off.
+#[test]
+fn colour_on_a_terminal_respects_no_color() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let dump = data("corpus/breakpad/minidump2.dmp");
+    let command = format!(
+        "{} analyze {}",
+        env!("CARGO_BIN_EXE_dumptriage"),
+        dump.display()
+    );
+    let on_tty = |no_color: Option<&str>| {
+        let mut cmd = std::process::Command::new("script");
+        cmd.args(["-qec", &command, "/dev/null"])
+            .env_remove("NO_COLOR");
+        if let Some(value) = no_color {
+            cmd.env("NO_COLOR", value);
+        }
+        cmd.output().unwrap().stdout
+    };
+    assert!(on_tty(None).contains(&0x1b), "coloured on a terminal");
+    assert!(
+        !on_tty(Some("1")).contains(&0x1b),
+        "NO_COLOR turns colour off"
+    );
+}
+
+#[test]
+fn hostile_file_names_print_as_one_inert_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let nasty = dir.path().join("evil\n\x1b[2Jname.dmp");
+    std::fs::write(&nasty, b"not a dump").unwrap();
+    let out = run(&["analyze", nasty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout:?}");
+    assert!(!stdout.contains('\x1b'));
+    assert!(stdout.contains("evil\\n\\u{1b}[2Jname.dmp"), "{stdout:?}");
+
+    let out = run(&["analyze", "--format", "json", nasty.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    assert!(!stderr.contains('\x1b'));
+}
+
+#[test]
+fn help_documents_the_exit_status() {
+    for args in [&["--help"][..], &["analyze", "--help"][..]] {
+        let out = run(args);
+        assert!(out.status.success());
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.contains("Exit status:") && help.contains("2  an input could not"),
+            "{help}"
+        );
+    }
+}
+
+#[test]
+fn a_folder_is_searched_and_symbols_beside_it_are_used() {
+    let out = bin()
+        .args(["analyze", "--format", "json"])
+        .arg(data("corpus/rust-minidump"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 7);
+    let test = reports
+        .iter()
+        .find(|r| r["path"].as_str().unwrap().ends_with("test.dmp"))
+        .unwrap();
+    assert_eq!(
+        test["threads"][0]["frames"][0]["function"],
+        "`anonymous namespace'::CrashFunction"
+    );
+    assert_eq!(test["threads"][0]["frames"][0]["symbol_source"], "sym");
+}

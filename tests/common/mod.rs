@@ -1,0 +1,54 @@
+//! Helpers shared by the integration tests: they run the real binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dumptriage"));
+    cmd.env_remove("NO_COLOR").env_remove("_NT_SYMBOL_PATH");
+    cmd
+}
+
+pub fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}
+
+/// Runs `dumptriage ARGS` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run dumptriage")
+}
+
+/// Runs `dumptriage analyze --format json PATHS` and parses the document.
+pub fn analyze_json(paths: &[&Path]) -> (serde_json::Value, Output) {
+    let mut cmd = bin();
+    cmd.args(["analyze", "--format", "json"]).args(paths);
+    let out = cmd.output().expect("run dumptriage");
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (doc, out)
+}
+
+/// Every report of a JSON document, keyed by the dump's file stem.
+pub fn reports_by_stem(doc: &serde_json::Value) -> Vec<(String, &serde_json::Value)> {
+    doc["reports"]
+        .as_array()
+        .expect("reports array")
+        .iter()
+        .map(|r| {
+            let path = r["path"].as_str().expect("path");
+            let stem = Path::new(path)
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (stem, r)
+        })
+        .collect()
+}

@@ -1,0 +1,69 @@
+//! Minidumps built in the test, for situations no public dump shows.
+
+use minidump_synth::{
+    amd64_context, DumpString, Exception, Memory, Module, SynthMinidump, SystemInfo, Thread,
+    ThreadName, UnloadedModule,
+};
+use test_assembler::{Endian, Section};
+
+pub const EXE_BASE: u64 = 0x1_4000_0000;
+pub const DXC_BASE: u64 = 0x7ffa_1000_0000;
+
+/// A Windows amd64 process whose crashing thread's instruction pointer lies
+/// in dxcompiler.dll after it was unloaded (and whose caller is in the exe):
+/// the shape of a call into an unloaded DLL at exit.
+pub fn crash_in_unloaded_module() -> Vec<u8> {
+    let e = Endian::Little;
+    let exe_name = DumpString::new("C:\\app\\webgpu-app.exe", e);
+    let dxc_name = DumpString::new("C:\\app\\dxcompiler.dll", e);
+    let exe = Module::new(e, EXE_BASE, 0x10000, &exe_name, 0x6543_2100, 0, None);
+    let dxc = UnloadedModule::new(e, DXC_BASE, 0x20_0000, &dxc_name, 0x6000_0000, 0);
+
+    // Stack of the crashing thread: the return address into the exe on top.
+    let stack_base = 0x9_0000u64;
+    let stack = Section::with_endian(e)
+        .D64(EXE_BASE + 0x1234)
+        .append_repeated(0, 0x100);
+    let stack = Memory::with_section(stack, stack_base);
+    let context = amd64_context(e, DXC_BASE + 0x4_2a10, stack_base);
+    let crashing = Thread::new(e, 0x1f00, &stack, &context);
+
+    let idle_stack =
+        Memory::with_section(Section::with_endian(e).append_repeated(0, 0x40), 0xa_0000);
+    let idle_context = amd64_context(e, EXE_BASE + 0x2000, 0xa_0000);
+    let idle = Thread::new(e, 0x2a00, &idle_stack, &idle_context);
+    let main_name = DumpString::new("main", e);
+    let worker_name = DumpString::new("dawn-worker\x1b[31m", e);
+
+    let mut exception = Exception::new(e);
+    exception.thread_id = 0x1f00;
+    exception.exception_record.exception_code = 0xc000_0005;
+    exception.exception_record.exception_address = DXC_BASE + 0x4_2a10;
+    exception.exception_record.number_parameters = 2;
+    exception.exception_record.exception_information[0] = 8; // execute
+    exception.exception_record.exception_information[1] = DXC_BASE + 0x4_2a10;
+
+    let system = SystemInfo::new(e)
+        .set_processor_architecture(9) // PROCESSOR_ARCHITECTURE_AMD64
+        .set_platform_id(2); // VER_PLATFORM_WIN32_NT
+
+    SynthMinidump::with_endian(e)
+        .add_system_info(system)
+        .add_module(exe)
+        .add_unloaded_module(dxc)
+        .add(exe_name)
+        .add(dxc_name)
+        .add_thread(crashing)
+        .add_thread(idle)
+        .add_memory(stack)
+        .add_memory(idle_stack)
+        .add(context)
+        .add(idle_context)
+        .add_thread_name(ThreadName::new(e, 0x1f00, Some(&main_name)))
+        .add_thread_name(ThreadName::new(e, 0x2a00, Some(&worker_name)))
+        .add(main_name)
+        .add(worker_name)
+        .add_exception(exception)
+        .finish()
+        .expect("synthetic dump")
+}

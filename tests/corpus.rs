@@ -1,0 +1,133 @@
+//! The analyzer against work nobody here wrote: the public Breakpad and
+//! rust-minidump test dumps, checked against the reference stack walker's
+//! output (tests/data/corpus/expected, made by scripts/corpus-expected.sh)
+//! and Breakpad's own expected output for minidump2.dmp.
+
+mod common;
+
+use std::collections::HashMap;
+
+use common::{analyze_json, data, reports_by_stem};
+use serde_json::Value;
+
+fn expected(stem: &str) -> Value {
+    let path = data(&format!("corpus/expected/{stem}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Each frame as (module, function), the way the reference output lists them.
+fn frames(thread: &Value) -> Vec<(Option<String>, Option<String>)> {
+    thread["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let s = |v: &Value| v.as_str().map(str::to_string);
+            match f {
+                Value::Array(pair) => (s(&pair[0]), s(&pair[1])),
+                _ => (s(&f["module"]), s(&f["function"])),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_corpus_dump_matches_the_reference_stack_walker() {
+    // One run per folder, so each uses only its own `symbols` store, as the
+    // reference output was made.
+    let (breakpad, out) = analyze_json(&[&data("corpus/breakpad")]);
+    assert_eq!(out.status.code(), Some(0), "breakpad dumps all analyse");
+    let (rust_minidump, out) = analyze_json(&[&data("corpus/rust-minidump")]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "two malformed dumps make the run fail"
+    );
+    let mut reports = reports_by_stem(&breakpad);
+    reports.extend(reports_by_stem(&rust_minidump));
+    assert_eq!(reports.len(), 53, "every corpus dump is reported once");
+    let mut compared_frames = 0;
+    for (stem, report) in reports {
+        let want = expected(&stem);
+        if want["status"] == "error" {
+            assert_eq!(report["status"], "error", "{stem}");
+            let error = report["error"].as_str().unwrap();
+            assert!(error.starts_with("corrupt minidump: "), "{stem}: {error}");
+            continue;
+        }
+        assert_eq!(report["status"], "ok", "{stem}: {}", report["error"]);
+        let ours: HashMap<u64, &Value> = report["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["id"].as_u64().unwrap(), t))
+            .collect();
+        let theirs = want["threads"].as_array().unwrap();
+        assert_eq!(ours.len(), theirs.len(), "{stem}: thread count");
+        for thread in theirs {
+            let id = thread["id"].as_u64().unwrap();
+            let mine = ours
+                .get(&id)
+                .unwrap_or_else(|| panic!("{stem}: thread {id} missing"));
+            assert_eq!(mine["name"], thread["name"], "{stem}: thread {id} name");
+            assert_eq!(
+                mine["crashing"], thread["crashing"],
+                "{stem}: thread {id} crashing"
+            );
+            assert_eq!(frames(mine), frames(thread), "{stem}: thread {id} frames");
+            compared_frames += frames(thread).len();
+        }
+    }
+    assert!(
+        compared_frames > 500,
+        "only {compared_frames} frames compared"
+    );
+}
+
+/// Breakpad's expected output for minidump2.dmp names the crashing thread's
+/// functions; ours must name exactly the same ones, in order.
+#[test]
+fn minidump2_crashing_thread_matches_breakpads_expected_output() {
+    let text = std::fs::read_to_string(data("corpus/breakpad/minidump2.stackwalk.out")).unwrap();
+    let section = text
+        .split("\n\n")
+        .find(|block| block.starts_with("Thread 0 (crashed)"))
+        .expect("crashed thread section");
+    // Frame lines look like ` 0  test_app.exe!main [test_app.cc : 65 + 0x5]`.
+    let breakpad: Vec<String> = section
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim_start();
+            let (index, rest) = rest.split_once("  ")?;
+            index.parse::<u32>().ok()?;
+            let function = rest.split_once('!')?.1;
+            let end = function
+                .find(" [")
+                .or_else(|| function.find(" + "))
+                .unwrap_or(function.len());
+            Some(function[..end].to_string())
+        })
+        .collect();
+    assert_eq!(breakpad.len(), 4, "parsed {breakpad:?}");
+
+    let (doc, out) = analyze_json(&[&data("corpus/breakpad/minidump2.dmp")]);
+    assert!(out.status.success());
+    let report = &doc["reports"][0];
+    let crashing = &report["threads"][0];
+    assert_eq!(crashing["crashing"], true);
+    let ours: Vec<String> = crashing["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["function"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(ours, breakpad);
+    assert_eq!(report["exception"]["code"], "0xc0000005");
+    assert_eq!(
+        report["exception"]["name"],
+        "EXCEPTION_ACCESS_VIOLATION_WRITE"
+    );
+    assert_eq!(report["process"]["name"], "test_app.exe");
+    assert_eq!(report["process"]["pid"], 3932);
+}

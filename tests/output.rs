@@ -1,0 +1,169 @@
+//! The output formats, pinned by golden files of the real binary's output.
+//! Paths are replaced by <ROOT> and <TMP>. After an intended change, rerun
+//! with UPDATE_GOLDEN=1 and review the diff of tests/golden/.
+
+mod common;
+#[path = "common/synth.rs"]
+mod synth;
+
+use std::path::Path;
+
+use common::{bin, data};
+
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
+    if expected != actual {
+        let diff_at = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{name} differs from its golden file at line {}:\n  golden: {:?}\n  actual: {:?}\n\
+             (rerun with UPDATE_GOLDEN=1 if the change is intended)",
+            diff_at + 1,
+            expected.lines().nth(diff_at),
+            actual.lines().nth(diff_at)
+        );
+    }
+}
+
+/// Runs the binary and returns (stdout, stderr, status) with paths filtered.
+fn run_filtered(args: &[&str], tmp: Option<&Path>) -> (String, String, Option<i32>) {
+    let out = bin().args(args).output().unwrap();
+    let filter = |bytes: &[u8]| {
+        let mut text = String::from_utf8_lossy(bytes).into_owned();
+        if let Some(tmp) = tmp {
+            text = text.replace(&tmp.display().to_string(), "<TMP>");
+        }
+        text.replace(env!("CARGO_MANIFEST_DIR"), "<ROOT>")
+    };
+    (filter(&out.stdout), filter(&out.stderr), out.status.code())
+}
+
+fn path_str(p: &Path) -> String {
+    p.display().to_string()
+}
+
+#[test]
+fn text_report_of_a_symbolized_windows_crash() {
+    let dump = path_str(&data("corpus/breakpad/minidump2.dmp"));
+    let (stdout, stderr, code) = run_filtered(&["analyze", &dump], None);
+    assert_eq!(code, Some(0), "{stderr}");
+    golden("minidump2.txt", &stdout);
+}
+
+#[test]
+fn json_report_of_a_symbolized_windows_crash() {
+    let dump = path_str(&data("corpus/breakpad/minidump2.dmp"));
+    let (stdout, _, code) = run_filtered(&["analyze", "--format", "json", &dump], None);
+    assert_eq!(code, Some(0));
+    golden("minidump2.json", &stdout);
+}
+
+#[test]
+fn text_report_shows_thread_names() {
+    let dump = path_str(&data("corpus/breakpad/thread_name_list.dmp"));
+    let (stdout, _, code) = run_filtered(&["analyze", &dump], None);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("Thread 6564 \"main thread\""), "{stdout}");
+    golden("thread_name_list.txt", &stdout);
+}
+
+#[test]
+fn linux_and_macos_reports() {
+    let linux = path_str(&data("corpus/rust-minidump/linux-mini.dmp"));
+    let mac = path_str(&data(
+        "corpus/rust-minidump/pipeline-inlines-macos-segv.dmp",
+    ));
+    let (stdout, _, code) = run_filtered(&["analyze", &linux, &mac], None);
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains("[inlined]"),
+        "macOS inline frames are shown"
+    );
+    golden("linux-and-macos.txt", &stdout);
+}
+
+/// A frame whose address lies in an unloaded module names that module, in
+/// both formats; a hostile thread name cannot reach the terminal raw.
+#[test]
+fn frames_in_unloaded_modules_are_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("unloaded.dmp");
+    std::fs::write(&dump, synth::crash_in_unloaded_module()).unwrap();
+    let dump = path_str(&dump);
+
+    let (text, _, code) = run_filtered(&["analyze", &dump], Some(dir.path()));
+    assert_eq!(code, Some(0));
+    assert!(
+        text.contains("in unloaded dxcompiler.dll + 0x42a10"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('\x1b'),
+        "escape sequences from the dump are neutralised"
+    );
+    golden("unloaded.txt", &text);
+
+    let (json, _, _) = run_filtered(&["analyze", "--format", "json", &dump], Some(dir.path()));
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let frame = &doc["reports"][0]["threads"][0]["frames"][0];
+    assert_eq!(frame["unloaded_module"], "dxcompiler.dll");
+    assert_eq!(frame["unloaded_module_offset"], "0x42a10");
+    assert_eq!(frame["module"], serde_json::Value::Null);
+    golden("unloaded.json", &json);
+}
+
+/// Good and bad inputs together: the bad ones are one line each, in place,
+/// and the good one is still analysed.
+#[test]
+fn batch_with_bad_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.dmp");
+    std::fs::write(&empty, b"").unwrap();
+    let text_file = dir.path().join("notes.dmp");
+    std::fs::write(&text_file, b"hello, this is not a dump\n").unwrap();
+    let truncated = dir.path().join("truncated.dmp");
+    let real = std::fs::read(data("corpus/breakpad/minidump2.dmp")).unwrap();
+    std::fs::write(&truncated, &real[..200]).unwrap();
+    let good = path_str(&data("corpus/breakpad/minidump2.dmp"));
+    let missing = path_str(&dir.path().join("missing.dmp"));
+    let args = [
+        "analyze",
+        &path_str(&empty),
+        &path_str(&text_file),
+        &good,
+        &path_str(&truncated),
+        &missing,
+    ];
+
+    let (stdout, stderr, code) = run_filtered(&args, Some(dir.path()));
+    assert_eq!(code, Some(2));
+    assert_eq!(stderr, "", "text on stdout carries the errors itself");
+    golden("batch-with-errors.txt", &stdout);
+
+    let mut json_args = args.to_vec();
+    json_args.insert(1, "--format");
+    json_args.insert(2, "json");
+    let (stdout, stderr, code) = run_filtered(&json_args, Some(dir.path()));
+    assert_eq!(code, Some(2));
+    golden("batch-with-errors.stderr", &stderr);
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let statuses: Vec<&str> = doc["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["error", "error", "ok", "error", "error"]);
+}
