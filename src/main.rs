@@ -36,7 +36,13 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         stores: args.report.symbols.clone(),
     };
     let reports = dumptriage::analyze_inputs(&inputs, symbols);
-    emit(&reports, &args.report)?;
+    finish(&reports, &args.report)
+}
+
+/// Prints the reports as asked and picks the exit status: shared by every
+/// command that ends with a report.
+fn finish(reports: &[Report], options: &ReportArgs) -> anyhow::Result<ExitCode> {
+    emit(reports, options)?;
     let failed = reports.iter().any(|r| r.status == Status::Error);
     Ok(if failed {
         ExitCode::from(EXIT_INPUT_ERROR)
