@@ -249,6 +249,8 @@ fn build_report(
             .map(|info| info.address.0)
             .unwrap_or(e.raw.exception_record.exception_address)),
         thread_id: e.get_crashing_thread_id(),
+        crash: true,
+        not_a_crash: None,
     });
 
     let mut threads: Vec<Thread> = state
@@ -301,6 +303,8 @@ fn build_report(
         modules,
         unloaded_modules,
         warnings: soft_error_warnings(state),
+        exit_phase: Default::default(),
+        diagnoses: Vec::new(),
     }
 }
 
@@ -309,6 +313,8 @@ fn build_thread(stack: &CallStack, crashing: bool) -> Thread {
         id: stack.thread_id,
         name: stack.thread_name.clone(),
         crashing,
+        exiting: None,
+        blocked: None,
         walk: match stack.info {
             CallStackInfo::Ok => "ok",
             CallStackInfo::MissingContext => "missing_context",

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use dumptriage::dump::Analyzer;
 use dumptriage::model::Status;
+use dumptriage::signatures::Database;
 use dumptriage::symbols::SymbolConfig;
 
 const CASES_PER_SEED: usize = 150;
@@ -168,6 +169,7 @@ fn corrupted_dumps_give_a_report_or_one_clear_error() {
         ],
     };
     let analyzer = Analyzer::new(config.symbolizer());
+    let signatures = Database::builtin().expect("built-in rules");
 
     // A hang must fail the test, not stall CI: abort if one case runs far too long.
     let current = Arc::new(std::sync::Mutex::new(String::new()));
@@ -203,7 +205,7 @@ fn corrupted_dumps_give_a_report_or_one_clear_error() {
             std::fs::write(&path, &data).unwrap();
 
             let start = Instant::now();
-            let report = analyzer.analyze(&path);
+            let report = dumptriage::diagnose(analyzer.analyze(&path), &signatures);
             let took = start.elapsed();
 
             assert!(took < CASE_LIMIT, "{label}: took {took:?}");
