@@ -1,5 +1,6 @@
 //! The command line, as clap structs. Turned into library calls in main.rs.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -14,6 +15,17 @@ Exit status:
      unreadable), a rule file was invalid, or the command line was wrong;
      the other inputs are still analysed and reported";
 
+const RUN_EXIT_STATUS_HELP: &str = "\
+Exit status:
+  the command's own: its exit code, or death by the same signal when it
+       was killed or crashed (the crash is captured and reported first)
+  124  the command was still running at --hang-timeout: captured, reported,
+       and killed (or left running with --no-kill)
+  126  the command was found but could not be executed
+  127  the command was not found
+  2    dumptriage itself failed before running the command (bad options,
+       unreadable rule files)";
+
 /// Tells why a process crashed or hung while it was exiting, from its minidump.
 #[derive(Debug, Parser)]
 #[command(name = "dumptriage", version, after_help = EXIT_STATUS_HELP)]
@@ -27,6 +39,14 @@ pub enum Command {
     /// Analyse minidumps: symbolize every thread and report the crash or hang.
     #[command(after_help = EXIT_STATUS_HELP)]
     Analyze(AnalyzeArgs),
+    /// Write a minidump of a running process and analyse it at once. The
+    /// process keeps running.
+    #[command(after_help = EXIT_STATUS_HELP)]
+    Attach(AttachArgs),
+    /// Run a command; when it crashes or hangs, write a minidump and
+    /// diagnose it (the report goes to standard error).
+    #[command(after_help = RUN_EXIT_STATUS_HELP)]
+    Run(RunArgs),
     /// List, show, lint and test the signature database.
     #[command(subcommand)]
     Signatures(SignaturesCommand),
@@ -77,6 +97,55 @@ pub struct AnalyzeArgs {
 
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The process to dump.
+    pub pid: u32,
+
+    /// Folder for the dump (default: the current folder). The file is named
+    /// PROCESSNAME_PID_YYMMDD_HHMMSS.dmp.
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Capture, report and kill the command when it is still running after
+    /// SECS seconds (a hang). Without it, only crashes are captured.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub hang_timeout: Option<std::time::Duration>,
+
+    /// Folder for dumps (default: the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
+
+    /// After capturing a hang, leave the command running (no longer traced)
+    /// instead of killing it.
+    #[arg(long)]
+    pub no_kill: bool,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
+
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// A positive number of seconds, fractions allowed (`1.5`).
+fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if !(seconds > 0.0 && seconds.is_finite()) {
+        return Err(format!("`{text}` must be a positive number of seconds"));
+    }
+    std::time::Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string())
 }
 
 /// Options shared by every command that prints a report.

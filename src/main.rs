@@ -3,13 +3,17 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use clap::Parser;
 
-use dumptriage::cli::{AnalyzeArgs, Cli, Command, FailOn, ReportArgs, SignaturesCommand};
+use dumptriage::capture::{self, CaptureError, RunEnd, RunOptions};
+use dumptriage::cli::{
+    AnalyzeArgs, AttachArgs, Cli, Command, FailOn, ReportArgs, RunArgs, SignaturesCommand,
+};
+use dumptriage::input::Input;
 use dumptriage::model::{Report, Status};
 use dumptriage::report::{self, Format, Paint};
 use dumptriage::signatures::{self, Database, Problem};
@@ -25,6 +29,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Analyze(args) => analyze(args),
+        Command::Attach(args) => attach(args),
+        Command::Run(args) => run(args),
         Command::Signatures(command) => signatures_command(command),
     };
     match result {
@@ -44,6 +50,108 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     };
     let reports = dumptriage::analyze_inputs(&inputs, symbols, &database);
     finish(&reports, &args.report)
+}
+
+fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
+    let database = load_database(&args.report.signatures)?;
+    let analyze = analyzer(&args.report, &database);
+    let dir = args.dump_dir.unwrap_or_else(|| PathBuf::from("."));
+    let captured = capture::attach(args.pid, &dir, &analyze)?;
+    finish(&[captured.report], &args.report)
+}
+
+/// Runs the command; returns only for a hang or an error: otherwise this
+/// process ends the way the command did (`capture::exit_like`).
+fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    // Rules are loaded before the command starts: a bad rule file must not
+    // surface only after a long run.
+    let database = load_database(&args.report.signatures)?;
+    let analyze = analyzer(&args.report, &database);
+    let options = RunOptions {
+        command: args.command.clone(),
+        hang_timeout: args.hang_timeout,
+        dump_dir: args.dump_dir.clone().unwrap_or_else(|| PathBuf::from(".")),
+        no_kill: args.no_kill,
+    };
+    let end = match capture::run(&options, &analyze) {
+        Ok(end) => end,
+        Err(error @ CaptureError::Spawn { .. }) => {
+            eprintln!("dumptriage: error: {error}");
+            let not_found = matches!(&error, CaptureError::Spawn { source, .. }
+                if source.kind() == io::ErrorKind::NotFound);
+            return Ok(ExitCode::from(if not_found {
+                capture::EXIT_NOT_FOUND
+            } else {
+                capture::EXIT_NOT_EXECUTABLE
+            }));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    match end {
+        RunEnd::Exited(status) => capture::exit_like(status),
+        RunEnd::Crashed {
+            pid,
+            signal,
+            status,
+            dump,
+        } => {
+            let what = format!(
+                "process {pid} crashed with {}",
+                capture::signal_name(signal)
+            );
+            report_capture(&what, dump, &args.report);
+            capture::exit_like(status)
+        }
+        RunEnd::Hung {
+            pid,
+            after,
+            killed,
+            dump,
+        } => {
+            let then = if killed {
+                "killed it"
+            } else {
+                "left it running (--no-kill)"
+            };
+            let what = format!(
+                "process {pid} still running after {:.1} s (hang timeout); {then}",
+                after.as_secs_f64()
+            );
+            report_capture(&what, dump, &args.report);
+            Ok(ExitCode::from(capture::EXIT_HANG))
+        }
+    }
+}
+
+/// `run`'s account of a capture, on standard error (standard output is the
+/// command's): one line saying what happened, then the report.
+fn report_capture(what: &str, dump: Result<capture::Captured, CaptureError>, options: &ReportArgs) {
+    match dump {
+        Ok(captured) => {
+            eprintln!(
+                "dumptriage: {what}; minidump: {}",
+                report::clean(&captured.path.display().to_string())
+            );
+            if let Err(error) = emit_on(&[captured.report], options, Console::Stderr) {
+                eprintln!("dumptriage: error: {error:#}");
+            }
+        }
+        Err(error) => eprintln!("dumptriage: {what}; no minidump: {error}"),
+    }
+}
+
+/// Analyses one dump the way `analyze` does, with the same options.
+fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Path) -> Report + 'a {
+    move |path: &Path| {
+        let symbols = SymbolConfig {
+            stores: options.symbols.clone(),
+        };
+        dumptriage::analyze_inputs(&[Input::Dump(path.to_path_buf())], symbols, database)
+            .pop()
+            .unwrap_or_else(|| {
+                Report::failed(path.display().to_string(), "not analysed".to_string())
+            })
+    }
 }
 
 /// The built-in rules plus the user's folders; every problem is printed.
@@ -80,11 +188,23 @@ fn finish(reports: &[Report], options: &ReportArgs) -> anyhow::Result<ExitCode> 
     })
 }
 
+/// Where a report goes when `--output` is not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Console {
+    Stdout,
+    /// `run`: standard output belongs to the command.
+    Stderr,
+}
+
+fn emit(reports: &[Report], options: &ReportArgs) -> anyhow::Result<()> {
+    emit_on(reports, options, Console::Stdout)
+}
+
 /// Writes the report where the user asked, and the failed inputs on stderr
 /// (unless the text report is already going to the terminal with them).
-fn emit(reports: &[Report], options: &ReportArgs) -> anyhow::Result<()> {
-    let to_stdout = options.output.is_none();
-    if !(to_stdout && options.format == Format::Text) {
+fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow::Result<()> {
+    let to_console = options.output.is_none();
+    if !(to_console && options.format == Format::Text) {
         for report in reports.iter().filter(|r| r.status == Status::Error) {
             eprintln!(
                 "dumptriage: error: {}: {}",
@@ -103,15 +223,28 @@ fn emit(reports: &[Report], options: &ReportArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot write {}", path.display()))
         }
         None => {
-            let stdout = io::stdout();
+            let terminal = match console {
+                Console::Stdout => io::stdout().is_terminal(),
+                Console::Stderr => io::stderr().is_terminal(),
+            };
             let paint = Paint {
                 enabled: report::color_enabled(
                     options.color,
-                    stdout.is_terminal(),
+                    terminal,
                     std::env::var_os("NO_COLOR").as_deref(),
                 ),
             };
-            write_stdout(|out| report::render(reports, options.format, paint, out))
+            match console {
+                Console::Stdout => {
+                    write_stdout(|out| report::render(reports, options.format, paint, out))
+                }
+                Console::Stderr => {
+                    let mut err = io::stderr().lock();
+                    report::render(reports, options.format, paint, &mut err)
+                        .and_then(|()| err.flush())
+                        .context("cannot write to standard error")
+                }
+            }
         }
     }
 }

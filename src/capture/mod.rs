@@ -1,0 +1,503 @@
+//! Capture: write a minidump of a live process (`attach`) or of a command
+//! that crashes or hangs under `run`, then hand it to the analyzer.
+//!
+//! This file is the OS-independent part: where a dump goes and what it is
+//! called, recording the blamed thread in a written dump, and the order of
+//! the steps. How a process is stopped and read is in `linux.rs` (ptrace and
+//! minidump-writer) and `windows.rs` (MiniDumpWriteDump).
+
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use minidump::{
+    Minidump, MinidumpException, MinidumpMiscInfo, MinidumpSystemInfo, MinidumpThreadList,
+};
+
+use crate::model::Report;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as os;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
+
+#[cfg(not(any(target_os = "linux", windows)))]
+mod unsupported;
+#[cfg(not(any(target_os = "linux", windows)))]
+use unsupported as os;
+
+/// `run`'s exit status when the command was still running at the hang
+/// timeout (the status timeout(1) uses, so CI systems already know it).
+pub const EXIT_HANG: u8 = 124;
+/// `run`'s exit status when the command could not be started because it was
+/// not found, and when it was found but could not be executed (the shell's
+/// conventions).
+pub const EXIT_NOT_FOUND: u8 = 127;
+pub const EXIT_NOT_EXECUTABLE: u8 = 126;
+
+/// Exception code a dump written on request (no crash) carries: the
+/// exception stream then only names the thread to look at.
+const DUMP_REQUESTED: u32 = 0xffff_ffff;
+/// MINIDUMP_STREAM_TYPE::ExceptionStream.
+const EXCEPTION_STREAM: u32 = 6;
+/// Breakpad's MD_LINUX_ENVIRON stream: the process environment.
+const LINUX_ENVIRON_STREAM: u32 = 0x4767_0007;
+
+/// Why a capture failed. Each variant has a stable short name
+/// ([`CaptureError::name`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("no process with PID {0}")]
+    NoSuchProcess(u32),
+    #[error("PID {0} is dumptriage itself: a process cannot dump itself")]
+    OwnProcess(u32),
+    #[error("PID {pid} is a thread of process {process}: attach to {process}")]
+    NotAProcess { pid: u32, process: u32 },
+    #[error("process {0} has already exited (it is a zombie): there is nothing to dump")]
+    Exited(u32),
+    #[error(
+        "process {pid} is already being traced by process {tracer} ({tracer_name}): \
+         detach that debugger first (only one tracer may attach)"
+    )]
+    AlreadyTraced {
+        pid: u32,
+        tracer: u32,
+        tracer_name: String,
+    },
+    #[error("cannot read process {pid}: {why}")]
+    Refused { pid: u32, why: String },
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDump {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("writing the minidump of process {pid} failed: {why}")]
+    Writer { pid: u32, why: String },
+    #[error("cannot update the blamed thread in {}: {why}", path.display())]
+    Patch { path: PathBuf, why: String },
+    #[error("{0}")]
+    Trace(String),
+    #[error("cannot start {command}: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("{0} is not supported on this operating system")]
+    Unsupported(&'static str),
+}
+
+impl CaptureError {
+    /// A stable, machine-friendly name for the kind of failure.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CaptureError::NoSuchProcess(_) => "no_such_process",
+            CaptureError::OwnProcess(_) => "own_process",
+            CaptureError::NotAProcess { .. } => "not_a_process",
+            CaptureError::Exited(_) => "exited",
+            CaptureError::AlreadyTraced { .. } => "already_traced",
+            CaptureError::Refused { .. } => "refused",
+            CaptureError::CreateDump { .. } => "create_dump",
+            CaptureError::Writer { .. } => "writer",
+            CaptureError::Patch { .. } => "patch",
+            CaptureError::Trace(_) => "trace",
+            CaptureError::Spawn { .. } => "spawn",
+            CaptureError::Unsupported(_) => "unsupported",
+        }
+    }
+}
+
+/// A local date and time, to the second: the stamp in a dump's file name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalTime {
+    pub year: i32,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+}
+
+/// The procdump-like file name of a dump: `PROCESSNAME_PID_YYMMDD_HHMMSS.dmp`.
+/// Characters a file name should not carry become `_`, so a process called
+/// `../x` or `a b` cannot place the dump elsewhere or need quoting.
+pub fn dump_file_name(process_name: &str, pid: u32, at: LocalTime) -> String {
+    let mut name: String = process_name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if name.is_empty() || name.chars().all(|c| c == '.') {
+        name = "process".to_string();
+    }
+    format!(
+        "{name}_{pid}_{:02}{:02}{:02}_{:02}{:02}{:02}.dmp",
+        at.year.rem_euclid(100),
+        at.month,
+        at.day,
+        at.hour,
+        at.minute,
+        at.second
+    )
+}
+
+/// Creates the dump file in `dir` without ever replacing a file: a second
+/// dump of the same process in the same second gets `-2`, `-3`, ... before
+/// `.dmp`.
+pub fn create_dump_file(dir: &Path, file_name: &str) -> Result<(File, PathBuf), CaptureError> {
+    let stem = file_name.strip_suffix(".dmp").unwrap_or(file_name);
+    let mut attempt = 1;
+    loop {
+        let path = if attempt == 1 {
+            dir.join(file_name)
+        } else {
+            dir.join(format!("{stem}-{attempt}.dmp"))
+        };
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {
+                attempt += 1;
+            }
+            Err(source) => return Err(CaptureError::CreateDump { path, source }),
+        }
+    }
+}
+
+/// Creates the file for a dump of `pid`, named after the process, in `dir`.
+fn new_dump_file(dir: &Path, pid: u32) -> Result<(File, PathBuf), CaptureError> {
+    let name = dump_file_name(&os::process_name(pid), pid, os::local_time());
+    create_dump_file(dir, &name)
+}
+
+/// A dump written by `attach`, with its analysis.
+#[derive(Debug)]
+pub struct Captured {
+    pub path: PathBuf,
+    pub report: Report,
+    /// The thread the dump's exception stream names after the analysis
+    /// (the blamed thread when one was found).
+    pub recorded_thread: Option<u32>,
+}
+
+/// Writes a minidump of the live process `pid` into `dir`, analyses it with
+/// `analyze`, and records the blamed thread in the dump (see
+/// [`record_blamed_thread`]). The process keeps running.
+pub fn attach(
+    pid: u32,
+    dir: &Path,
+    analyze: &dyn Fn(&Path) -> Report,
+) -> Result<Captured, CaptureError> {
+    os::check_attachable(pid)?;
+    let (mut file, path) = new_dump_file(dir, pid)?;
+    let written = os::write_live_dump(pid, &mut file, &path);
+    drop(file);
+    if let Err(error) = written.and_then(|()| check_has_threads(pid, &path)) {
+        let _ = std::fs::remove_file(&path);
+        return Err(error);
+    }
+    finish_live_dump(path, analyze)
+}
+
+/// Analyses a dump of a live or hung process, records the blamed thread in
+/// it, and analyses it again when that changed what the dump says.
+fn finish_live_dump(
+    path: PathBuf,
+    analyze: &dyn Fn(&Path) -> Report,
+) -> Result<Captured, CaptureError> {
+    scrub_environment(&path)?;
+    let mut report = analyze(&path);
+    let mut recorded_thread = report.exception.as_ref().map(|e| e.thread_id);
+    if let Some(blamed) = crate::exit_phase::blamed_thread(&report) {
+        if record_blamed_thread(&path, blamed)? {
+            report = analyze(&path);
+            recorded_thread = Some(blamed);
+        }
+    }
+    Ok(Captured {
+        path,
+        report,
+        recorded_thread,
+    })
+}
+
+/// A dump with no thread means every ptrace attach failed (another tracer,
+/// or a ptrace policy): minidump-writer still writes it, but it is useless.
+fn check_has_threads(pid: u32, path: &Path) -> Result<(), CaptureError> {
+    let count = Minidump::read_path(path).ok().map_or(0, |dump| {
+        dump.get_stream::<MinidumpThreadList>()
+            .map_or(0, |list| list.threads.len())
+    });
+    if count > 0 {
+        return Ok(());
+    }
+    Err(os::why_no_threads(pid))
+}
+
+/// Makes the exception stream of a dump written on request (exception code
+/// DUMP_REQUESTED, no crash) name `thread_id`, with that thread's own context
+/// and instruction address. Returns whether the file changed.
+///
+/// Why patch in place instead of writing a second dump with the right
+/// thread: the blamed thread is only known after the analysis, and a second
+/// dump would be a second stop of the process, taken later, whose threads
+/// may have moved. Patching keeps the dump that was analysed and changes
+/// three fields of one fixed-size record. A dump with a real exception is
+/// never touched: its exception is the crash.
+pub fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, CaptureError> {
+    let fail = |why: String| CaptureError::Patch {
+        path: path.to_path_buf(),
+        why,
+    };
+    let (stream_offset, context, address) = {
+        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
+        let Ok(exception) = dump.get_stream::<MinidumpException>() else {
+            return Ok(false);
+        };
+        if exception.raw.exception_record.exception_code != DUMP_REQUESTED
+            || exception.raw.thread_id == thread_id
+        {
+            return Ok(false);
+        }
+        let threads = dump
+            .get_stream::<MinidumpThreadList>()
+            .map_err(|e| fail(format!("no thread list: {e}")))?;
+        let thread = threads
+            .get_thread(thread_id)
+            .ok_or_else(|| fail(format!("thread {thread_id} is not in the dump")))?;
+        let system = dump
+            .get_stream::<MinidumpSystemInfo>()
+            .map_err(|e| fail(format!("no system info: {e}")))?;
+        let misc = dump.get_stream::<MinidumpMiscInfo>().ok();
+        let address = thread
+            .context(&system, misc.as_ref())
+            .map(|c| c.get_instruction_pointer())
+            .unwrap_or(0);
+        let offset = dump
+            .all_streams()
+            .find(|entry| entry.stream_type == EXCEPTION_STREAM)
+            .map(|entry| u64::from(entry.location.rva))
+            .ok_or_else(|| fail("no exception stream directory entry".to_string()))?;
+        (offset, thread.raw.thread_context, address)
+    };
+    // MINIDUMP_EXCEPTION_STREAM: ThreadId at 0, ExceptionRecord at 8 (its
+    // ExceptionAddress at 8 + 16), ThreadContext (DataSize, Rva) at 160.
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| fail(e.to_string()))?;
+    let mut put = |offset: u64, bytes: &[u8]| -> std::io::Result<()> {
+        file.seek(SeekFrom::Start(stream_offset + offset))?;
+        file.write_all(bytes)
+    };
+    put(0, &thread_id.to_le_bytes())
+        .and_then(|()| put(24, &address.to_le_bytes()))
+        .and_then(|()| put(160, &context.data_size.to_le_bytes()))
+        .and_then(|()| put(164, &context.rva.to_le_bytes()))
+        .and_then(|()| file.sync_data())
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(true)
+}
+
+/// Blanks the process environment (the Linux environ stream) in a written
+/// dump: dumps from CI are shared as artifacts, and CI environments carry
+/// tokens. The stream's directory entry becomes an unused one and its bytes
+/// zeros. (Strings on the stacks are not touched.)
+pub fn scrub_environment(path: &Path) -> Result<(), CaptureError> {
+    let fail = |why: String| CaptureError::Patch {
+        path: path.to_path_buf(),
+        why,
+    };
+    let (directory, entries) = {
+        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
+        let entries: Vec<(usize, u32, u32)> = dump
+            .all_streams()
+            .enumerate()
+            .filter(|(_, entry)| entry.stream_type == LINUX_ENVIRON_STREAM)
+            .map(|(i, entry)| (i, entry.location.rva, entry.location.data_size))
+            .collect();
+        (u64::from(dump.header.stream_directory_rva), entries)
+    };
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| fail(e.to_string()))?;
+    for (index, rva, size) in entries {
+        let result = file
+            .seek(SeekFrom::Start(u64::from(rva)))
+            .and_then(|_| file.write_all(&vec![0; size as usize]))
+            // MINIDUMP_DIRECTORY is 12 bytes: StreamType, DataSize, Rva.
+            .and_then(|()| file.seek(SeekFrom::Start(directory + 12 * index as u64)))
+            .and_then(|_| file.write_all(&[0; 12]));
+        result.map_err(|e| fail(e.to_string()))?;
+    }
+    file.sync_data().map_err(|e| fail(e.to_string()))
+}
+
+/// What `run` was asked to do.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub command: Vec<OsString>,
+    /// Capture and stop the command when it is still running after this long.
+    pub hang_timeout: Option<Duration>,
+    pub dump_dir: PathBuf,
+    /// Leave a hung command running (untraced) instead of killing it.
+    pub no_kill: bool,
+}
+
+/// How the command ended, as its parent would have seen it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    Code(i32),
+    Signal(i32),
+}
+
+/// The end of a `run`.
+#[derive(Debug)]
+pub enum RunEnd {
+    /// The command ended by itself without a crash: nothing was written.
+    Exited(ExitStatus),
+    /// The command died of a crash signal; the dump was taken at the crash.
+    Crashed {
+        pid: u32,
+        signal: i32,
+        status: ExitStatus,
+        dump: Result<Captured, CaptureError>,
+    },
+    /// The command was still running at the hang timeout.
+    Hung {
+        pid: u32,
+        after: Duration,
+        killed: bool,
+        dump: Result<Captured, CaptureError>,
+    },
+}
+
+/// How the supervised command ended, before its dump is analysed: what the
+/// OS-specific supervisor returns.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+enum Supervised {
+    Exited(ExitStatus),
+    Crashed {
+        pid: u32,
+        signal: i32,
+        status: ExitStatus,
+        dump: Result<PathBuf, CaptureError>,
+    },
+    Hung {
+        pid: u32,
+        after: Duration,
+        killed: bool,
+        dump: Result<PathBuf, CaptureError>,
+    },
+}
+
+/// Runs a command with its standard streams passed through, and captures a
+/// dump when it crashes or is still running at the hang timeout (see
+/// README, "dumptriage run").
+pub fn run(
+    options: &RunOptions,
+    analyze: &dyn Fn(&Path) -> Report,
+) -> Result<RunEnd, CaptureError> {
+    Ok(match os::supervise(options)? {
+        Supervised::Exited(status) => RunEnd::Exited(status),
+        Supervised::Crashed {
+            pid,
+            signal,
+            status,
+            dump,
+        } => RunEnd::Crashed {
+            pid,
+            signal,
+            status,
+            dump: dump.and_then(|path| {
+                scrub_environment(&path)?;
+                let report = analyze(&path);
+                let recorded_thread = report.exception.as_ref().map(|e| e.thread_id);
+                Ok(Captured {
+                    path,
+                    report,
+                    recorded_thread,
+                })
+            }),
+        },
+        Supervised::Hung {
+            pid,
+            after,
+            killed,
+            dump,
+        } => RunEnd::Hung {
+            pid,
+            after,
+            killed,
+            dump: dump.and_then(|path| finish_live_dump(path, analyze)),
+        },
+    })
+}
+
+/// Ends this process the way `status` ended the command: the same exit
+/// code, or death by the same signal (so a shell or CI sees exactly what it
+/// would have seen without the wrapper).
+pub fn exit_like(status: ExitStatus) -> ! {
+    os::exit_like(status)
+}
+
+/// The name of a signal (`SIGSEGV`), for messages.
+pub fn signal_name(signal: i32) -> String {
+    os::signal_name(signal)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AT: LocalTime = LocalTime {
+        year: 2026,
+        month: 3,
+        day: 7,
+        hour: 9,
+        minute: 5,
+        second: 1,
+    };
+
+    #[test]
+    fn dump_names_are_procdump_like() {
+        assert_eq!(
+            dump_file_name("python3.11", 4242, AT),
+            "python3.11_4242_260307_090501.dmp"
+        );
+    }
+
+    #[test]
+    fn dump_names_cannot_escape_the_folder() {
+        assert_eq!(
+            dump_file_name("../a b", 1, AT),
+            ".._a_b_1_260307_090501.dmp"
+        );
+        assert_eq!(dump_file_name("..", 1, AT), "process_1_260307_090501.dmp");
+        assert_eq!(dump_file_name("", 1, AT), "process_1_260307_090501.dmp");
+        assert_eq!(dump_file_name("a/b\n", 1, AT), "a_b__1_260307_090501.dmp");
+    }
+
+    #[test]
+    fn a_second_dump_in_the_same_second_does_not_replace_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, first) = create_dump_file(dir.path(), "p_1_260307_090501.dmp").unwrap();
+        let (_, second) = create_dump_file(dir.path(), "p_1_260307_090501.dmp").unwrap();
+        assert_eq!(first, dir.path().join("p_1_260307_090501.dmp"));
+        assert_eq!(second, dir.path().join("p_1_260307_090501-2.dmp"));
+    }
+}

@@ -1,0 +1,53 @@
+//! Operating systems without a capture implementation: every entry point is
+//! a clear error, so the rest of the tool still builds and runs there.
+
+use std::fs::File;
+use std::path::Path;
+
+use super::{CaptureError, ExitStatus, LocalTime, RunOptions, Supervised};
+
+pub(super) fn process_name(_pid: u32) -> String {
+    String::new()
+}
+
+pub(super) fn local_time() -> LocalTime {
+    LocalTime {
+        year: 1970,
+        month: 1,
+        day: 1,
+        hour: 0,
+        minute: 0,
+        second: 0,
+    }
+}
+
+pub(super) fn check_attachable(_pid: u32) -> Result<(), CaptureError> {
+    Err(CaptureError::Unsupported("dumptriage attach"))
+}
+
+pub(super) fn write_live_dump(
+    _pid: u32,
+    _file: &mut File,
+    _path: &Path,
+) -> Result<(), CaptureError> {
+    Err(CaptureError::Unsupported("dumptriage attach"))
+}
+
+pub(super) fn why_no_threads(_pid: u32) -> CaptureError {
+    CaptureError::Unsupported("dumptriage attach")
+}
+
+pub(super) fn supervise(_options: &RunOptions) -> Result<Supervised, CaptureError> {
+    Err(CaptureError::Unsupported("dumptriage run"))
+}
+
+pub(super) fn exit_like(status: ExitStatus) -> ! {
+    match status {
+        ExitStatus::Code(code) => std::process::exit(code),
+        ExitStatus::Signal(signal) => std::process::exit(128 + signal),
+    }
+}
+
+pub(super) fn signal_name(signal: i32) -> String {
+    format!("signal {signal}")
+}
