@@ -235,7 +235,6 @@ pub fn classify(report: &mut Report) {
     let tables = &*TABLES;
     for thread in &mut report.threads {
         thread.exiting = exit_marker(thread, tables);
-        thread.blocked = blocked_in(thread, tables);
     }
     if let Some(exception) = &mut report.exception {
         let code = u32::from_str_radix(exception.code.trim_start_matches("0x"), 16).unwrap_or(0);
@@ -264,6 +263,10 @@ pub fn classify(report: &mut Report) {
         .map(|e| e.thread_id);
     for thread in &mut report.threads {
         thread.crashing = crash == Some(thread.id);
+        // Only now: the thread a requested dump's exception names (as
+        // `dumptriage attach` writes them) is not crashing, and is usually
+        // the blocked one (issue 6).
+        thread.blocked = blocked_in(thread, tables);
     }
     report.exit_phase.process_exiting = report.threads.iter().any(|t| t.exiting.is_some());
     report.exit_phase.blamed_thread = crash.or_else(|| {

@@ -172,7 +172,13 @@ pub(super) fn check_attachable(pid: u32) -> Result<(), CaptureError> {
     Ok(())
 }
 
-fn already_traced(pid: u32, tracer: u32) -> CaptureError {
+/// TracerPid names the tracing *thread*; the message names its process.
+fn already_traced(pid: u32, tracer_thread: u32) -> CaptureError {
+    let tracer = read_status(&format!("/proc/{tracer_thread}/status"))
+        .ok()
+        .map(|s| s.tgid)
+        .filter(|&tgid| tgid != 0)
+        .unwrap_or(tracer_thread);
     CaptureError::AlreadyTraced {
         pid,
         tracer,

@@ -1,0 +1,596 @@
+//! `dumptriage attach` and `dumptriage run` on real processes: the C
+//! programs of tests/programs/, built with gcc by the test (issue 6).
+#![cfg(target_os = "linux")]
+
+mod common;
+#[path = "common/programs.rs"]
+mod programs;
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::bin;
+use programs::{nm_symbol_store, programs, system_libraries};
+use serde_json::Value;
+
+/// A process started by a test, killed and reaped when the test ends.
+struct Running {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Running {
+    /// Starts `program` with its stderr read line by line.
+    fn start(program: &str, args: &[&str]) -> Running {
+        let mut child = Command::new(programs().join(program))
+            .args(args)
+            .current_dir(programs())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = send.send(line);
+            }
+        });
+        Running { child, lines }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the line a program prints when it reaches the state under
+    /// test, then for all its threads to be asleep in it.
+    fn wait_for(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => break,
+                Ok(_) => {}
+                Err(e) => panic!("no `{needle}` from the program: {e}"),
+            }
+        }
+        while !all_threads_sleeping(self.pid()) {
+            assert!(Instant::now() < deadline, "threads never went to sleep");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn proc_status(pid: u32, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
+        .map(|v| v.trim().to_string())
+}
+
+fn all_threads_sleeping(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    let states: Vec<String> = tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+        .filter_map(|stat| Some(stat.rsplit_once(") ")?.1.chars().next()?.to_string()))
+        .collect();
+    states.len() >= 2 && states.iter().all(|s| s == "S")
+}
+
+/// A symbol store for the test programs and the system libraries they load.
+fn symbol_store(dir: &Path) -> PathBuf {
+    let store = dir.join("symbols");
+    let mut binaries: Vec<PathBuf> = [
+        "hip_exit_hang",
+        "libamdhip64.so",
+        "libpal.so",
+        "unload_crash",
+        "exit_status",
+    ]
+    .iter()
+    .map(|name| programs().join(name))
+    .collect();
+    binaries.extend(system_libraries());
+    nm_symbol_store(&store, &binaries);
+    store
+}
+
+fn dumps_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "dmp"))
+        .collect();
+    found.sort();
+    found
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn thread<'a>(report: &'a Value, id: u64) -> &'a Value {
+    report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no thread {id} in {report:#}"))
+}
+
+fn functions(thread: &Value) -> Vec<String> {
+    thread["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["function"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// `PROCESSNAME_PID_YYMMDD_HHMMSS.dmp`
+fn assert_procdump_name(path: &Path, process: &str, pid: u32) {
+    let name = path.file_name().unwrap().to_string_lossy();
+    let rest = name
+        .strip_prefix(&format!("{process}_{pid}_"))
+        .and_then(|r| r.strip_suffix(".dmp"))
+        .unwrap_or_else(|| panic!("unexpected dump name {name}"));
+    let (date, time) = rest.split_once('_').unwrap();
+    assert!(
+        date.len() == 6 && time.len() == 6,
+        "unexpected dump name {name}"
+    );
+    assert!(date.chars().chain(time.chars()).all(|c| c.is_ascii_digit()));
+}
+
+/// The HIP exit hang: attach writes a dump that is diagnosed, and the
+/// process is left running, untraced, exactly as before.
+#[test]
+fn attach_diagnoses_the_hip_exit_hang_and_leaves_the_process_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = symbol_store(dir.path());
+    let hung = Running::start("hip_exit_hang", &[]);
+    hung.wait_for("hanging in exit");
+    let pid = hung.pid();
+    let report_file = dir.path().join("report.json");
+
+    let out = bin()
+        .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--symbols")
+        .arg(&store)
+        .arg("--output")
+        .arg(&report_file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Still running, not stopped, not traced.
+    assert_eq!(proc_status(pid, "TracerPid").as_deref(), Some("0"));
+    let state = proc_status(pid, "State").unwrap();
+    assert!(state.starts_with('S'), "state after attach: {state}");
+    assert!(hung.lines.try_recv().is_err(), "the program printed again");
+
+    let dumps = dumps_in(dir.path());
+    assert_eq!(dumps.len(), 1, "{dumps:?}");
+    assert_procdump_name(&dumps[0], "hip_exit_hang", pid);
+
+    let doc = read_json(&report_file);
+    let report = &doc["reports"][0];
+    assert_eq!(report["status"], "ok");
+    assert_eq!(report["process"]["pid"], pid);
+    assert_eq!(report["threads"].as_array().unwrap().len(), 2);
+    // What native symbolization needs: module paths and build ids.
+    let modules = report["modules"].as_array().unwrap();
+    for name in ["hip_exit_hang", "libamdhip64.so", "libpal.so"] {
+        let module = modules
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in the module list"));
+        assert_eq!(module["path"], programs().join(name).display().to_string());
+        assert!(module["code_id"].as_str().is_some_and(|id| id.len() == 40));
+    }
+    // The diagnosis, on the main thread blocked in the atexit handler.
+    assert_eq!(
+        report["diagnoses"][0]["signature"], "hip-unregister-fatbinary-hang",
+        "{:#}",
+        report["diagnoses"]
+    );
+    assert_eq!(report["exit_phase"]["blamed_thread"], pid);
+    assert_eq!(report["exception"]["thread_id"], pid);
+    let main = functions(thread(report, u64::from(pid)));
+    assert!(main.iter().any(|f| f == "SyncAllStreams"), "{main:?}");
+    let pal = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] != pid)
+        .unwrap();
+    assert!(functions(pal).iter().any(|f| f == "PalFenceWait"));
+}
+
+/// When exit runs on a thread other than the main one, the dump is made to
+/// name that thread: analysing the file again blames the same thread.
+#[test]
+fn attach_records_the_blamed_thread_in_the_dump() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = symbol_store(dir.path());
+    let hung = Running::start("hip_exit_hang", &["exit-from-thread"]);
+    hung.wait_for("hanging in exit");
+    let pid = hung.pid();
+
+    let out = bin()
+        .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--symbols")
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &doc["reports"][0];
+    let blamed = report["exit_phase"]["blamed_thread"].as_u64().unwrap();
+    assert_ne!(blamed, u64::from(pid), "exit runs on a worker thread");
+    assert!(functions(thread(report, blamed))
+        .iter()
+        .any(|f| f == "__hipUnregisterFatBinary"));
+    assert_eq!(report["exception"]["thread_id"], blamed);
+    assert_eq!(report["exception"]["code"], "0xffffffff");
+    assert_eq!(
+        report["diagnoses"][0]["signature"],
+        "hip-unregister-fatbinary-hang"
+    );
+
+    // The file itself names the blamed thread, with its own context.
+    let dump = &dumps_in(dir.path())[0];
+    let again = bin()
+        .args(["analyze", "--format", "json", "--symbols"])
+        .arg(&store)
+        .arg(dump)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&again.stdout).unwrap();
+    let exception = &doc["reports"][0]["exception"];
+    assert_eq!(exception["thread_id"], blamed);
+    let top = &thread(&doc["reports"][0], blamed)["frames"][0]["instruction"];
+    assert_eq!(&exception["address"], top);
+}
+
+/// `run --hang-timeout`: the hang is captured, diagnosed and reported on
+/// stderr, the process is killed, and the status is 124.
+#[test]
+fn run_captures_a_hang_at_the_timeout_and_kills_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = symbol_store(dir.path());
+    let report_file = dir.path().join("report.json");
+    let started = Instant::now();
+    let out = bin()
+        .args([
+            "run",
+            "--hang-timeout",
+            "2",
+            "--format",
+            "json",
+            "--dump-dir",
+        ])
+        .arg(dir.path())
+        .arg("--symbols")
+        .arg(&store)
+        .arg("--output")
+        .arg(&report_file)
+        .arg("--")
+        .arg(programs().join("hip_exit_hang"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(124), "{stderr}");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "work done\n");
+    assert!(
+        stderr.contains("hip_exit_hang: hanging in exit"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("still running after 2.0 s (hang timeout); killed it; minidump: "),
+        "{stderr}"
+    );
+
+    let report = &read_json(&report_file)["reports"][0];
+    let pid = report["process"]["pid"].as_u64().unwrap() as u32;
+    assert_procdump_name(&dumps_in(dir.path())[0], "hip_exit_hang", pid);
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the hung process was killed and reaped"
+    );
+    assert_eq!(
+        report["diagnoses"][0]["signature"],
+        "hip-unregister-fatbinary-hang"
+    );
+}
+
+/// `run --no-kill`: the hung command is left running, untraced.
+#[test]
+fn run_no_kill_leaves_the_hung_command_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let report_file = dir.path().join("report.json");
+    // Null streams: the command left running keeps its copies of them, so a
+    // pipe would never reach end-of-file.
+    let status = bin()
+        .args([
+            "run",
+            "--hang-timeout",
+            "1",
+            "--no-kill",
+            "--format",
+            "json",
+        ])
+        .arg("--dump-dir")
+        .arg(dir.path())
+        .arg("--output")
+        .arg(&report_file)
+        .arg("--")
+        .arg(programs().join("hip_exit_hang"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(124));
+    let pid = read_json(&report_file)["reports"][0]["process"]["pid"]
+        .as_u64()
+        .unwrap() as u32;
+    let alive = proc_status(pid, "State");
+    let tracer = proc_status(pid, "TracerPid");
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(alive.is_some_and(|s| s.starts_with('S')));
+    assert_eq!(tracer.as_deref(), Some("0"));
+}
+
+/// A crash at exit in an unloaded library: the dump is taken at the crash,
+/// with its exception record, and `run` dies of the same signal.
+#[test]
+fn run_captures_a_crash_at_exit_and_dies_of_the_same_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = symbol_store(dir.path());
+    let report_file = dir.path().join("report.json");
+    let out = bin()
+        .args(["run", "--format", "json", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--symbols")
+        .arg(&store)
+        .arg("--output")
+        .arg(&report_file)
+        .arg("--")
+        .arg(programs().join("unload_crash"))
+        .arg(programs().join("libplugin.so"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), Some(libc::SIGSEGV), "{stderr}");
+    // Exactly what the program does on its own: with stdout a pipe, "work
+    // done" is still in the stdio buffer when the atexit handler crashes.
+    let alone = Command::new(programs().join("unload_crash"))
+        .arg(programs().join("libplugin.so"))
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.signal(), Some(libc::SIGSEGV));
+    assert_eq!(out.stdout, alone.stdout);
+    assert!(stderr.starts_with(&*String::from_utf8_lossy(&alone.stderr)));
+    assert!(
+        stderr.contains("crashed with SIGSEGV; minidump: "),
+        "{stderr}"
+    );
+
+    let report = &read_json(&report_file)["reports"][0];
+    let pid = report["process"]["pid"].as_u64().unwrap();
+    assert_procdump_name(&dumps_in(dir.path())[0], "unload_crash", pid as u32);
+    let exception = &report["exception"];
+    assert_eq!(exception["code"], "0xb");
+    assert_eq!(exception["name"], "SIGSEGV / SEGV_MAPERR");
+    assert_eq!(exception["thread_id"], pid);
+    assert_eq!(exception["crash"], true);
+    // The faulting instruction is the call target, in no loaded module:
+    // the plugin was unloaded.
+    let crashing = thread(report, pid);
+    assert_eq!(crashing["frames"][0]["instruction"], exception["address"]);
+    assert!(crashing["frames"][0]["module"].is_null());
+    assert!(report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["name"] != "libplugin.so"));
+    let names = functions(crashing);
+    assert!(names.iter().any(|f| f == "run_release_hook"), "{names:?}");
+    let diagnosis = report["diagnoses"][0]["signature"].as_str().unwrap_or("");
+    assert!(
+        ["crash-in-unloaded-module", "crash-during-exit"].contains(&diagnosis),
+        "{:#}",
+        report["diagnoses"]
+    );
+}
+
+/// Wrapping never changes a program that ends by itself: same exit status,
+/// same output, stdin passed through, and no dump.
+#[test]
+fn run_leaves_a_program_that_exits_by_itself_alone() {
+    for code in [0, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = bin()
+            .args(["run", "--hang-timeout", "30", "--dump-dir"])
+            .arg(dir.path())
+            .arg("--")
+            .arg(programs().join("exit_status"))
+            .arg(code.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"hello\nworld\n")
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\nworld\n");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("exit_status: exiting with {code}\n")
+        );
+        assert!(dumps_in(dir.path()).is_empty());
+    }
+}
+
+/// A command killed by a signal: `run` ends the same way, and a SIGTERM
+/// sent to the wrapper alone reaches the command.
+#[test]
+fn run_forwards_sigterm_and_dies_of_it_like_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut wrapper = bin()
+        .args(["run", "--dump-dir"])
+        .arg(dir.path())
+        .args(["--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let wrapper_pid = wrapper.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let sleeper = loop {
+        let children =
+            std::fs::read_to_string(format!("/proc/{wrapper_pid}/task/{wrapper_pid}/children"))
+                .unwrap_or_default();
+        if let Some(pid) = children.split_whitespace().next() {
+            let pid: u32 = pid.parse().unwrap();
+            if std::fs::read_link(format!("/proc/{pid}/exe"))
+                .is_ok_and(|exe| exe.ends_with("sleep"))
+            {
+                break pid;
+            }
+        }
+        assert!(Instant::now() < deadline, "sleep never started");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(wrapper_pid as i32, libc::SIGTERM) };
+    let status = wrapper.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGTERM));
+    assert!(!Path::new(&format!("/proc/{sleeper}")).exists());
+    assert!(dumps_in(dir.path()).is_empty());
+}
+
+#[test]
+fn run_reports_a_missing_command_like_a_shell() {
+    let out = bin()
+        .args(["run", "--", "/nonexistent/program"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("dumptriage: error: cannot start /nonexistent/program: "),
+        "{stderr}"
+    );
+}
+
+fn attach_error(pid: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["attach", pid, "--dump-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(dumps_in(dir.path()).is_empty(), "no dump is left behind");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn attach_to_a_missing_process_is_a_clear_error() {
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let missing = (pid_max + 1).to_string();
+    assert_eq!(
+        attach_error(&missing),
+        format!("dumptriage: error: no process with PID {missing}\n")
+    );
+}
+
+#[test]
+fn attach_to_itself_is_a_clear_error() {
+    // `exec` keeps the shell's PID, so $$ is dumptriage's own.
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec {} attach $$ --dump-dir {}",
+            env!("CARGO_BIN_EXE_dumptriage"),
+            dir.path().display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is dumptriage itself: a process cannot dump itself"),
+        "{stderr}"
+    );
+    assert!(dumps_in(dir.path()).is_empty());
+}
+
+#[test]
+fn attach_to_a_traced_process_names_the_tracer() {
+    let target = Running::start("hip_exit_hang", &[]);
+    target.wait_for("hanging in exit");
+    let pid = target.pid() as i32;
+    // The test thread becomes the tracer (it stays attached until the
+    // thread ends or the process is killed).
+    // SAFETY: PTRACE_SEIZE takes no pointers.
+    let seized = unsafe { libc::ptrace(libc::PTRACE_SEIZE, pid, 0usize, 0usize) };
+    assert_eq!(seized, 0, "{}", std::io::Error::last_os_error());
+    let stderr = attach_error(&pid.to_string());
+    assert!(
+        stderr.contains(&format!(
+            "process {pid} is already being traced by process {}",
+            std::process::id()
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("detach that debugger first"), "{stderr}");
+}
+
+#[test]
+fn run_help_documents_its_exit_status() {
+    let out = bin().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("124  the command was still running"),
+        "{help}"
+    );
+    assert!(help.contains("death by the same signal"), "{help}");
+}
