@@ -26,7 +26,7 @@ pub fn analyze_inputs(inputs: &[Input], symbols: SymbolConfig) -> Vec<Report> {
             Input::Invalid { .. } => None,
         })
         .collect();
-    let analyzer = Analyzer::new(symbols.with_dump_neighbours(dumps).symbolizer());
+    let analyzer = Analyzer::new(symbols.with_dump_neighbours(dumps).sources());
     inputs
         .iter()
         .map(|input| match input {

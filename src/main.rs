@@ -32,9 +32,7 @@ fn main() -> ExitCode {
 
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let inputs = dumptriage::input::collect(&args.paths);
-    let symbols = SymbolConfig {
-        stores: args.report.symbols.clone(),
-    };
+    let symbols = SymbolConfig::from_args(&args.report);
     let reports = dumptriage::analyze_inputs(&inputs, symbols);
     finish(&reports, &args.report)
 }

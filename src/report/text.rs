@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::model::{Frame, ModuleSymbols, Report, Status, Thread};
+use crate::model::{Frame, ModuleSymbols, Report, Status, SymbolSource, Thread};
 
 /// ANSI styling, on only when the output is a terminal and NO_COLOR is unset
 /// (decided by the caller).
@@ -135,12 +135,18 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
                 clean(&inline.function)
             );
         }
+        // Names from anything but a .sym file say where they came from;
+        // export-derived ones are the least precise.
+        let how = match frame.symbol_source {
+            SymbolSource::Sym | SymbolSource::None => frame.trust.describe().to_string(),
+            source => format!("{}, name from {}", frame.trust.describe(), source.describe()),
+        };
         let _ = writeln!(
             s,
             "    {:>3}  {}  {}",
             frame.index,
             frame_text(frame, p),
-            p.dim(&format!("({})", frame.trust.describe()))
+            p.dim(&format!("({how})"))
         );
     }
 }
@@ -167,7 +173,23 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
             clean(module),
             frame.module_offset.as_deref().unwrap_or("?")
         ),
-        (None, _) => match (&frame.unloaded_module, &frame.unloaded_module_offset) {
+        (None, function) => match (&frame.unloaded_module, &frame.unloaded_module_offset) {
+            (Some(name), offset) if function.is_some() => format!(
+                "{} {}{} ({} + {})",
+                frame.instruction,
+                p.red(&format!(
+                    "in unloaded {}!{}",
+                    clean(name),
+                    clean(function.as_deref().unwrap_or_default())
+                )),
+                frame
+                    .function_offset
+                    .as_deref()
+                    .map(|o| format!(" + {o}"))
+                    .unwrap_or_default(),
+                clean(name),
+                offset.as_deref().unwrap_or("?")
+            ),
             (Some(name), offset) => format!(
                 "{} {}",
                 frame.instruction,
@@ -191,17 +213,44 @@ fn source_location(file: Option<&str>, line: Option<u32>) -> String {
 }
 
 fn render_modules(s: &mut String, report: &Report) {
-    let missing: Vec<String> = report
+    let missing: Vec<_> = report
         .modules
         .iter()
-        .filter(|m| matches!(m.symbols, ModuleSymbols::Missing | ModuleSymbols::Corrupt))
-        .map(|m| match m.symbols {
-            ModuleSymbols::Corrupt => format!("{} (corrupt symbol file)", clean(&m.name)),
-            _ => clean(&m.name),
+        .filter(|m| {
+            matches!(
+                m.symbols,
+                ModuleSymbols::Missing | ModuleSymbols::Mismatched | ModuleSymbols::Corrupt
+            )
         })
         .collect();
     if !missing.is_empty() {
-        let _ = writeln!(s, "\nModules without symbols: {}", missing.join(", "));
+        let _ = writeln!(s, "\nModules without symbols:");
+        for m in missing {
+            let why = match m.symbols {
+                ModuleSymbols::Mismatched => "only files of another build were found",
+                ModuleSymbols::Corrupt => "corrupt symbol file",
+                _ => "not found",
+            };
+            let _ = writeln!(s, "    {}: {why}", clean(&m.name));
+            for tried in &m.symbols_tried {
+                let _ = writeln!(s, "        tried {}", clean(tried));
+            }
+        }
+    }
+    let exports: Vec<_> = report
+        .modules
+        .iter()
+        .filter(|m| m.symbol_source == SymbolSource::Exports)
+        .collect();
+    if !exports.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nModules named from export tables only (a frame may get the nearest exported name):"
+        );
+        for m in exports {
+            let from = m.symbol_file.as_deref().map(clean).unwrap_or_default();
+            let _ = writeln!(s, "    {}: {from}", clean(&m.name));
+        }
     }
     if !report.unloaded_modules.is_empty() {
         let _ = writeln!(s, "\nUnloaded modules:");
