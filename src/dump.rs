@@ -114,7 +114,12 @@ impl Analyzer {
         .map_err(|e| process_error(e, &dump, size))?;
         let exception = dump.get_stream::<MinidumpException>().ok();
         let unloaded = futures_executor::block_on(name_unloaded_frames(&state, &symbols));
-        Ok(build_report(&state, exception.as_ref(), &symbols, &unloaded))
+        Ok(build_report(
+            &state,
+            exception.as_ref(),
+            &symbols,
+            &unloaded,
+        ))
     }
 }
 
@@ -302,9 +307,7 @@ fn build_report(
         .threads
         .iter()
         .enumerate()
-        .map(|(i, stack)| {
-            build_thread(stack, Some(i) == crashing_index, symbols, unloaded_names)
-        })
+        .map(|(i, stack)| build_thread(stack, Some(i) == crashing_index, symbols, unloaded_names))
         .collect();
     // The crashing thread first; the others keep the dump's order.
     threads.sort_by_key(|t| !t.crashing);
@@ -483,9 +486,7 @@ fn build_module(module: &MinidumpModule, symbols: &DumpSymbols<'_>) -> Module {
         symbols: outcome
             .as_ref()
             .map_or(ModuleSymbols::NotNeeded, |o| o.status),
-        symbol_source: outcome
-            .as_ref()
-            .map_or(SymbolSource::None, |o| o.source),
+        symbol_source: outcome.as_ref().map_or(SymbolSource::None, |o| o.source),
         symbol_file: outcome.as_ref().and_then(|o| o.file.clone()),
         symbols_tried: outcome.map(|o| o.tried).unwrap_or_default(),
         name,

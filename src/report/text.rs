@@ -139,7 +139,11 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
         // export-derived ones are the least precise.
         let how = match frame.symbol_source {
             SymbolSource::Sym | SymbolSource::None => frame.trust.describe().to_string(),
-            source => format!("{}, name from {}", frame.trust.describe(), source.describe()),
+            source => format!(
+                "{}, name from {}",
+                frame.trust.describe(),
+                source.describe()
+            ),
         };
         let _ = writeln!(
             s,

@@ -72,7 +72,10 @@ impl Identity {
 
     /// The file name of the debug file (`fakehip.pdb`), when known.
     pub fn debug_name(&self) -> Option<&str> {
-        self.debug_file.as_deref().map(leaf).filter(|s| !s.is_empty())
+        self.debug_file
+            .as_deref()
+            .map(leaf)
+            .filter(|s| !s.is_empty())
     }
 
     /// The ELF build id, when the code id is one.

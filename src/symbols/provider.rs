@@ -159,8 +159,9 @@ impl<'a> DumpSymbols<'a> {
             if !same_code_id(want, &code_id) {
                 self.state().notes.insert(format!(
                     "{}: the image in the dump's memory has timestamp+size {code_id}, \
-                     the module record {want}: its exports were not used",
-                    identity.code_name()
+                     the module record {}: its exports were not used",
+                    identity.code_name(),
+                    want.to_ascii_uppercase()
                 ));
                 return None;
             }
@@ -290,7 +291,9 @@ impl SymbolProvider for DumpSymbols<'_> {
         if let Some(table) = self.memory_exports(module) {
             if let Some(symbol) = table.lookup(rva) {
                 apply(frame, base, &symbol);
-                self.state().frames.insert(instruction, SymbolSource::Exports);
+                self.state()
+                    .frames
+                    .insert(instruction, SymbolSource::Exports);
             }
         }
         Err(FillSymbolError {})
@@ -307,9 +310,7 @@ impl SymbolProvider for DumpSymbols<'_> {
         if !resolution.breakpad {
             return None;
         }
-        let placed = resolution
-            .identity
-            .at(module.base_address(), module.size());
+        let placed = resolution.identity.at(module.base_address(), module.size());
         self.sources.symbolizer().walk_frame(&placed, walker).await
     }
 

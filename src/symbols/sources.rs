@@ -68,7 +68,9 @@ impl Resolution {
         if self.breakpad {
             SymbolSource::Sym
         } else {
-            self.native.as_ref().map_or(SymbolSource::None, |n| n.source())
+            self.native
+                .as_ref()
+                .map_or(SymbolSource::None, |n| n.source())
         }
     }
 }
@@ -118,6 +120,13 @@ impl Log {
     }
 }
 
+/// Where one identity's search result is kept; the first asker fills it
+/// while the others wait on the lock.
+type Slot = Arc<AsyncMutex<Option<Arc<Resolution>>>>;
+
+/// A binary found for a module, with its path.
+type FoundBinary = (PathBuf, BinaryInfo);
+
 /// The symbol sources of one run, shared by every dump (and thread) in it.
 pub struct Sources {
     locations: Vec<Location>,
@@ -126,7 +135,7 @@ pub struct Sources {
     system: bool,
     symbolizer: Symbolizer,
     breakpad_log: Arc<Mutex<HashMap<Identity, Log>>>,
-    resolutions: Mutex<HashMap<Identity, Arc<AsyncMutex<Option<Arc<Resolution>>>>>>,
+    resolutions: Mutex<HashMap<Identity, Slot>>,
 }
 
 impl Sources {
@@ -208,7 +217,11 @@ impl Sources {
         if identity.debug_id.is_some() {
             let probe = identity.at(0, u64::MAX);
             let mut frame = Probe;
-            let found = self.symbolizer.fill_symbol(&probe, &mut frame).await.is_ok();
+            let found = self
+                .symbolizer
+                .fill_symbol(&probe, &mut frame)
+                .await
+                .is_ok();
             let breakpad_log = self
                 .breakpad_log
                 .lock()
@@ -309,11 +322,14 @@ impl Sources {
             }
         }
         for (shown, path) in candidates {
-            match map_file(&path).map_err(|e| e.to_string()).and_then(|m| pe::read_file(&m)) {
+            match map_file(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|m| pe::read_file(&m))
+            {
                 Ok(info) if same_code_id(&info.code_id, code_id) => {
                     return Some((path, BinaryInfo::Pe(info)));
                 }
-                Ok(info) => log.mismatch(&shown, "timestamp+size", &info.code_id, code_id),
+                Ok(info) => log.mismatch(&shown, "timestamp+size", &info.code_id, &upper),
                 Err(why) => log.corrupt(&shown, &why),
             }
         }
@@ -350,11 +366,8 @@ impl Sources {
                             // Keep it where the debug-id lookup will look, so
                             // it is not downloaded twice.
                             if let Some(stem) = safe(&file.debug_file) {
-                                let target = server.cache_path(&[
-                                    stem,
-                                    &file.module_id,
-                                    &sym_name(stem),
-                                ]);
+                                let target =
+                                    server.cache_path(&[stem, &file.module_id, &sym_name(stem)]);
                                 if let Some(dir) = target.parent() {
                                     let _ = std::fs::create_dir_all(dir);
                                 }
@@ -413,12 +426,9 @@ impl Sources {
                     log.file = Some(shown);
                     return Some(Arc::new(pdb));
                 }
-                Err(PdbError::Mismatch(found)) => log.mismatch(
-                    &shown,
-                    "GUID+age",
-                    &found.breakpad().to_string(),
-                    &id_text,
-                ),
+                Err(PdbError::Mismatch(found)) => {
+                    log.mismatch(&shown, "GUID+age", &found.breakpad().to_string(), &id_text)
+                }
                 Err(PdbError::Corrupt(why)) => log.corrupt(&shown, &why),
             }
         }
@@ -431,7 +441,7 @@ impl Sources {
         &self,
         identity: &Identity,
         log: &mut Log,
-    ) -> (Option<Arc<dyn NativeSymbols>>, Option<(PathBuf, BinaryInfo)>) {
+    ) -> (Option<Arc<dyn NativeSymbols>>, Option<FoundBinary>) {
         let build_id = identity.build_id().map(str::to_ascii_lowercase);
         let name = safe(identity.code_name());
         let check = |info: &ElfInfo| -> Result<(), String> {
@@ -526,8 +536,8 @@ impl Sources {
                 }
             }
         };
-        let load_dwarf = |path: &Path, map: &Mmap, info: ElfInfo, log: &mut Log| {
-            match Dwarf::load(map, info) {
+        let load_dwarf =
+            |path: &Path, map: &Mmap, info: ElfInfo, log: &mut Log| match Dwarf::load(map, info) {
                 Ok(dwarf) => {
                     log.file = Some(path.display().to_string());
                     Some(Arc::new(dwarf) as Arc<dyn NativeSymbols>)
@@ -536,8 +546,7 @@ impl Sources {
                     log.corrupt(&path.display().to_string(), &why);
                     None
                 }
-            }
-        };
+            };
 
         for path in &debug_candidates {
             if let Some((map, info)) = open(path, log) {
@@ -693,7 +702,11 @@ struct BreakpadSupplier {
 }
 
 impl BreakpadSupplier {
-    fn locate(&self, module: &(dyn Module + Sync), log: &mut Log) -> Result<SymbolFile, SymbolError> {
+    fn locate(
+        &self,
+        module: &(dyn Module + Sync),
+        log: &mut Log,
+    ) -> Result<SymbolFile, SymbolError> {
         let identity = Identity::of(module);
         // Breakpad names the store folder after the debug file, or the code
         // file when the debug file is empty (MinGW builds without a PDB).

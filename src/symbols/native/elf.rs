@@ -44,12 +44,7 @@ pub fn read_file(data: &[u8]) -> Result<ElfInfo, String> {
     let has_dwarf = file
         .section_by_name(".debug_info")
         .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData);
-    let bias = file
-        .segments()
-        .map(|s| s.address())
-        .min()
-        .unwrap_or(0)
-        & !0xfff;
+    let bias = file.segments().map(|s| s.address()).min().unwrap_or(0) & !0xfff;
     let limit = file
         .segments()
         .map(|s| s.address().saturating_add(s.size()))

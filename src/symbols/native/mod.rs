@@ -76,7 +76,10 @@ impl NativeSymbols for AddressTable {
         if rva >= self.limit {
             return None;
         }
-        let index = self.entries.partition_point(|e| e.0 <= rva).checked_sub(1)?;
+        let index = self
+            .entries
+            .partition_point(|e| e.0 <= rva)
+            .checked_sub(1)?;
         let (start, size, name) = &self.entries[index];
         // A sized symbol (ELF) covers only its own bytes; an export (no size)
         // covers everything up to the next one.

@@ -88,9 +88,7 @@ impl Pdb {
     /// The number of procedures with names, for diagnostics.
     pub fn function_count(&self) -> usize {
         let Ok(cell) = self.cell.lock() else { return 0 };
-        cell.with_dependent(|_, context| {
-            context.functions().filter(|f| f.name.is_some()).count()
-        })
+        cell.with_dependent(|_, context| context.functions().filter(|f| f.name.is_some()).count())
     }
 }
 

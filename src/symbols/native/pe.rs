@@ -2,8 +2,10 @@
 //! their PDB, and their export table — read from a file, or from the image
 //! as it lay in the process's memory when the dump holds it.
 
-use object::pe::{ImageDosHeader, ImageNtHeaders32, ImageNtHeaders64, IMAGE_DIRECTORY_ENTRY_EXPORT};
-use object::read::pe::{ExportTarget, ExportTable, ImageNtHeaders, ImageOptionalHeader, PeFile};
+use object::pe::{
+    ImageDosHeader, ImageNtHeaders32, ImageNtHeaders64, IMAGE_DIRECTORY_ENTRY_EXPORT,
+};
+use object::read::pe::{ExportTable, ExportTarget, ImageNtHeaders, ImageOptionalHeader, PeFile};
 use object::{LittleEndian as LE, Object as _};
 
 use super::AddressTable;
@@ -105,10 +107,7 @@ fn image_typed<Pe: ImageNtHeaders>(
         nt.optional_header().size_of_image(),
     );
     let directory = directories.get(IMAGE_DIRECTORY_ENTRY_EXPORT)?;
-    let (rva, size) = (
-        directory.virtual_address.get(LE),
-        directory.size.get(LE),
-    );
+    let (rva, size) = (directory.virtual_address.get(LE), directory.size.get(LE));
     if size == 0 || u64::from(rva) + u64::from(size) > image_size {
         return Some((
             code_id,
