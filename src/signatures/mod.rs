@@ -91,26 +91,35 @@ pub fn lint_dir(dir: &Path) -> Vec<Problem> {
 fn parse_all(files: impl IntoIterator<Item = (String, String)>) -> (Vec<Rule>, Vec<Problem>) {
     let mut rules: Vec<Rule> = Vec::new();
     let mut problems = Vec::new();
+    // Ids seen so far, read even from files with other problems, so a
+    // duplicate is reported whatever else is wrong.
+    let mut seen: Vec<(String, String)> = Vec::new();
     for (file, text) in files {
         let stem = Path::new(&file)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let id = text
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|t| t.get("id")?.as_str().map(str::to_string));
+        let duplicate = id
+            .as_ref()
+            .and_then(|id| seen.iter().find(|(i, _)| i == id));
+        if let (Some(id), Some((_, first))) = (&id, duplicate) {
+            problems.push(Problem {
+                file: file.clone(),
+                key: "id".to_string(),
+                reason: format!("duplicate id {id:?}, already used by {first}"),
+            });
+        }
+        let is_duplicate = duplicate.is_some();
+        if let Some(id) = id {
+            seen.push((id, file.clone()));
+        }
         match rule::parse(&file, &stem, &text) {
-            Ok(rule) => {
-                if let Some(first) = rules.iter().find(|r| r.id == rule.id) {
-                    problems.push(Problem {
-                        file: file.clone(),
-                        key: "id".to_string(),
-                        reason: format!(
-                            "duplicate id {:?}, already used by {}",
-                            rule.id, first.origin
-                        ),
-                    });
-                } else {
-                    rules.push(rule);
-                }
-            }
+            Ok(rule) if !is_duplicate => rules.push(rule),
+            Ok(_) => {}
             Err(mut errors) => problems.append(&mut errors),
         }
     }
