@@ -75,6 +75,14 @@ pub struct AnalyzeArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
+    /// Dumps analysed in parallel (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// No progress bar (it is shown only when stderr is a terminal anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub report: ReportArgs,
 }

@@ -262,10 +262,16 @@ fn build_report(
     // The crashing thread first; the others keep the dump's order.
     threads.sort_by_key(|t| !t.crashing);
 
+    // Symbol statistics are shared by every dump of the run: only the
+    // modules this dump's frames lie in say anything about this dump.
+    let needed: std::collections::HashSet<&str> = threads
+        .iter()
+        .flat_map(|t| t.frames.iter().filter_map(|f| f.module.as_deref()))
+        .collect();
     let modules = state
         .modules
         .by_addr()
-        .map(|m| build_module(m, symbol_stats))
+        .map(|m| build_module(m, symbol_stats, &needed))
         .collect();
     let unloaded_modules = state
         .unloaded_modules
@@ -305,6 +311,7 @@ fn build_report(
         warnings: soft_error_warnings(state),
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
+        crash_signature: None,
     }
 }
 
@@ -386,10 +393,14 @@ fn build_frame(index: usize, frame: &StackFrame) -> Frame {
     }
 }
 
-fn build_module(module: &MinidumpModule, stats: &HashMap<String, SymbolStats>) -> Module {
+fn build_module(
+    module: &MinidumpModule,
+    stats: &HashMap<String, SymbolStats>,
+    needed: &std::collections::HashSet<&str>,
+) -> Module {
     let path = module.code_file().into_owned();
     let name = file_name(&path).to_string();
-    let symbols = match stats.get(&name) {
+    let symbols = match stats.get(&name).filter(|_| needed.contains(name.as_str())) {
         None => ModuleSymbols::NotNeeded,
         Some(s) if s.loaded_symbols => ModuleSymbols::Loaded,
         Some(s) if s.corrupt_symbols => ModuleSymbols::Corrupt,

@@ -14,7 +14,7 @@ use dumptriage::model::{Report, Status};
 use dumptriage::report::{self, Format, Paint};
 use dumptriage::signatures::{self, Database, Problem};
 use dumptriage::symbols::SymbolConfig;
-use dumptriage::Finding;
+use dumptriage::{BatchOptions, Finding};
 
 /// A finding matched `--fail-on` (documented in --help and README).
 const EXIT_FINDING: u8 = 1;
@@ -42,7 +42,14 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let symbols = SymbolConfig {
         stores: args.report.symbols.clone(),
     };
-    let reports = dumptriage::analyze_inputs(&inputs, symbols, &database);
+    let mut batch = BatchOptions {
+        progress: !args.quiet && io::stderr().is_terminal(),
+        ..BatchOptions::default()
+    };
+    if let Some(jobs) = args.jobs {
+        batch.jobs = usize::from(jobs);
+    }
+    let reports = dumptriage::analyze_inputs(&inputs, symbols, &database, &batch);
     finish(&reports, &args.report)
 }
 

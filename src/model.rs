@@ -14,7 +14,43 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Serialize)]
 pub struct Output<'a> {
     pub schema_version: u32,
+    pub summary: &'a Summary,
     pub reports: &'a [Report],
+}
+
+/// A run at a glance: dumps grouped by what went wrong.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub dumps: usize,
+    pub analysed: usize,
+    pub failed: usize,
+    /// Known failures first, then unexplained ones, then dumps where nothing
+    /// failed; larger groups first.
+    pub groups: Vec<SummaryGroup>,
+    /// Inputs that could not be analysed.
+    pub errors: Vec<SummaryError>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryGroup {
+    /// The signature id for known failures; otherwise the generic id or
+    /// `unknown crash` followed by the crash signature.
+    pub key: String,
+    /// The diagnosis' signature id, if any.
+    pub signature: Option<String>,
+    pub kind: Option<Kind>,
+    /// A specific signature explains these dumps.
+    pub known: bool,
+    pub title: String,
+    pub fix: Option<String>,
+    pub count: usize,
+    pub dumps: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryError {
+    pub path: String,
+    pub error: String,
 }
 
 /// Whether a dump could be analysed at all.
@@ -48,6 +84,9 @@ pub struct Report {
     /// Known failures this dump matches, the most specific first:
     /// `diagnoses[0]` is the answer.
     pub diagnoses: Vec<Diagnosis>,
+    /// The top meaningful frames of the crashing or blamed thread, used to
+    /// group dumps that no specific signature explains.
+    pub crash_signature: Option<String>,
 }
 
 impl Report {
@@ -66,6 +105,7 @@ impl Report {
             warnings: Vec::new(),
             exit_phase: ExitPhase::default(),
             diagnoses: Vec::new(),
+            crash_signature: None,
         }
     }
 

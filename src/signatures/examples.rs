@@ -120,6 +120,7 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         warnings: Vec::new(),
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
+        crash_signature: None,
     })
 }
 
