@@ -30,11 +30,8 @@ pub struct Database {
 impl Database {
     /// The rules compiled into the binary.
     pub fn builtin() -> Result<Database, Vec<Problem>> {
-        let files = builtin::BUILTIN
-            .iter()
-            .map(|(name, text)| (format!("signatures/{name}"), text.to_string()));
         let mut db = Database::default();
-        db.add_files(files)?;
+        db.add_files(builtin_files())?;
         Ok(db)
     }
 
@@ -82,9 +79,26 @@ impl Database {
 /// Lints a folder of rule files: every problem of every file.
 pub fn lint_dir(dir: &Path) -> Vec<Problem> {
     match read_dir(dir) {
-        Ok(files) => parse_all(files).1,
+        Ok(files) => lint(files),
         Err(problems) => problems,
     }
+}
+
+/// Lints the rules compiled into the binary.
+pub fn lint_builtin() -> Vec<Problem> {
+    lint(builtin_files())
+}
+
+fn lint(files: impl IntoIterator<Item = (String, String)>) -> Vec<Problem> {
+    let (rules, mut problems) = parse_all(files);
+    problems.extend(rules.iter().flat_map(Rule::check_patterns));
+    problems
+}
+
+fn builtin_files() -> impl Iterator<Item = (String, String)> {
+    builtin::BUILTIN
+        .iter()
+        .map(|(name, text)| (format!("signatures/{name}"), text.to_string()))
 }
 
 /// Parses rule files, collecting all their problems and duplicate ids.
