@@ -233,10 +233,9 @@ fn any_match(patterns: &[Pattern], name: &str) -> bool {
 /// exit phase; puts the blamed thread first.
 pub fn classify(report: &mut Report) {
     let tables = &*TABLES;
-    for thread in &mut report.threads {
-        thread.exiting = exit_marker(thread, tables);
-        thread.blocked = blocked_in(thread, tables);
-    }
+    // First decide whether the exception is a crash at all: a thread that
+    // only requested the dump or broke in is not "crashing", and may well be
+    // the blocked one.
     if let Some(exception) = &mut report.exception {
         let code = u32::from_str_radix(exception.code.trim_start_matches("0x"), 16).unwrap_or(0);
         let thread = report.threads.iter().find(|t| t.id == exception.thread_id);
@@ -245,25 +244,19 @@ pub fn classify(report: &mut Report) {
             .find(|(c, _)| *c == code)
             .map(|(_, why)| why.to_string())
             .or_else(|| {
-                (code == BREAKPOINT && thread.is_some_and(|t| is_break_in_thread(t, tables))).then(
-                    || {
-                        "debugger break-in (0x80000003 on the debugger's break-in thread)"
-                            .to_string()
-                    },
-                )
+                (code == BREAKPOINT && thread.is_some_and(|t| is_break_in_thread(t, tables)))
+                    .then(|| "debugger break-in (0x80000003 on the debugger's break-in thread)".to_string())
             });
         if let Some(reason) = reason {
             exception.crash = false;
             exception.not_a_crash = Some(reason);
         }
     }
-    let crash = report
-        .exception
-        .as_ref()
-        .filter(|e| e.crash)
-        .map(|e| e.thread_id);
+    let crash = report.exception.as_ref().filter(|e| e.crash).map(|e| e.thread_id);
     for thread in &mut report.threads {
         thread.crashing = crash == Some(thread.id);
+        thread.exiting = exit_marker(thread, tables);
+        thread.blocked = blocked_in(thread, tables);
     }
     report.exit_phase.process_exiting = report.threads.iter().any(|t| t.exiting.is_some());
     report.exit_phase.blamed_thread = crash.or_else(|| {
