@@ -8,10 +8,11 @@ use crate::report::Format;
 
 const EXIT_STATUS_HELP: &str = "\
 Exit status:
-  0  every input was analysed
+  0  every input was analysed (and no finding matched --fail-on)
+  1  a finding matched --fail-on (known or unknown crash or hang)
   2  an input could not be analysed (not a minidump, truncated, corrupt,
-     unreadable), or the command line was wrong; the other inputs are
-     still analysed and reported";
+     unreadable), a rule file was invalid, or the command line was wrong;
+     the other inputs are still analysed and reported";
 
 /// Tells why a process crashed or hung while it was exiting, from its minidump.
 #[derive(Debug, Parser)]
@@ -26,6 +27,46 @@ pub enum Command {
     /// Analyse minidumps: symbolize every thread and report the crash or hang.
     #[command(after_help = EXIT_STATUS_HELP)]
     Analyze(AnalyzeArgs),
+    /// List, show, lint and test the signature database.
+    #[command(subcommand)]
+    Signatures(SignaturesCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SignaturesCommand {
+    /// The ids, kinds and titles of every rule.
+    List(SignatureDirs),
+    /// The full text of one rule.
+    Show {
+        id: String,
+        #[command(flatten)]
+        dirs: SignatureDirs,
+    },
+    /// Check rule files: schema, unique ids, id = file name, valid patterns,
+    /// https references, non-empty fix. Every problem is reported.
+    Lint {
+        /// Folder of rule files (default: the built-in rules).
+        dir: Option<PathBuf>,
+    },
+    /// Run every rule's inline examples against the whole database.
+    Test {
+        /// Folder of rule files added to the built-in ones (default: none).
+        dir: Option<PathBuf>,
+    },
+    /// Write one Markdown page per rule, and an index, into DIR.
+    Docs {
+        dir: PathBuf,
+        /// Do not write: fail if the pages in DIR differ from the rules.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SignatureDirs {
+    /// Folder of rule files that add to, or override by id, the built-in rules; repeatable.
+    #[arg(long = "signatures", value_name = "DIR")]
+    pub signatures: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -33,6 +74,14 @@ pub struct AnalyzeArgs {
     /// Minidump files, or folders searched recursively for *.dmp and *.mdmp.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Dumps analysed in parallel (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// No progress bar (it is shown only when stderr is a terminal anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 
     #[command(flatten)]
     pub report: ReportArgs,
@@ -69,6 +118,25 @@ pub struct ReportArgs {
     /// Colour in the text report: `auto` colours a terminal unless NO_COLOR is set.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+
+    /// Folder of rule files that add to, or override by id, the built-in rules; repeatable.
+    #[arg(long = "signatures", value_name = "DIR")]
+    pub signatures: Vec<PathBuf>,
+
+    /// Which findings make the exit status 1: `known` (a specific signature
+    /// matched), `unknown` (a crash or hang no specific signature explains),
+    /// `any`, or `none`.
+    #[arg(long, value_enum, default_value_t = FailOn::None)]
+    pub fail_on: FailOn,
+}
+
+/// The findings policy for CI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    None,
+    Known,
+    Unknown,
+    Any,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

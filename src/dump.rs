@@ -301,6 +301,8 @@ fn build_report(
             .map(|info| info.address.0)
             .unwrap_or(e.raw.exception_record.exception_address)),
         thread_id: e.get_crashing_thread_id(),
+        crash: true,
+        not_a_crash: None,
     });
 
     let mut threads: Vec<Thread> = state
@@ -312,10 +314,16 @@ fn build_report(
     // The crashing thread first; the others keep the dump's order.
     threads.sort_by_key(|t| !t.crashing);
 
+    // Symbol statistics are shared by every dump of the run: only the
+    // modules this dump's frames lie in say anything about this dump.
+    let needed: std::collections::HashSet<&str> = threads
+        .iter()
+        .flat_map(|t| t.frames.iter().filter_map(|f| f.module.as_deref()))
+        .collect();
     let modules = state
         .modules
         .by_addr()
-        .map(|m| build_module(m, symbols))
+        .map(|m| build_module(m, symbols, &needed))
         .collect();
     let unloaded_modules = state
         .unloaded_modules
@@ -364,6 +372,9 @@ fn build_report(
         modules,
         unloaded_modules,
         warnings,
+        exit_phase: Default::default(),
+        diagnoses: Vec::new(),
+        crash_signature: None,
     }
 }
 
@@ -377,6 +388,8 @@ fn build_thread(
         id: stack.thread_id,
         name: stack.thread_name.clone(),
         crashing,
+        exiting: None,
+        blocked: None,
         walk: match stack.info {
             CallStackInfo::Ok => "ok",
             CallStackInfo::MissingContext => "missing_context",
@@ -470,10 +483,16 @@ fn build_frame(
     }
 }
 
-fn build_module(module: &MinidumpModule, symbols: &DumpSymbols<'_>) -> Module {
+fn build_module(
+    module: &MinidumpModule,
+    symbols: &DumpSymbols<'_>,
+    needed: &std::collections::HashSet<&str>,
+) -> Module {
     let path = module.code_file().into_owned();
     let name = file_name(&path).to_string();
-    let outcome = symbols.module_outcome(module.base_address());
+    let outcome = symbols
+        .module_outcome(module.base_address())
+        .filter(|_| needed.contains(name.as_str()));
     Module {
         base: hex(module.base_address()),
         size: module.size(),

@@ -3,23 +3,29 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::Parser;
 
-use dumptriage::cli::{AnalyzeArgs, Cli, Command, ReportArgs};
+use dumptriage::cli::{AnalyzeArgs, Cli, Command, FailOn, ReportArgs, SignaturesCommand};
 use dumptriage::model::{Report, Status};
 use dumptriage::report::{self, Format, Paint};
+use dumptriage::signatures::{self, Database, Problem};
 use dumptriage::symbols::SymbolConfig;
+use dumptriage::{BatchOptions, Finding};
 
-/// An input could not be analysed (documented in --help and README).
+/// A finding matched `--fail-on` (documented in --help and README).
+const EXIT_FINDING: u8 = 1;
+/// An input or rule file could not be used.
 const EXIT_INPUT_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Analyze(args) => analyze(args),
+        Command::Signatures(command) => signatures_command(command),
     };
     match result {
         Ok(code) => code,
@@ -31,19 +37,49 @@ fn main() -> ExitCode {
 }
 
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let database = load_database(&args.report.signatures)?;
     let inputs = dumptriage::input::collect(&args.paths);
     let symbols = SymbolConfig::from_args(&args.report);
-    let reports = dumptriage::analyze_inputs(&inputs, symbols);
+    let mut batch = BatchOptions {
+        progress: !args.quiet && io::stderr().is_terminal(),
+        ..BatchOptions::default()
+    };
+    if let Some(jobs) = args.jobs {
+        batch.jobs = usize::from(jobs);
+    }
+    let reports = dumptriage::analyze_inputs(&inputs, symbols, &database, &batch);
     finish(&reports, &args.report)
+}
+
+/// The built-in rules plus the user's folders; every problem is printed.
+fn load_database(dirs: &[std::path::PathBuf]) -> anyhow::Result<Database> {
+    Database::load(dirs).or_else(|problems| {
+        print_problems(&problems);
+        bail!("{} problem(s) in the signature rules", problems.len())
+    })
+}
+
+fn print_problems(problems: &[Problem]) {
+    for problem in problems {
+        eprintln!("{}", report::clean(&problem.to_string()));
+    }
 }
 
 /// Prints the reports as asked and picks the exit status: shared by every
 /// command that ends with a report.
 fn finish(reports: &[Report], options: &ReportArgs) -> anyhow::Result<ExitCode> {
     emit(reports, options)?;
-    let failed = reports.iter().any(|r| r.status == Status::Error);
-    Ok(if failed {
-        ExitCode::from(EXIT_INPUT_ERROR)
+    if reports.iter().any(|r| r.status == Status::Error) {
+        return Ok(ExitCode::from(EXIT_INPUT_ERROR));
+    }
+    let fails = |finding: Finding| match options.fail_on {
+        FailOn::None => false,
+        FailOn::Known => finding == Finding::Known,
+        FailOn::Unknown => finding == Finding::Unknown,
+        FailOn::Any => finding != Finding::None,
+    };
+    Ok(if reports.iter().any(|r| fails(dumptriage::finding(r))) {
+        ExitCode::from(EXIT_FINDING)
     } else {
         ExitCode::SUCCESS
     })
@@ -80,14 +116,136 @@ fn emit(reports: &[Report], options: &ReportArgs) -> anyhow::Result<()> {
                     std::env::var_os("NO_COLOR").as_deref(),
                 ),
             };
-            let mut out = BufWriter::new(stdout.lock());
-            match report::render(reports, options.format, paint, &mut out)
-                .and_then(|()| out.flush())
-            {
-                // A closed pipe (`dumptriage analyze ... | head`) is not an error.
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-                other => other.context("cannot write the report"),
+            write_stdout(|out| report::render(reports, options.format, paint, out))
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`dumptriage ... | head`) is not an error.
+fn write_stdout(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("cannot write to standard output"),
+    }
+}
+
+fn signatures_command(command: SignaturesCommand) -> anyhow::Result<ExitCode> {
+    match command {
+        SignaturesCommand::List(dirs) => {
+            let db = load_database(&dirs.signatures)?;
+            write_stdout(|out| {
+                for rule in db.rules() {
+                    let generic = if rule.generic { " (generic)" } else { "" };
+                    writeln!(
+                        out,
+                        "{:<34} {:<5} {}{generic}",
+                        rule.id,
+                        rule.kind.as_str(),
+                        rule.title
+                    )?;
+                }
+                Ok(())
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        SignaturesCommand::Show { id, dirs } => {
+            let db = load_database(&dirs.signatures)?;
+            let Some(rule) = db.get(&id) else {
+                bail!(
+                    "no signature with id {:?} (see `dumptriage signatures list`)",
+                    report::clean(&id)
+                );
+            };
+            write_stdout(|out| {
+                writeln!(out, "# {}", rule.origin)?;
+                out.write_all(rule.text.as_bytes())
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        SignaturesCommand::Lint { dir } => {
+            let problems = match &dir {
+                Some(dir) => signatures::lint_dir(dir),
+                None => signatures::lint_builtin(),
+            };
+            print_problems(&problems);
+            if problems.is_empty() {
+                println!("ok: no problems");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!("{} problem(s)", problems.len());
+                Ok(ExitCode::from(EXIT_INPUT_ERROR))
             }
         }
+        SignaturesCommand::Test { dir } => {
+            let extra: Vec<_> = dir.iter().cloned().collect();
+            let db = load_database(&extra)?;
+            let outcomes = db.test_examples(db.rules());
+            let failed = outcomes.iter().filter(|o| o.failure.is_some()).count();
+            write_stdout(|out| {
+                for o in &outcomes {
+                    match &o.failure {
+                        None => writeln!(out, "ok    {}: {}", o.rule, o.example)?,
+                        Some(why) => writeln!(out, "FAIL  {}: {}: {why}", o.rule, o.example)?,
+                    }
+                }
+                writeln!(out, "{} passed, {failed} failed", outcomes.len() - failed)
+            })?;
+            Ok(if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(EXIT_FINDING)
+            })
+        }
+        SignaturesCommand::Docs { dir, check } => docs(&dir, check),
+    }
+}
+
+/// Writes, or checks, the generated documentation pages.
+fn docs(dir: &Path, check: bool) -> anyhow::Result<ExitCode> {
+    let db = load_database(&[])?;
+    let mut pages: Vec<(String, String)> = db
+        .rules()
+        .map(|r| (format!("{}.md", r.id), signatures::docs::page(r)))
+        .collect();
+    pages.push(("README.md".to_string(), signatures::docs::index(db.rules())));
+    if !check {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for (name, text) in &pages {
+            let path = dir.join(name);
+            std::fs::write(&path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        println!("wrote {} pages to {}", pages.len(), dir.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut stale = 0;
+    for (name, text) in &pages {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            eprintln!("{} is missing or out of date", path.display());
+            stale += 1;
+        }
+    }
+    let expected: std::collections::HashSet<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".md") && !expected.contains(name.as_str()) {
+                eprintln!("{} documents no rule (remove it)", entry.path().display());
+                stale += 1;
+            }
+        }
+    }
+    if stale > 0 {
+        eprintln!(
+            "run `dumptriage signatures docs {}` to regenerate",
+            dir.display()
+        );
+        Ok(ExitCode::from(EXIT_FINDING))
+    } else {
+        println!("ok: {} pages up to date", pages.len());
+        Ok(ExitCode::SUCCESS)
     }
 }

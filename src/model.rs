@@ -14,7 +14,43 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Serialize)]
 pub struct Output<'a> {
     pub schema_version: u32,
+    pub summary: &'a Summary,
     pub reports: &'a [Report],
+}
+
+/// A run at a glance: dumps grouped by what went wrong.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub dumps: usize,
+    pub analysed: usize,
+    pub failed: usize,
+    /// Known failures first, then unexplained ones, then dumps where nothing
+    /// failed; larger groups first.
+    pub groups: Vec<SummaryGroup>,
+    /// Inputs that could not be analysed.
+    pub errors: Vec<SummaryError>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryGroup {
+    /// The signature id for known failures; otherwise the generic id or
+    /// `unknown crash` followed by the crash signature.
+    pub key: String,
+    /// The diagnosis' signature id, if any.
+    pub signature: Option<String>,
+    pub kind: Option<Kind>,
+    /// A specific signature explains these dumps.
+    pub known: bool,
+    pub title: String,
+    pub fix: Option<String>,
+    pub count: usize,
+    pub dumps: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryError {
+    pub path: String,
+    pub error: String,
 }
 
 /// Whether a dump could be analysed at all.
@@ -43,6 +79,14 @@ pub struct Report {
     pub unloaded_modules: Vec<UnloadedModule>,
     /// Problems that did not stop the analysis (a corrupt optional stream, ...).
     pub warnings: Vec<String>,
+    /// Whether the process was exiting, and which thread a hang is blamed on.
+    pub exit_phase: ExitPhase,
+    /// Known failures this dump matches, the most specific first:
+    /// `diagnoses[0]` is the answer.
+    pub diagnoses: Vec<Diagnosis>,
+    /// The top meaningful frames of the crashing or blamed thread, used to
+    /// group dumps that no specific signature explains.
+    pub crash_signature: Option<String>,
 }
 
 impl Report {
@@ -59,12 +103,27 @@ impl Report {
             modules: Vec::new(),
             unloaded_modules: Vec::new(),
             warnings: Vec::new(),
+            exit_phase: ExitPhase::default(),
+            diagnoses: Vec::new(),
+            crash_signature: None,
         }
     }
 
-    /// The thread the exception happened on, if any.
+    /// The thread the exception happened on, if it was a real crash.
     pub fn crashing_thread(&self) -> Option<&Thread> {
         self.threads.iter().find(|t| t.crashing)
+    }
+
+    /// The thread a crash or hang is blamed on.
+    pub fn blamed_thread(&self) -> Option<&Thread> {
+        let id = self.exit_phase.blamed_thread?;
+        self.threads.iter().find(|t| t.id == id)
+    }
+
+    /// Whether the dump records a real crash (not a hang, live dump,
+    /// debugger break-in or requested dump).
+    pub fn crashed(&self) -> bool {
+        self.exception.as_ref().is_some_and(|e| e.crash)
     }
 }
 
@@ -95,6 +154,89 @@ pub struct Exception {
     /// The faulting address (for access violations the address accessed).
     pub address: String,
     pub thread_id: u32,
+    /// False when the exception only marks how the dump was taken: a
+    /// debugger break-in (0x80000003 on the break-in thread) or a "dump
+    /// requested" code. Such a dump is treated as a live or hang dump.
+    pub crash: bool,
+    /// Why `crash` is false.
+    pub not_a_crash: Option<String>,
+}
+
+/// The exit-phase facts of a dump: computed from the stacks by
+/// `exit_phase::classify`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExitPhase {
+    /// Some thread is running process exit (see the thread's `exiting`).
+    pub process_exiting: bool,
+    /// The crashing thread of a crash; for a dump without a crash, the
+    /// exiting thread that is blocked (or, failing that, an exiting thread).
+    pub blamed_thread: Option<u32>,
+}
+
+/// Why a thread is considered to be exiting: the innermost exit-time frame.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExitMarker {
+    pub frame_index: usize,
+    /// What the frame shows ("CRT exit", "DllMain during process detach", ...).
+    pub stage: String,
+    /// The frame's function, or what stood in for it.
+    pub function: String,
+}
+
+/// The wait a thread is blocked in.
+#[derive(Debug, Clone, Serialize)]
+pub struct Blocked {
+    pub frame_index: usize,
+    pub function: String,
+    /// False when inferred from an unsymbolized system-call frame.
+    pub certain: bool,
+}
+
+/// Whether a signature describes a crash or a hang.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Crash,
+    Hang,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Crash => "crash",
+            Kind::Hang => "hang",
+        }
+    }
+}
+
+/// One matched signature.
+#[derive(Debug, Clone, Serialize)]
+pub struct Diagnosis {
+    /// The rule id (`hip-unregister-fatbinary-hang`).
+    pub signature: String,
+    pub title: String,
+    pub kind: Kind,
+    /// True for the generic situations (`crash-during-exit`, ...), which
+    /// always rank after specific signatures.
+    pub generic: bool,
+    /// 0.0-1.0; see docs/signatures.md, "Confidence".
+    pub confidence: f64,
+    /// The thread the diagnosis is about.
+    pub thread_id: u32,
+    pub evidence: Vec<Evidence>,
+    /// What happens, and why.
+    pub summary: String,
+    pub fix: String,
+    pub workaround: Option<String>,
+    pub references: Vec<String>,
+}
+
+/// One fact a diagnosis rests on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub thread_id: Option<u32>,
+    pub frame_index: Option<usize>,
+    pub fact: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -103,6 +245,10 @@ pub struct Thread {
     /// From the ThreadNames stream (Windows) or the dump writer's own record.
     pub name: Option<String>,
     pub crashing: bool,
+    /// Set when the thread is running process exit.
+    pub exiting: Option<ExitMarker>,
+    /// Set when the thread is blocked in a wait.
+    pub blocked: Option<Blocked>,
     /// Why the stack is short or empty, when it is (`missing_context`, ...); `ok` otherwise.
     pub walk: &'static str,
     pub frames: Vec<Frame>,
@@ -191,6 +337,27 @@ pub struct Frame {
     pub unloaded_module_offset: Option<String>,
     /// Functions inlined at this address, innermost first.
     pub inlines: Vec<InlineFrame>,
+}
+
+impl Frame {
+    /// The names this frame answers to: the functions inlined at its address
+    /// (innermost first), then its own function.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.inlines
+            .iter()
+            .map(|i| i.function.as_str())
+            .chain(self.function.as_deref())
+    }
+}
+
+/// A function name without its parameter list (`exit(int)` -> `exit`), for
+/// symbol files that keep C++ signatures. MSVC's quoted names
+/// (`` `dynamic atexit destructor for 'x'' ``) are kept whole.
+pub fn bare_name(name: &str) -> &str {
+    match name.find('(') {
+        Some(i) if i > 0 && !name.starts_with('`') => &name[..i],
+        _ => name,
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

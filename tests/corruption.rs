@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use dumptriage::dump::Analyzer;
 use dumptriage::model::Status;
+use dumptriage::signatures::Database;
 use dumptriage::symbols::SymbolConfig;
 
 const CASES_PER_SEED: usize = 150;
@@ -169,6 +170,7 @@ fn corrupted_dumps_give_a_report_or_one_clear_error() {
         ..SymbolConfig::default()
     };
     let analyzer = Analyzer::new(config.sources());
+    let signatures = Database::builtin().expect("built-in rules");
 
     // A hang must fail the test, not stall CI: abort if one case runs far too long.
     let current = Arc::new(std::sync::Mutex::new(String::new()));
@@ -204,7 +206,7 @@ fn corrupted_dumps_give_a_report_or_one_clear_error() {
             std::fs::write(&path, &data).unwrap();
 
             let start = Instant::now();
-            let report = analyzer.analyze(&path);
+            let report = dumptriage::diagnose(analyzer.analyze(&path), &signatures);
             let took = start.elapsed();
 
             assert!(took < CASE_LIMIT, "{label}: took {took:?}");

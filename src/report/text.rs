@@ -7,7 +7,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::model::{Frame, ModuleSymbols, Report, Status, SymbolSource, Thread};
+use crate::model::{Frame, ModuleSymbols, Report, Status, Summary, SymbolSource, Thread};
+use crate::summary::summarize;
 
 /// ANSI styling, on only when the output is a terminal and NO_COLOR is unset
 /// (decided by the caller).
@@ -38,17 +39,70 @@ impl Paint {
     }
 }
 
+/// The summary table first (when there is more than one dump), then each
+/// dump's report.
 pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+    if reports.len() > 1 {
+        out.write_all(render_summary(&summarize(reports), paint).as_bytes())?;
+    }
     for (i, report) in reports.iter().enumerate() {
-        if i > 0 {
+        if i > 0 || reports.len() > 1 {
             writeln!(out)?;
         }
-        out.write_all(render_one(report, paint).as_bytes())?;
+        out.write_all(render_report(report, paint).as_bytes())?;
     }
     Ok(())
 }
 
-fn render_one(report: &Report, p: Paint) -> String {
+/// Dumps shown per group before "and N more".
+const SUMMARY_DUMPS: usize = 5;
+
+fn render_summary(summary: &Summary, p: Paint) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}",
+        p.bold(&format!(
+            "Summary: {} dumps, {} analysed, {} unreadable",
+            summary.dumps, summary.analysed, summary.failed
+        ))
+    );
+    for g in &summary.groups {
+        let label = match (&g.signature, g.known) {
+            (Some(id), true) => format!("{} - {}", p.red(id), clean(&g.title)),
+            _ => clean(&g.key),
+        };
+        let _ = writeln!(s, "  {:>5}  {label}", g.count);
+        if let Some(fix) = &g.fix {
+            if g.known {
+                wrap_into(&mut s, "         fix: ", fix);
+            }
+        }
+        for dump in g.dumps.iter().take(SUMMARY_DUMPS) {
+            let _ = writeln!(s, "         {}", p.dim(&clean(dump)));
+        }
+        if g.dumps.len() > SUMMARY_DUMPS {
+            let _ = writeln!(
+                s,
+                "         {}",
+                p.dim(&format!("... and {} more", g.dumps.len() - SUMMARY_DUMPS))
+            );
+        }
+    }
+    for e in &summary.errors {
+        let _ = writeln!(
+            s,
+            "  {}  {}: {}",
+            p.red("error"),
+            clean(&e.path),
+            clean(&e.error)
+        );
+    }
+    s
+}
+
+/// One dump's report, as a string.
+pub fn render_report(report: &Report, p: Paint) -> String {
     let mut s = String::new();
     let path = clean(&report.path);
     if report.status == Status::Error {
@@ -57,6 +111,7 @@ fn render_one(report: &Report, p: Paint) -> String {
         return s;
     }
     let _ = writeln!(s, "{}", p.bold(&format!("== {path}")));
+    render_diagnoses(&mut s, report, p);
     if let Some(process) = &report.process {
         let name = clean(process.name.as_deref().unwrap_or("(unknown)"));
         let pid = process
@@ -100,6 +155,13 @@ fn render_one(report: &Report, p: Paint) -> String {
             let _ = writeln!(s, "Exception: none: live or hang dump");
         }
     }
+    if let Some(why) = report
+        .exception
+        .as_ref()
+        .and_then(|e| e.not_a_crash.as_deref())
+    {
+        let _ = writeln!(s, "           not a crash: {}", clean(why));
+    }
     for warning in &report.warnings {
         let _ = writeln!(s, "{} {}", p.yellow("warning:"), clean(warning));
     }
@@ -111,13 +173,133 @@ fn render_one(report: &Report, p: Paint) -> String {
     s
 }
 
+/// The answer first: the best diagnosis with its evidence and fix, then the
+/// other matches; or a plain statement that nothing matched, with the
+/// exit-phase facts that were found.
+fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
+    let thread_label = |id: u32| {
+        let name = report
+            .threads
+            .iter()
+            .find(|t| t.id == id)
+            .and_then(|t| t.name.as_deref())
+            .map(|n| format!(" \"{}\"", clean(n)))
+            .unwrap_or_default();
+        format!("thread {id}{name}")
+    };
+    let Some(best) = report.diagnoses.first() else {
+        let _ = writeln!(
+            s,
+            "Diagnosis: {}",
+            p.bold("no known exit-time failure matched")
+        );
+        let phase = &report.exit_phase;
+        let exiting: Vec<String> = report
+            .threads
+            .iter()
+            .filter_map(|t| {
+                t.exiting
+                    .as_ref()
+                    .map(|m| format!("{} ({})", thread_label(t.id), clean(&m.stage)))
+            })
+            .collect();
+        let facts = if exiting.is_empty() {
+            "no thread is exiting".to_string()
+        } else {
+            format!("exiting: {}", exiting.join(", "))
+        };
+        let blamed = phase
+            .blamed_thread
+            .map(|id| format!("; blamed: {}", thread_label(id)))
+            .unwrap_or_default();
+        let _ = writeln!(s, "Exit phase: {facts}{blamed}");
+        return;
+    };
+    let _ = writeln!(
+        s,
+        "Diagnosis: {} {}",
+        p.red(&best.signature),
+        p.bold(&format!("- {}", clean(&best.title)))
+    );
+    let _ = writeln!(
+        s,
+        "    {}{}, confidence {:.2}, {}",
+        best.kind.as_str(),
+        if best.generic { " (generic)" } else { "" },
+        best.confidence,
+        thread_label(best.thread_id)
+    );
+    let _ = writeln!(s, "    Evidence:");
+    for e in &best.evidence {
+        let place = match (e.thread_id, e.frame_index) {
+            (Some(t), Some(f)) => format!("[thread {t} frame {f}] "),
+            (Some(t), None) => format!("[thread {t}] "),
+            _ => String::new(),
+        };
+        let _ = writeln!(s, "      - {place}{}", clean(&e.fact));
+    }
+    wrap_into(s, "    What happens: ", &best.summary);
+    wrap_into(s, "    Fix: ", &best.fix);
+    if let Some(workaround) = &best.workaround {
+        wrap_into(s, "    Workaround: ", workaround);
+    }
+    for reference in &best.references {
+        let _ = writeln!(s, "    See: {}", clean(reference));
+    }
+    if report.diagnoses.len() > 1 {
+        let others: Vec<String> = report.diagnoses[1..]
+            .iter()
+            .map(|d| format!("{} ({:.2})", d.signature, d.confidence))
+            .collect();
+        let _ = writeln!(s, "    Also matches: {}", others.join(", "));
+    }
+}
+
+/// Writes `text` after `label`, wrapped at 100 columns; continuation lines
+/// are indented two columns deeper than the label.
+fn wrap_into(s: &mut String, label: &str, text: &str) {
+    const WIDTH: usize = 100;
+    let indent = " ".repeat(label.len() - label.trim_start().len() + 2);
+    let mut line = label.to_string();
+    let mut empty = true;
+    for word in clean(text).split_whitespace() {
+        if !empty && line.len() + 1 + word.len() > WIDTH {
+            s.push_str(&line);
+            s.push('\n');
+            line = indent.clone();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    s.push_str(&line);
+    s.push('\n');
+}
+
 fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
     let mut header = format!("Thread {}", thread.id);
     if let Some(name) = &thread.name {
         let _ = write!(header, " \"{}\"", clean(name));
     }
     if thread.crashing {
-        let _ = writeln!(s, "{}", p.red(&format!("{header} (crashing)")));
+        let _ = write!(header, " (crashing)");
+    }
+    if let Some(marker) = &thread.exiting {
+        let _ = write!(
+            header,
+            " [exiting: {} at frame {}]",
+            clean(&marker.stage),
+            marker.frame_index
+        );
+    }
+    if let Some(blocked) = &thread.blocked {
+        let _ = write!(header, " [blocked in {}]", clean(&blocked.function));
+    }
+    if thread.crashing {
+        let _ = writeln!(s, "{}", p.red(&header));
     } else {
         let _ = writeln!(s, "{}", p.bold(&header));
     }

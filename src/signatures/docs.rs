@@ -1,0 +1,93 @@
+//! Documentation pages generated from the rule files (docs/signatures/), so
+//! they cannot drift from the rules: CI checks them with
+//! `dumptriage signatures docs --check docs/signatures`.
+
+use std::fmt::Write as _;
+
+use super::rule::{Expect, Rule};
+
+/// The page of one rule: what it detects, why it matters, an example, the fix.
+pub fn page(rule: &Rule) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "<!-- Generated from signatures/{}.toml by `dumptriage signatures docs`; do not edit. -->\n", rule.id);
+    let _ = writeln!(s, "# {}\n", md(&rule.title));
+    let _ = writeln!(
+        s,
+        "`{}` · {} · {}\n",
+        rule.id,
+        rule.kind.as_str(),
+        if rule.generic {
+            "generic situation"
+        } else {
+            "known failure"
+        }
+    );
+    let _ = writeln!(s, "## What happens\n\n{}\n", md(rule.summary.trim()));
+    let _ = writeln!(s, "## Why\n\n{}\n", md(rule.why.trim()));
+    let _ = writeln!(s, "## Fix\n\n{}\n", md(rule.fix.trim()));
+    if let Some(workaround) = &rule.workaround {
+        let _ = writeln!(s, "## Workaround\n\n{}\n", md(workaround.trim()));
+    }
+    if let Some(example) = rule.examples.iter().find(|e| e.expect == Expect::Match) {
+        let _ = writeln!(s, "## Example\n\n{}:\n", md(&example.name));
+        s.push_str("```\n");
+        if let Some(exception) = &example.exception {
+            let _ = writeln!(s, "exception {exception}");
+        }
+        for thread in &example.threads {
+            let name = thread
+                .name
+                .as_deref()
+                .map(|n| format!(" \"{n}\""))
+                .unwrap_or_default();
+            let crashing = if thread.crashing { " (crashing)" } else { "" };
+            let _ = writeln!(s, "thread {}{name}{crashing}", thread.id);
+            for (i, frame) in thread.frames.iter().enumerate() {
+                let _ = writeln!(s, "  {i:>2}  {frame}");
+            }
+        }
+        s.push_str("```\n\n");
+    }
+    s.push_str("## References\n\n");
+    for reference in &rule.references {
+        let _ = writeln!(s, "- <{reference}>");
+    }
+    s
+}
+
+/// The index page: every rule, specific ones first.
+pub fn index<'a>(rules: impl IntoIterator<Item = &'a Rule>) -> String {
+    let mut rules: Vec<&Rule> = rules.into_iter().collect();
+    rules.sort_by(|a, b| a.generic.cmp(&b.generic).then(a.id.cmp(&b.id)));
+    let mut s = String::from(
+        "<!-- Generated from signatures/*.toml by `dumptriage signatures docs`; do not edit. -->\n\n\
+         # Signatures\n\nThe known exit-time failures dumptriage recognises, then the generic \
+         situations. The rule format is described in [../signatures.md](../signatures.md).\n\n\
+         | id | kind | title |\n| --- | --- | --- |\n",
+    );
+    for rule in rules {
+        let generic = if rule.generic { " (generic)" } else { "" };
+        let _ = writeln!(
+            s,
+            "| [`{}`]({}.md) | {}{generic} | {} |",
+            rule.id,
+            rule.id,
+            rule.kind.as_str(),
+            rule.title
+        );
+    }
+    s
+}
+
+/// Escapes Markdown syntax in prose, so `__hipUnregisterFatBinary` is not
+/// rendered as bold and a `|` does not split a table cell.
+fn md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '_' | '*' | '<' | '>' | '[' | ']' | '|' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,170 @@
+//! A rule's inline examples: hand-written stacks turned into reports, so
+//! every rule is tested without a dump.
+//!
+//! A frame is written `MODULE!FUNCTION`, `MODULE` (no symbols), `!FUNCTION`
+//! (no module), or `unloaded:MODULE` (an address in an unloaded module).
+
+use std::collections::BTreeSet;
+
+use super::rule::{ExampleSpec, ExceptionCode};
+use crate::model::{
+    hex, Exception, Frame, Module, ModuleSymbols, Process, Report, Status, SymbolSource, System,
+    Thread, Trust, UnloadedModule,
+};
+
+/// Builds the report an example describes (before exit-phase classification).
+pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
+    let windows = match example.os.as_str() {
+        "windows" => true,
+        "linux" | "macos" => false,
+        other => return Err(format!("os {other:?} is not windows, linux or macos")),
+    };
+    let mut loaded: BTreeSet<String> = example.modules.iter().cloned().collect();
+    let mut unloaded: BTreeSet<String> = example.unloaded_modules.iter().cloned().collect();
+    let mut threads = Vec::new();
+    let mut ids = BTreeSet::new();
+    for (t, spec) in example.threads.iter().enumerate() {
+        if !ids.insert(spec.id) {
+            return Err(format!("threads[{t}]: thread id {} appears twice", spec.id));
+        }
+        let mut frames = Vec::new();
+        for (index, text) in spec.frames.iter().enumerate() {
+            let frame = parse_frame(index, text)
+                .map_err(|e| format!("threads[{t}].frames[{index}]: {e}"))?;
+            if let Some(m) = &frame.module {
+                loaded.insert(m.clone());
+            }
+            if let Some(m) = &frame.unloaded_module {
+                unloaded.insert(m.clone());
+            }
+            frames.push(frame);
+        }
+        threads.push(Thread {
+            id: spec.id,
+            name: spec.name.clone(),
+            crashing: spec.crashing,
+            exiting: None,
+            blocked: None,
+            walk: "ok",
+            frames,
+        });
+    }
+    let crashing: Vec<u32> = example
+        .threads
+        .iter()
+        .filter(|t| t.crashing)
+        .map(|t| t.id)
+        .collect();
+    let exception = match (&example.exception, crashing.as_slice()) {
+        (None, []) => None,
+        (Some(text), [thread_id]) => {
+            let code = ExceptionCode::parse(text)?;
+            Some(Exception {
+                code: hex(u64::from(code.code)),
+                name: code.written.clone(),
+                address: hex(0),
+                thread_id: *thread_id,
+                crash: true,
+                not_a_crash: None,
+            })
+        }
+        (Some(_), _) => {
+            return Err("an exception needs exactly one thread with crashing = true".to_string())
+        }
+        (None, _) => return Err("a crashing thread needs an exception".to_string()),
+    };
+    let base = |i: usize| hex(0x1000_0000 * (i as u64 + 1));
+    Ok(Report {
+        path: String::new(),
+        status: Status::Ok,
+        error: None,
+        process: Some(Process {
+            name: None,
+            pid: None,
+        }),
+        system: Some(System {
+            os: if windows { "Windows NT" } else { "Linux" }.to_string(),
+            os_version: None,
+            cpu: "amd64".to_string(),
+            cpu_info: None,
+            cpu_count: 1,
+        }),
+        exception,
+        threads,
+        modules: loaded
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| Module {
+                path: name.clone(),
+                name,
+                base: base(i),
+                size: 0x10_0000,
+                version: None,
+                debug_file: None,
+                debug_id: None,
+                code_id: None,
+                symbols: ModuleSymbols::Loaded,
+                symbol_source: SymbolSource::Sym,
+                symbol_file: None,
+                symbols_tried: Vec::new(),
+            })
+            .collect(),
+        unloaded_modules: unloaded
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| UnloadedModule {
+                path: name.clone(),
+                name,
+                base: base(100 + i),
+                size: 0x10_0000,
+                code_id: None,
+                symbol_source: SymbolSource::None,
+            })
+            .collect(),
+        warnings: Vec::new(),
+        exit_phase: Default::default(),
+        diagnoses: Vec::new(),
+        crash_signature: None,
+    })
+}
+
+fn parse_frame(index: usize, text: &str) -> Result<Frame, String> {
+    let text = text.trim();
+    let (module, function, unloaded) = if let Some(name) = text.strip_prefix("unloaded:") {
+        (None, None, Some(name.to_string()))
+    } else if let Some((module, function)) = text.split_once('!') {
+        let module = (!module.is_empty()).then(|| module.to_string());
+        (module, Some(function.to_string()), None)
+    } else {
+        (Some(text.to_string()), None, None)
+    };
+    if [&module, &function, &unloaded]
+        .iter()
+        .all(|p| p.as_deref().is_none_or(str::is_empty))
+    {
+        return Err(format!("{text:?} names neither a module nor a function"));
+    }
+    Ok(Frame {
+        index,
+        instruction: hex(0x1000 + index as u64),
+        module_offset: module.as_ref().map(|_| hex(0x1000)),
+        function_offset: function.as_ref().map(|_| hex(0x10)),
+        symbol_source: if function.is_some() {
+            SymbolSource::Sym
+        } else {
+            SymbolSource::None
+        },
+        unloaded_module_offset: unloaded.as_ref().map(|_| hex(0x1000)),
+        module,
+        function,
+        file: None,
+        line: None,
+        trust: if index == 0 {
+            Trust::Context
+        } else {
+            Trust::Cfi
+        },
+        unloaded_module: unloaded,
+        inlines: Vec::new(),
+    })
+}

@@ -1,0 +1,343 @@
+//! Matching rules against a classified report (see exit_phase::classify),
+//! producing diagnoses with their evidence and confidence.
+
+use super::rule::{Conditions, FramePattern, Rule, ThreadChoice};
+use crate::model::{bare_name, Diagnosis, Evidence, Frame, Report, Thread, Trust};
+
+/// Confidence factors, documented in docs/signatures.md ("Confidence").
+const SPECIFIC_BASE: f64 = 1.0;
+const GENERIC_BASE: f64 = 0.6;
+const SCANNED_FRAME: f64 = 0.8;
+const CFI_SCANNED_FRAME: f64 = 0.9;
+const MODULE_ONLY_FRAME: f64 = 0.85;
+const INFERRED_WAIT: f64 = 0.9;
+const INFERRED_EXIT: f64 = 0.95;
+
+/// Every rule that matches, the answer first: specific rules before generic
+/// ones, then the more specific match, then the higher confidence.
+pub fn diagnose(rules: &[&Rule], report: &Report) -> Vec<Diagnosis> {
+    let mut found: Vec<(u32, Diagnosis)> = rules
+        .iter()
+        .filter_map(|rule| {
+            rule.alternatives
+                .iter()
+                .filter_map(|c| match_conditions(rule, c, report).map(|d| (c.specificity(), d)))
+                .max_by(|a, b| {
+                    a.0.cmp(&b.0)
+                        .then(a.1.confidence.total_cmp(&b.1.confidence))
+                })
+        })
+        .collect();
+    found.sort_by(|(sa, a), (sb, b)| {
+        a.generic
+            .cmp(&b.generic)
+            .then(sb.cmp(sa))
+            .then(b.confidence.total_cmp(&a.confidence))
+            .then(a.signature.cmp(&b.signature))
+    });
+    found.into_iter().map(|(_, d)| d).collect()
+}
+
+/// Evidence and confidence gathered while checking one thread.
+struct Found {
+    evidence: Vec<Evidence>,
+    confidence: f64,
+}
+
+impl Found {
+    fn fact(&mut self, thread: Option<u32>, frame: Option<usize>, fact: String) {
+        self.evidence.push(Evidence {
+            thread_id: thread,
+            frame_index: frame,
+            fact,
+        });
+    }
+}
+
+fn match_conditions(rule: &Rule, c: &Conditions, report: &Report) -> Option<Diagnosis> {
+    let mut found = Found {
+        evidence: Vec::new(),
+        confidence: if rule.generic {
+            GENERIC_BASE
+        } else {
+            SPECIFIC_BASE
+        },
+    };
+    if !process_conditions(c, report, &mut found) {
+        return None;
+    }
+    let candidates: Vec<&Thread> = match c.thread {
+        ThreadChoice::Crashing => report.crashing_thread().into_iter().collect(),
+        ThreadChoice::Blamed => report.blamed_thread().into_iter().collect(),
+        ThreadChoice::Any | ThreadChoice::Named => report.threads.iter().collect(),
+    };
+    let (thread, thread_found) = candidates.into_iter().find_map(|thread| {
+        let mut here = Found {
+            evidence: Vec::new(),
+            confidence: 1.0,
+        };
+        thread_conditions(c, thread, &mut here).then_some((thread, here))
+    })?;
+    found.evidence.extend(thread_found.evidence);
+    found.confidence *= thread_found.confidence;
+    Some(Diagnosis {
+        signature: rule.id.clone(),
+        title: rule.title.clone(),
+        kind: rule.kind,
+        generic: rule.generic,
+        confidence: (found.confidence * 100.0).round() / 100.0,
+        thread_id: thread.id,
+        evidence: found.evidence,
+        summary: format!("{} {}", rule.summary.trim(), rule.why.trim()),
+        fix: rule.fix.trim().to_string(),
+        workaround: rule.workaround.as_ref().map(|w| w.trim().to_string()),
+        references: rule.references.clone(),
+    })
+}
+
+/// Conditions on the dump as a whole.
+fn process_conditions(c: &Conditions, report: &Report, found: &mut Found) -> bool {
+    if let Some(want) = c.crash {
+        if report.crashed() != want {
+            return false;
+        }
+    }
+    if !c.exception.is_empty() {
+        let Some(exception) = report.exception.as_ref().filter(|e| e.crash) else {
+            return false;
+        };
+        let windows = report
+            .system
+            .as_ref()
+            .is_some_and(|s| s.os.starts_with("Windows"));
+        let code = u32::from_str_radix(exception.code.trim_start_matches("0x"), 16).ok();
+        let hit = c
+            .exception
+            .iter()
+            .find(|want| code == Some(want.code) && (!want.signal || !windows));
+        let Some(hit) = hit else { return false };
+        found.fact(
+            Some(exception.thread_id),
+            None,
+            format!(
+                "exception {} {} ({})",
+                exception.code, exception.name, hit.written
+            ),
+        );
+    }
+    if let Some(want) = c.process_exiting {
+        if report.exit_phase.process_exiting != want {
+            return false;
+        }
+        if want {
+            let exiting = report
+                .threads
+                .iter()
+                .find_map(|t| t.exiting.as_ref().map(|m| (t, m)));
+            if let Some((thread, marker)) = exiting {
+                found.fact(
+                    Some(thread.id),
+                    Some(marker.frame_index),
+                    format!(
+                        "the process is exiting: thread {} is in {} ({})",
+                        thread.id, marker.stage, marker.function
+                    ),
+                );
+            }
+        }
+    }
+    for pattern in &c.modules_loaded {
+        let Some(module) = report.modules.iter().find(|m| pattern.matches(&m.name)) else {
+            return false;
+        };
+        found.fact(None, None, format!("{} is loaded", module.name));
+    }
+    for pattern in &c.modules_unloaded {
+        let Some(module) = report
+            .unloaded_modules
+            .iter()
+            .find(|m| pattern.matches(&m.name))
+        else {
+            return false;
+        };
+        found.fact(None, None, format!("{} was unloaded", module.name));
+    }
+    for pattern in &c.functions_absent {
+        let present = report.threads.iter().any(|t| {
+            t.frames
+                .iter()
+                .any(|f| f.names().any(|n| pattern.matches(n)))
+        });
+        if present {
+            return false;
+        }
+        found.fact(None, None, format!("no thread runs {}", pattern.source()));
+    }
+    true
+}
+
+/// Conditions on the chosen thread.
+fn thread_conditions(c: &Conditions, thread: &Thread, found: &mut Found) -> bool {
+    let id = Some(thread.id);
+    if let Some(pattern) = &c.thread_name {
+        if !thread.name.as_deref().is_some_and(|n| pattern.matches(n)) {
+            return false;
+        }
+        found.fact(
+            id,
+            None,
+            format!(
+                "thread {} is named {:?}",
+                thread.id,
+                thread.name.as_deref().unwrap_or("")
+            ),
+        );
+    }
+    if let Some(want) = c.thread_exiting {
+        if thread.exiting.is_some() != want {
+            return false;
+        }
+        if let Some(marker) = &thread.exiting {
+            found.fact(
+                id,
+                Some(marker.frame_index),
+                format!(
+                    "thread {} is exiting: {} ({})",
+                    thread.id, marker.stage, marker.function
+                ),
+            );
+            if marker.stage.starts_with("main has returned") {
+                found.confidence *= INFERRED_EXIT;
+            }
+        }
+    }
+    if let Some(want) = c.thread_blocked {
+        if thread.blocked.is_some() != want {
+            return false;
+        }
+        if let Some(blocked) = &thread.blocked {
+            let how = if blocked.certain {
+                ""
+            } else {
+                " (inferred: unsymbolized system call)"
+            };
+            found.fact(
+                id,
+                Some(blocked.frame_index),
+                format!(
+                    "thread {} is blocked in {}{how}",
+                    thread.id, blocked.function
+                ),
+            );
+            if !blocked.certain {
+                found.confidence *= INFERRED_WAIT;
+            }
+        }
+    }
+    if let Some(wanted) = &c.ip_in_unloaded_module {
+        let Some(top) = thread.frames.first() else {
+            return false;
+        };
+        let Some(name) = top.unloaded_module.as_deref() else {
+            return false;
+        };
+        if wanted.as_ref().is_some_and(|p| !p.matches(name)) {
+            return false;
+        }
+        found.fact(
+            id,
+            Some(0),
+            format!(
+                "the instruction pointer {} lies in unloaded {} + {}",
+                top.instruction,
+                name,
+                top.unloaded_module_offset.as_deref().unwrap_or("?")
+            ),
+        );
+    }
+    if !c.frames.is_empty() {
+        let Some(indices) = match_frames(&c.frames, &thread.frames, 0, None) else {
+            return false;
+        };
+        for (pattern, index) in c.frames.iter().zip(indices) {
+            let frame = &thread.frames[index];
+            found.fact(
+                id,
+                Some(index),
+                format!("frame {index}: {}", describe(frame)),
+            );
+            found.confidence *= match frame.trust {
+                Trust::Scan => SCANNED_FRAME,
+                Trust::CfiScan => CFI_SCANNED_FRAME,
+                _ => 1.0,
+            };
+            if pattern.function.is_none() {
+                found.confidence *= MODULE_ONLY_FRAME;
+            }
+        }
+    }
+    true
+}
+
+/// Finds frames matching `patterns` in order, each within its allowed
+/// distance of the previous match (or of the top). Backtracks, so an early
+/// greedy choice cannot hide a valid match.
+fn match_frames(
+    patterns: &[FramePattern],
+    frames: &[Frame],
+    from: usize,
+    previous: Option<usize>,
+) -> Option<Vec<usize>> {
+    let Some((pattern, rest)) = patterns.split_first() else {
+        return Some(Vec::new());
+    };
+    let start = previous.map_or(0, |p| p + 1);
+    let limit = match pattern.within {
+        Some(gap) => (start + gap + 1).min(frames.len()),
+        None => frames.len(),
+    };
+    (from.max(start)..limit).find_map(|i| {
+        if !frame_matches(pattern, &frames[i]) {
+            return None;
+        }
+        let mut tail = match_frames(rest, frames, i + 1, Some(i))?;
+        tail.insert(0, i);
+        Some(tail)
+    })
+}
+
+fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
+    if let Some(p) = &pattern.module {
+        if !frame.module.as_deref().is_some_and(|m| p.matches(m)) {
+            return false;
+        }
+    }
+    if let Some(p) = &pattern.unloaded {
+        if !frame
+            .unloaded_module
+            .as_deref()
+            .is_some_and(|m| p.matches(m))
+        {
+            return false;
+        }
+    }
+    if let Some(p) = &pattern.function {
+        if !frame
+            .names()
+            .any(|n| p.matches(n) || p.matches(bare_name(n)))
+        {
+            return false;
+        }
+    }
+    true
+}
+
+fn describe(frame: &Frame) -> String {
+    match (&frame.module, &frame.function, &frame.unloaded_module) {
+        (Some(m), Some(f), _) => format!("{m}!{f}"),
+        (Some(m), None, _) => format!("{m} + {}", frame.module_offset.as_deref().unwrap_or("?")),
+        (None, Some(f), _) => f.clone(),
+        (None, None, Some(u)) => format!("{} in unloaded {u}", frame.instruction),
+        (None, None, None) => frame.instruction.clone(),
+    }
+}
