@@ -70,17 +70,32 @@ fn every_sample_dump_gets_its_expected_diagnosis() {
     // One run over the folder, as a user would do it: no flags, the
     // `symbols` folder beside the dumps is found by itself.
     let (doc, out) = common::analyze_json(&[&samples_dir()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let reports: BTreeMap<String, &Value> = doc["reports"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| {
             let path = r["path"].as_str().unwrap();
-            (Path::new(path).file_name().unwrap().to_string_lossy().into_owned(), r)
+            (
+                Path::new(path)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                r,
+            )
         })
         .collect();
-    assert_eq!(reports.len(), expected.dump.len(), "one report per sample, raw dumps skipped");
+    assert_eq!(
+        reports.len(),
+        expected.dump.len(),
+        "one report per sample, raw dumps skipped"
+    );
 
     let mut failures = Vec::new();
     for sample in &expected.dump {
@@ -99,11 +114,16 @@ fn every_sample_dump_gets_its_expected_diagnosis() {
             .collect();
         if sample.signature.is_empty() {
             if !diagnoses.is_empty() {
-                fail(format!("expected no exit-time diagnosis, got {diagnoses:?}"));
+                fail(format!(
+                    "expected no exit-time diagnosis, got {diagnoses:?}"
+                ));
             }
         } else {
             if diagnoses.first() != Some(&sample.signature.as_str()) {
-                fail(format!("diagnoses[0] should be {}, got {diagnoses:?}", sample.signature));
+                fail(format!(
+                    "diagnoses[0] should be {}, got {diagnoses:?}",
+                    sample.signature
+                ));
             }
             let kind = &report["diagnoses"][0]["kind"];
             if kind != sample.kind.as_str() {
@@ -116,7 +136,10 @@ fn every_sample_dump_gets_its_expected_diagnosis() {
             }
         }
         if report["process"]["name"] != sample.process.as_str() {
-            fail(format!("process {} != {}", report["process"]["name"], sample.process));
+            fail(format!(
+                "process {} != {}",
+                report["process"]["name"], sample.process
+            ));
         }
         let code = report["exception"]["code"].as_str().unwrap_or("");
         if code != sample.exception_code {
@@ -145,15 +168,24 @@ fn every_sample_dump_gets_its_expected_diagnosis() {
 
         let blamed = report["exit_phase"]["blamed_thread"].as_i64().unwrap_or(-1);
         if blamed != sample.blamed_thread_id {
-            fail(format!("blamed thread {blamed} != {}", sample.blamed_thread_id));
+            fail(format!(
+                "blamed thread {blamed} != {}",
+                sample.blamed_thread_id
+            ));
         }
         if let Some(thread) = threads.get(&(blamed as u64)).filter(|_| blamed >= 0) {
             let name = thread["name"].as_str().unwrap_or("");
             if name != sample.blamed_thread_name {
-                fail(format!("blamed thread named {name:?} != {:?}", sample.blamed_thread_name));
+                fail(format!(
+                    "blamed thread named {name:?} != {:?}",
+                    sample.blamed_thread_name
+                ));
             }
             if !sample.signature.is_empty() && report["diagnoses"][0]["thread_id"] != blamed {
-                fail(format!("diagnosis is about thread {}, not {blamed}", report["diagnoses"][0]["thread_id"]));
+                fail(format!(
+                    "diagnosis is about thread {}, not {blamed}",
+                    report["diagnoses"][0]["thread_id"]
+                ));
             }
             let names = functions(thread);
             for f in &sample.key_functions {
@@ -193,11 +225,18 @@ fn every_sample_dump_gets_its_expected_diagnosis() {
             .collect();
         for module in &sample.unloaded_modules {
             if !unloaded.contains(&module.as_str()) {
-                fail(format!("{module} missing from unloaded modules {unloaded:?}"));
+                fail(format!(
+                    "{module} missing from unloaded modules {unloaded:?}"
+                ));
             }
         }
     }
-    assert!(failures.is_empty(), "{} problem(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} problem(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The README's first command, word for word: `analyze sample-dumps/`
@@ -209,9 +248,16 @@ fn the_quick_start_command_diagnoses_the_samples() {
         .args(["analyze", "sample-dumps/"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("Summary: 11 dumps, 11 analysed, 0 unreadable"), "{text}");
+    assert!(
+        text.starts_with("Summary: 11 dumps, 11 analysed, 0 unreadable"),
+        "{text}"
+    );
     for id in [
         "winml-epcatalog-release",
         "dxc-after-unload",
@@ -221,6 +267,9 @@ fn the_quick_start_command_diagnoses_the_samples() {
         "pal-fence-wait-at-exit",
         "vulkan-probe-driver-exception",
     ] {
-        assert!(text.contains(&format!("Diagnosis: {id} - ")), "{id} not diagnosed:\n{text}");
+        assert!(
+            text.contains(&format!("Diagnosis: {id} - ")),
+            "{id} not diagnosed:\n{text}"
+        );
     }
 }
