@@ -258,15 +258,7 @@ fn the_quick_start_command_diagnoses_the_samples() {
         text.starts_with("Summary: 11 dumps, 11 analysed, 0 unreadable"),
         "{text}"
     );
-    for id in [
-        "winml-epcatalog-release",
-        "dxc-after-unload",
-        "ort-logger-after-teardown",
-        "ort-node-env-late-release",
-        "hip-unregister-fatbinary-hang",
-        "pal-fence-wait-at-exit",
-        "vulkan-probe-driver-exception",
-    ] {
+    for id in common::SPECIFIC_IDS {
         assert!(
             text.contains(&format!("Diagnosis: {id} - ")),
             "{id} not diagnosed:\n{text}"
