@@ -95,6 +95,14 @@ pub struct AnalyzeArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
+    /// Dumps analysed in parallel (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// No progress bar (it is shown only when stderr is a terminal anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -151,10 +159,22 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
 /// Options shared by every command that prints a report.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Breakpad symbol store (DEBUG_FILE/DEBUG_ID/NAME.sym); repeatable.
-    /// A folder named `symbols` beside a dump is searched too.
-    #[arg(long = "symbols", value_name = "DIR")]
+    /// Where symbols are looked for, in order; repeatable. A folder (Breakpad
+    /// store, Microsoft-style store, build-id tree, or PDBs and binaries side
+    /// by side) or an http(s) symbol server URL. `_NT_SYMBOL_PATH` is searched
+    /// next, then a `symbols` folder beside each dump.
+    #[arg(long = "symbols", value_name = "DIR|URL")]
     pub symbols: Vec<PathBuf>,
+
+    /// Where files downloaded from symbol servers are kept
+    /// [default: dumptriage/symbols in the user's cache directory].
+    #[arg(long = "symbols-cache", value_name = "DIR")]
+    pub symbols_cache: Option<PathBuf>,
+
+    /// Seconds one request to a symbol server may take before the server is
+    /// given up for the run (with a warning).
+    #[arg(long = "symbols-timeout", value_name = "SECS", default_value_t = 20)]
+    pub symbols_timeout: u64,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]

@@ -6,19 +6,20 @@
 //! a parser — becomes a one-line error on that dump's report, so one bad file
 //! never stops a batch.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use minidump::{Minidump, MinidumpException, MinidumpModule, Module as _};
 use minidump_processor::{ProcessError, ProcessState, ProcessorOptions};
-use minidump_unwind::{CallStack, CallStackInfo, FrameTrust, StackFrame, SymbolStats, Symbolizer};
+use minidump_unwind::{CallStack, CallStackInfo, FrameTrust, StackFrame};
 
 use crate::model::{
     file_name, hex, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
     SymbolSource, System, Thread, Trust, UnloadedModule,
 };
+use crate::symbols::provider::UnloadedName;
+use crate::symbols::{DumpSymbols, Sources};
 
 /// Size of MINIDUMP_HEADER: anything shorter cannot be a minidump.
 const HEADER_SIZE: u64 = 32;
@@ -58,15 +59,21 @@ impl DumpError {
     }
 }
 
-/// Analyses dumps with one shared symbolizer, so a symbol file needed by many
-/// dumps of a run is parsed once.
+/// Analyses dumps with one shared set of symbol sources, so a symbol file
+/// needed by many dumps of a run is found and parsed once. `Analyzer` is
+/// `Sync`: dumps may be analysed from several threads at once.
 pub struct Analyzer {
-    symbolizer: Symbolizer,
+    sources: Sources,
 }
 
 impl Analyzer {
-    pub fn new(symbolizer: Symbolizer) -> Self {
-        Analyzer { symbolizer }
+    pub fn new(sources: Sources) -> Self {
+        Analyzer { sources }
+    }
+
+    /// The run's symbol sources.
+    pub fn sources(&self) -> &Sources {
+        &self.sources
     }
 
     /// Analyses one dump. Never panics: a failure is a report with status
@@ -95,15 +102,24 @@ impl Analyzer {
             return Err(DumpError::Empty);
         }
         let dump = Minidump::read_path(path).map_err(|e| read_error(e, path, size))?;
+        // The memory streams, for export tables of images a full-memory
+        // dump holds.
+        let memory = dump.get_memory();
+        let symbols = DumpSymbols::new(&self.sources, memory.as_ref());
         let state = futures_executor::block_on(minidump_processor::process_minidump_with_options(
             &dump,
-            &self.symbolizer,
+            &symbols,
             ProcessorOptions::default(),
         ))
         .map_err(|e| process_error(e, &dump, size))?;
         let exception = dump.get_stream::<MinidumpException>().ok();
-        let symbol_stats = self.symbolizer.stats();
-        Ok(build_report(&state, exception.as_ref(), &symbol_stats))
+        let unloaded = futures_executor::block_on(name_unloaded_frames(&state, &symbols));
+        Ok(build_report(
+            &state,
+            exception.as_ref(),
+            &symbols,
+            &unloaded,
+        ))
     }
 }
 
@@ -230,10 +246,46 @@ fn describe_magic(path: &Path) -> String {
     format!("\"{text}\"")
 }
 
+/// Frames in no loaded module but in an unloaded module's old range, named
+/// from that module's symbols or binary found by its code id. Keyed by
+/// instruction address.
+type UnloadedNames = std::collections::HashMap<u64, UnloadedName>;
+
+async fn name_unloaded_frames(state: &ProcessState, symbols: &DumpSymbols<'_>) -> UnloadedNames {
+    let mut names = UnloadedNames::new();
+    let frames = state.threads.iter().flat_map(|t| t.frames.iter());
+    for frame in frames.filter(|f| f.module.is_none()) {
+        if names.contains_key(&frame.instruction) {
+            continue;
+        }
+        let Some(module) = state
+            .unloaded_modules
+            .modules_at_address(frame.instruction)
+            .next()
+        else {
+            continue;
+        };
+        if let Some(name) = symbols
+            .symbolize_unloaded(
+                &module.name,
+                module.code_identifier().map(|id| id.to_string()),
+                module.raw.base_of_image,
+                u64::from(module.raw.size_of_image),
+                frame.instruction,
+            )
+            .await
+        {
+            names.insert(frame.instruction, name);
+        }
+    }
+    names
+}
+
 fn build_report(
     state: &ProcessState,
     exception: Option<&MinidumpException>,
-    symbol_stats: &HashMap<String, SymbolStats>,
+    symbols: &DumpSymbols<'_>,
+    unloaded_names: &UnloadedNames,
 ) -> Report {
     let crashing_index = exception.and(state.requesting_thread);
     let exception = exception.map(|e| Exception {
@@ -257,27 +309,44 @@ fn build_report(
         .threads
         .iter()
         .enumerate()
-        .map(|(i, stack)| build_thread(stack, Some(i) == crashing_index))
+        .map(|(i, stack)| build_thread(stack, Some(i) == crashing_index, symbols, unloaded_names))
         .collect();
     // The crashing thread first; the others keep the dump's order.
     threads.sort_by_key(|t| !t.crashing);
 
+    // Symbol statistics are shared by every dump of the run: only the
+    // modules this dump's frames lie in say anything about this dump.
+    let needed: std::collections::HashSet<&str> = threads
+        .iter()
+        .flat_map(|t| t.frames.iter().filter_map(|f| f.module.as_deref()))
+        .collect();
     let modules = state
         .modules
         .by_addr()
-        .map(|m| build_module(m, symbol_stats))
+        .map(|m| build_module(m, symbols, &needed))
         .collect();
     let unloaded_modules = state
         .unloaded_modules
         .by_addr()
-        .map(|m| UnloadedModule {
-            name: file_name(&m.name).to_string(),
-            path: m.name.clone(),
-            base: hex(m.raw.base_of_image),
-            size: u64::from(m.raw.size_of_image),
-            code_id: m.code_identifier().map(|id| id.to_string()),
+        .map(|m| {
+            let base = m.raw.base_of_image;
+            let end = base.saturating_add(u64::from(m.raw.size_of_image));
+            let symbol_source = unloaded_names
+                .iter()
+                .find(|(address, _)| (base..end).contains(*address))
+                .map_or(SymbolSource::None, |(_, name)| name.source);
+            UnloadedModule {
+                name: file_name(&m.name).to_string(),
+                path: m.name.clone(),
+                base: hex(base),
+                size: u64::from(m.raw.size_of_image),
+                code_id: m.code_identifier().map(|id| id.to_string()),
+                symbol_source,
+            }
         })
         .collect();
+    let mut warnings = soft_error_warnings(state);
+    warnings.extend(symbols.warnings());
 
     let sys = &state.system_info;
     Report {
@@ -302,13 +371,19 @@ fn build_report(
         threads,
         modules,
         unloaded_modules,
-        warnings: soft_error_warnings(state),
+        warnings,
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
+        crash_signature: None,
     }
 }
 
-fn build_thread(stack: &CallStack, crashing: bool) -> Thread {
+fn build_thread(
+    stack: &CallStack,
+    crashing: bool,
+    symbols: &DumpSymbols<'_>,
+    unloaded_names: &UnloadedNames,
+) -> Thread {
     Thread {
         id: stack.thread_id,
         name: stack.thread_name.clone(),
@@ -326,12 +401,17 @@ fn build_thread(stack: &CallStack, crashing: bool) -> Thread {
             .frames
             .iter()
             .enumerate()
-            .map(|(i, f)| build_frame(i, f))
+            .map(|(i, f)| build_frame(i, f, symbols, unloaded_names))
             .collect(),
     }
 }
 
-fn build_frame(index: usize, frame: &StackFrame) -> Frame {
+fn build_frame(
+    index: usize,
+    frame: &StackFrame,
+    symbols: &DumpSymbols<'_>,
+    unloaded_names: &UnloadedNames,
+) -> Frame {
     let module = frame.module.as_ref();
     // An address in no loaded module may lie where an unloaded one used to be.
     // When several unloaded modules overlapped, the first by name is shown.
@@ -344,17 +424,38 @@ fn build_frame(index: usize, frame: &StackFrame) -> Frame {
     } else {
         None
     };
+    let unloaded_name = unloaded
+        .as_ref()
+        .and_then(|_| unloaded_names.get(&frame.instruction));
+    let symbol_source = match (&frame.function_name, unloaded_name) {
+        (Some(_), _) => match symbols.frame_source(frame.instruction) {
+            // A name set by the walker itself, not by a source we asked.
+            SymbolSource::None => SymbolSource::Sym,
+            source => source,
+        },
+        (None, Some(name)) => name.source,
+        (None, None) => SymbolSource::None,
+    };
     Frame {
         index,
         instruction: hex(frame.instruction),
         module: module.map(|m| file_name(&m.code_file()).to_string()),
-        function: frame.function_name.clone(),
+        function: frame
+            .function_name
+            .clone()
+            .or_else(|| unloaded_name.map(|n| n.function.clone())),
         module_offset: module.map(|m| hex(frame.instruction.wrapping_sub(m.base_address()))),
         function_offset: frame
             .function_base
-            .map(|base| hex(frame.instruction.wrapping_sub(base))),
-        file: frame.source_file_name.clone(),
-        line: frame.source_line,
+            .map(|base| hex(frame.instruction.wrapping_sub(base)))
+            .or_else(|| unloaded_name.map(|n| hex(n.function_offset))),
+        file: frame
+            .source_file_name
+            .clone()
+            .or_else(|| unloaded_name.and_then(|n| n.file.clone())),
+        line: frame
+            .source_line
+            .or_else(|| unloaded_name.and_then(|n| n.line)),
         trust: match frame.trust {
             FrameTrust::Context => Trust::Context,
             FrameTrust::PreWalked => Trust::Prewalked,
@@ -364,11 +465,7 @@ fn build_frame(index: usize, frame: &StackFrame) -> Frame {
             FrameTrust::Scan => Trust::Scan,
             FrameTrust::None => Trust::None,
         },
-        symbol_source: if frame.function_name.is_some() {
-            SymbolSource::Sym
-        } else {
-            SymbolSource::None
-        },
+        symbol_source,
         unloaded_module: unloaded
             .as_ref()
             .map(|(name, _)| file_name(name).to_string()),
@@ -386,15 +483,16 @@ fn build_frame(index: usize, frame: &StackFrame) -> Frame {
     }
 }
 
-fn build_module(module: &MinidumpModule, stats: &HashMap<String, SymbolStats>) -> Module {
+fn build_module(
+    module: &MinidumpModule,
+    symbols: &DumpSymbols<'_>,
+    needed: &std::collections::HashSet<&str>,
+) -> Module {
     let path = module.code_file().into_owned();
     let name = file_name(&path).to_string();
-    let symbols = match stats.get(&name) {
-        None => ModuleSymbols::NotNeeded,
-        Some(s) if s.loaded_symbols => ModuleSymbols::Loaded,
-        Some(s) if s.corrupt_symbols => ModuleSymbols::Corrupt,
-        Some(_) => ModuleSymbols::Missing,
-    };
+    let outcome = symbols
+        .module_outcome(module.base_address())
+        .filter(|_| needed.contains(name.as_str()));
     Module {
         base: hex(module.base_address()),
         size: module.size(),
@@ -404,7 +502,12 @@ fn build_module(module: &MinidumpModule, stats: &HashMap<String, SymbolStats>) -
             .debug_identifier()
             .map(|id| id.breakpad().to_string()),
         code_id: module.code_identifier().map(|id| id.to_string()),
-        symbols,
+        symbols: outcome
+            .as_ref()
+            .map_or(ModuleSymbols::NotNeeded, |o| o.status),
+        symbol_source: outcome.as_ref().map_or(SymbolSource::None, |o| o.source),
+        symbol_file: outcome.as_ref().and_then(|o| o.file.clone()),
+        symbols_tried: outcome.map(|o| o.tried).unwrap_or_default(),
         name,
         path,
     }

@@ -8,7 +8,7 @@
 
 use std::sync::LazyLock;
 
-use crate::model::{bare_name, Blocked, ExitMarker, Frame, Report, Thread};
+use crate::model::{bare_name, Blocked, ExitMarker, Frame, Report, Thread, Trust};
 use crate::signatures::pattern::{Case, Pattern};
 
 /// How many frames from the top a wait function may sit and still count as
@@ -233,9 +233,9 @@ fn any_match(patterns: &[Pattern], name: &str) -> bool {
 /// exit phase; puts the blamed thread first.
 pub fn classify(report: &mut Report) {
     let tables = &*TABLES;
-    for thread in &mut report.threads {
-        thread.exiting = exit_marker(thread, tables);
-    }
+    // First decide whether the exception is a crash at all: a thread that
+    // only requested the dump or broke in is not "crashing", and may well be
+    // the blocked one.
     if let Some(exception) = &mut report.exception {
         let code = u32::from_str_radix(exception.code.trim_start_matches("0x"), 16).unwrap_or(0);
         let thread = report.threads.iter().find(|t| t.id == exception.thread_id);
@@ -263,9 +263,7 @@ pub fn classify(report: &mut Report) {
         .map(|e| e.thread_id);
     for thread in &mut report.threads {
         thread.crashing = crash == Some(thread.id);
-        // Only now: the thread a requested dump's exception names (as
-        // `dumptriage attach` writes them) is not crashing, and is usually
-        // the blocked one (issue 6).
+        thread.exiting = exit_marker(thread, tables);
         thread.blocked = blocked_in(thread, tables);
     }
     report.exit_phase.process_exiting = report.threads.iter().any(|t| t.exiting.is_some());
@@ -340,10 +338,11 @@ fn exit_name<'f>(frame: &'f Frame, tables: &Tables) -> Option<(&'static str, &'f
 
 /// The CRT startup frame, when main has visibly returned from it: no program
 /// entry function above it, the walk above it is sound (every frame lies in
-/// a module: a garbage address means a corrupt or smashed stack), and the
-/// frame it called is an unsymbolized function of another module — the C
-/// runtime's `exit`, in a system DLL without symbols. (A named `exit` is
-/// found by the exit table instead.)
+/// a module: a garbage address means a corrupt or smashed stack), and going
+/// up from it, past the startup's own helpers (frames of its own module
+/// without symbols, or found only by scanning), the first call leaves into
+/// an unsymbolized function of another module: the C runtime's `exit` in a
+/// system DLL without symbols. (A named `exit` is found by the exit table.)
 fn main_has_returned(thread: &Thread, tables: &Tables) -> Option<(usize, String)> {
     let (index, startup) = thread.frames.iter().enumerate().find_map(|(i, f)| {
         f.names()
@@ -351,13 +350,18 @@ fn main_has_returned(thread: &Thread, tables: &Tables) -> Option<(usize, String)
             .map(|n| (i, n.to_string()))
     })?;
     let above = &thread.frames[..index];
-    let callee = above.last()?;
     let sound = above.iter().all(|f| f.module.is_some());
     let main_above = above
         .iter()
         .any(|f| f.names().any(|n| any_match(&tables.main, n)));
-    let calls_out = callee.function.is_none() && callee.module != thread.frames[index].module;
-    (sound && !main_above && calls_out).then_some((index, startup))
+    if !sound || main_above {
+        return None;
+    }
+    let own = thread.frames[index].module.as_deref();
+    let helper =
+        |f: &&Frame| f.module.as_deref() == own && (f.function.is_none() || f.trust == Trust::Scan);
+    let callee = above.iter().rev().find(|f| !helper(f))?;
+    (callee.module.as_deref() != own && callee.function.is_none()).then_some((index, startup))
 }
 
 fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {

@@ -12,7 +12,11 @@ pub mod input;
 pub mod model;
 pub mod report;
 pub mod signatures;
+pub mod summary;
 pub mod symbols;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use dump::Analyzer;
 use input::Input;
@@ -20,13 +24,34 @@ use model::Report;
 use signatures::Database;
 use symbols::SymbolConfig;
 
-/// Analyses every input in order, then classifies its exit phase and
-/// matches it against `signatures`. Inputs that are not usable dumps become
-/// error reports in their place; nothing here stops early.
+/// How a batch runs.
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// Dumps analysed at once (at least 1).
+    pub jobs: usize,
+    /// Show a progress bar on stderr (the caller checks it is a terminal).
+    pub progress: bool,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        BatchOptions {
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            progress: false,
+        }
+    }
+}
+
+/// Analyses every input, `jobs` at a time, sharing one symbolizer (each
+/// symbol file is parsed once per run), then classifies each report's exit
+/// phase and matches it against `signatures`. Reports come back in input
+/// order. Inputs that are not usable dumps become error reports in their
+/// place; one bad dump never stops the others.
 pub fn analyze_inputs(
     inputs: &[Input],
     symbols: SymbolConfig,
     signatures: &Database,
+    options: &BatchOptions,
 ) -> Vec<Report> {
     let dumps: Vec<&std::path::Path> = inputs
         .iter()
@@ -35,16 +60,93 @@ pub fn analyze_inputs(
             Input::Invalid { .. } => None,
         })
         .collect();
-    let analyzer = Analyzer::new(symbols.with_dump_neighbours(dumps).symbolizer());
-    inputs
-        .iter()
-        .map(|input| match input {
-            Input::Dump(path) => diagnose(analyzer.analyze(path), signatures),
+    let analyzer = Analyzer::new(
+        symbols
+            .with_dump_neighbours(dumps.iter().copied())
+            .sources(),
+    );
+    let progress = Progress::new(options.progress, dumps.len());
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Report>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(input) = inputs.get(i) else { break };
+        let report = match input {
+            Input::Dump(path) => {
+                progress.start(path);
+                let report = diagnose(analyzer.analyze(path), signatures);
+                progress.finish_one();
+                report
+            }
             Input::Invalid { path, error } => {
                 Report::failed(path.display().to_string(), error.clone())
             }
+        };
+        if let Ok(mut slot) = results[i].lock() {
+            *slot = Some(report);
+        }
+    };
+    let jobs = options.jobs.clamp(1, inputs.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 1..jobs {
+            scope.spawn(work);
+        }
+        work();
+    });
+    progress.done();
+    results
+        .into_iter()
+        .zip(inputs)
+        .map(|(slot, input)| {
+            slot.into_inner().ok().flatten().unwrap_or_else(|| {
+                let path = match input {
+                    Input::Dump(p) | Input::Invalid { path: p, .. } => p.display().to_string(),
+                };
+                Report::failed(
+                    path,
+                    "internal error: the analysis thread did not finish".to_string(),
+                )
+            })
         })
         .collect()
+}
+
+/// The progress bar of a batch: dumps done of total, the current file,
+/// elapsed time and ETA. Hidden unless asked for.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    fn new(enabled: bool, total: usize) -> Self {
+        let bar = (enabled && total > 1).then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} dumps, ETA {eta} {wide_msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            bar
+        });
+        Progress { bar }
+    }
+    fn start(&self, path: &std::path::Path) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(report::clean(&path.display().to_string()));
+        }
+    }
+    fn finish_one(&self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+    fn done(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// Adds the exit-phase facts and the diagnoses to an analysed report.
@@ -52,6 +154,7 @@ pub fn diagnose(mut report: Report, signatures: &Database) -> Report {
     if report.status == model::Status::Ok {
         exit_phase::classify(&mut report);
         report.diagnoses = signatures.diagnose(&report);
+        report.crash_signature = summary::crash_signature(&report);
     }
     report
 }

@@ -18,7 +18,7 @@ use dumptriage::model::{Report, Status};
 use dumptriage::report::{self, Format, Paint};
 use dumptriage::signatures::{self, Database, Problem};
 use dumptriage::symbols::SymbolConfig;
-use dumptriage::Finding;
+use dumptriage::{BatchOptions, Finding};
 
 /// A finding matched `--fail-on` (documented in --help and README).
 const EXIT_FINDING: u8 = 1;
@@ -45,10 +45,15 @@ fn main() -> ExitCode {
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let database = load_database(&args.report.signatures)?;
     let inputs = dumptriage::input::collect(&args.paths);
-    let symbols = SymbolConfig {
-        stores: args.report.symbols.clone(),
+    let symbols = SymbolConfig::from_args(&args.report);
+    let mut batch = BatchOptions {
+        progress: !args.quiet && io::stderr().is_terminal(),
+        ..BatchOptions::default()
     };
-    let reports = dumptriage::analyze_inputs(&inputs, symbols, &database);
+    if let Some(jobs) = args.jobs {
+        batch.jobs = usize::from(jobs);
+    }
+    let reports = dumptriage::analyze_inputs(&inputs, symbols, &database, &batch);
     finish(&reports, &args.report)
 }
 
@@ -143,14 +148,19 @@ fn report_capture(what: &str, dump: Result<capture::Captured, CaptureError>, opt
 /// Analyses one dump the way `analyze` does, with the same options.
 fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Path) -> Report + 'a {
     move |path: &Path| {
-        let symbols = SymbolConfig {
-            stores: options.symbols.clone(),
+        let symbols = SymbolConfig::from_args(options);
+        let batch = BatchOptions {
+            jobs: 1,
+            progress: false,
         };
-        dumptriage::analyze_inputs(&[Input::Dump(path.to_path_buf())], symbols, database)
-            .pop()
-            .unwrap_or_else(|| {
-                Report::failed(path.display().to_string(), "not analysed".to_string())
-            })
+        dumptriage::analyze_inputs(
+            &[Input::Dump(path.to_path_buf())],
+            symbols,
+            database,
+            &batch,
+        )
+        .pop()
+        .unwrap_or_else(|| Report::failed(path.display().to_string(), "not analysed".to_string()))
     }
 }
 
@@ -295,7 +305,7 @@ fn signatures_command(command: SignaturesCommand) -> anyhow::Result<ExitCode> {
         SignaturesCommand::Lint { dir } => {
             let problems = match &dir {
                 Some(dir) => signatures::lint_dir(dir),
-                None => Database::builtin().err().unwrap_or_default(),
+                None => signatures::lint_builtin(),
             };
             print_problems(&problems);
             if problems.is_empty() {

@@ -14,7 +14,43 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Serialize)]
 pub struct Output<'a> {
     pub schema_version: u32,
+    pub summary: &'a Summary,
     pub reports: &'a [Report],
+}
+
+/// A run at a glance: dumps grouped by what went wrong.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub dumps: usize,
+    pub analysed: usize,
+    pub failed: usize,
+    /// Known failures first, then unexplained ones, then dumps where nothing
+    /// failed; larger groups first.
+    pub groups: Vec<SummaryGroup>,
+    /// Inputs that could not be analysed.
+    pub errors: Vec<SummaryError>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryGroup {
+    /// The signature id for known failures; otherwise the generic id or
+    /// `unknown crash` followed by the crash signature.
+    pub key: String,
+    /// The diagnosis' signature id, if any.
+    pub signature: Option<String>,
+    pub kind: Option<Kind>,
+    /// A specific signature explains these dumps.
+    pub known: bool,
+    pub title: String,
+    pub fix: Option<String>,
+    pub count: usize,
+    pub dumps: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryError {
+    pub path: String,
+    pub error: String,
 }
 
 /// Whether a dump could be analysed at all.
@@ -48,6 +84,9 @@ pub struct Report {
     /// Known failures this dump matches, the most specific first:
     /// `diagnoses[0]` is the answer.
     pub diagnoses: Vec<Diagnosis>,
+    /// The top meaningful frames of the crashing or blamed thread, used to
+    /// group dumps that no specific signature explains.
+    pub crash_signature: Option<String>,
 }
 
 impl Report {
@@ -66,6 +105,7 @@ impl Report {
             warnings: Vec::new(),
             exit_phase: ExitPhase::default(),
             diagnoses: Vec::new(),
+            crash_signature: None,
         }
     }
 
@@ -242,14 +282,39 @@ impl Trust {
     }
 }
 
-/// Where a frame's function name came from.
+/// Where a frame's function name came from, from most to least precise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolSource {
-    /// A Breakpad .sym file.
+    /// A Breakpad .sym file (from a store, a symbol server or its cache).
     Sym,
+    /// A Windows PDB whose GUID and age match the module.
+    Pdb,
+    /// DWARF debug information of an ELF binary or its separate debug file.
+    Dwarf,
+    /// The full symbol table (.symtab) of an unstripped ELF binary: function
+    /// names without source lines.
+    Symtab,
+    /// A PE export table or an ELF dynamic symbol table, from the binary or
+    /// from the module's image in the dump: only exported functions have
+    /// names, so a frame may get the nearest exported name before it.
+    Exports,
     /// No name was found.
     None,
+}
+
+impl SymbolSource {
+    /// The word the text report and the JSON use.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SymbolSource::Sym => "sym",
+            SymbolSource::Pdb => "pdb",
+            SymbolSource::Dwarf => "dwarf",
+            SymbolSource::Symtab => "symtab",
+            SymbolSource::Exports => "exports",
+            SymbolSource::None => "none",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -306,8 +371,12 @@ pub struct InlineFrame {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ModuleSymbols {
+    /// Some source named the module's functions (see `Module::symbol_source`).
     Loaded,
     Missing,
+    /// Only files whose identity differs from the module's were found; they
+    /// were refused.
+    Mismatched,
     Corrupt,
     /// No frame needed this module, so no symbols were looked up.
     NotNeeded,
@@ -325,6 +394,13 @@ pub struct Module {
     pub debug_id: Option<String>,
     pub code_id: Option<String>,
     pub symbols: ModuleSymbols,
+    /// The source that named this module's frames (`none` when nothing did).
+    pub symbol_source: SymbolSource,
+    /// The file or URL that source was read from.
+    pub symbol_file: Option<String>,
+    /// Every place looked at for this module's symbols and what was found
+    /// there, in the order tried; empty when no lookup was needed.
+    pub symbols_tried: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -334,6 +410,8 @@ pub struct UnloadedModule {
     pub base: String,
     pub size: u64,
     pub code_id: Option<String>,
+    /// The source that named frames in this module's old range, when one did.
+    pub symbol_source: SymbolSource,
 }
 
 /// Formats an address or offset the way every output writes them.

@@ -167,8 +167,9 @@ fn corrupted_dumps_give_a_report_or_one_clear_error() {
             corpus.join("breakpad/symbols"),
             corpus.join("rust-minidump/symbols"),
         ],
+        ..SymbolConfig::default()
     };
-    let analyzer = Analyzer::new(config.symbolizer());
+    let analyzer = Analyzer::new(config.sources());
     let signatures = Database::builtin().expect("built-in rules");
 
     // A hang must fail the test, not stall CI: abort if one case runs far too long.

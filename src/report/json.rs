@@ -5,8 +5,10 @@ use std::io::{self, Write};
 use crate::model::{Output, Report, SCHEMA_VERSION};
 
 pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+    let summary = crate::summary::summarize(reports);
     let output = Output {
         schema_version: SCHEMA_VERSION,
+        summary: &summary,
         reports,
     };
     serde_json::to_writer_pretty(&mut *out, &output)?;

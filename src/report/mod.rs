@@ -1,6 +1,8 @@
 //! Renderers: each turns the same typed reports into one output format.
 
 mod json;
+mod junit;
+mod markdown;
 mod text;
 
 use std::io::{self, Write};
@@ -17,6 +19,11 @@ pub enum Format {
     Text,
     /// For tools: the versioned schema of docs/json-schema.md.
     Json,
+    /// For a CI job summary: a table of diagnoses, each dump collapsed.
+    Markdown,
+    /// For CI test reporters: one test case per dump, failed when a crash
+    /// or hang was diagnosed.
+    Junit,
 }
 
 /// Writes `reports` in `format`. `paint` only affects the text format.
@@ -29,6 +36,8 @@ pub fn render(
     match format {
         Format::Text => text::render(reports, paint, out),
         Format::Json => json::render(reports, out),
+        Format::Markdown => markdown::render(reports, out),
+        Format::Junit => junit::render(reports, out),
     }
 }
 

@@ -7,7 +7,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::model::{Frame, ModuleSymbols, Report, Status, Thread};
+use crate::model::{Frame, ModuleSymbols, Report, Status, Summary, SymbolSource, Thread};
+use crate::summary::summarize;
 
 /// ANSI styling, on only when the output is a terminal and NO_COLOR is unset
 /// (decided by the caller).
@@ -38,17 +39,70 @@ impl Paint {
     }
 }
 
+/// The summary table first (when there is more than one dump), then each
+/// dump's report.
 pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+    if reports.len() > 1 {
+        out.write_all(render_summary(&summarize(reports), paint).as_bytes())?;
+    }
     for (i, report) in reports.iter().enumerate() {
-        if i > 0 {
+        if i > 0 || reports.len() > 1 {
             writeln!(out)?;
         }
-        out.write_all(render_one(report, paint).as_bytes())?;
+        out.write_all(render_report(report, paint).as_bytes())?;
     }
     Ok(())
 }
 
-fn render_one(report: &Report, p: Paint) -> String {
+/// Dumps shown per group before "and N more".
+const SUMMARY_DUMPS: usize = 5;
+
+fn render_summary(summary: &Summary, p: Paint) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}",
+        p.bold(&format!(
+            "Summary: {} dumps, {} analysed, {} unreadable",
+            summary.dumps, summary.analysed, summary.failed
+        ))
+    );
+    for g in &summary.groups {
+        let label = match (&g.signature, g.known) {
+            (Some(id), true) => format!("{} - {}", p.red(id), clean(&g.title)),
+            _ => clean(&g.key),
+        };
+        let _ = writeln!(s, "  {:>5}  {label}", g.count);
+        if let Some(fix) = &g.fix {
+            if g.known {
+                wrap_into(&mut s, "         fix: ", fix);
+            }
+        }
+        for dump in g.dumps.iter().take(SUMMARY_DUMPS) {
+            let _ = writeln!(s, "         {}", p.dim(&clean(dump)));
+        }
+        if g.dumps.len() > SUMMARY_DUMPS {
+            let _ = writeln!(
+                s,
+                "         {}",
+                p.dim(&format!("... and {} more", g.dumps.len() - SUMMARY_DUMPS))
+            );
+        }
+    }
+    for e in &summary.errors {
+        let _ = writeln!(
+            s,
+            "  {}  {}: {}",
+            p.red("error"),
+            clean(&e.path),
+            clean(&e.error)
+        );
+    }
+    s
+}
+
+/// One dump's report, as a string.
+pub fn render_report(report: &Report, p: Paint) -> String {
     let mut s = String::new();
     let path = clean(&report.path);
     if report.status == Status::Error {
@@ -201,10 +255,11 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
     }
 }
 
-/// Writes `text` after `label`, wrapped at 100 columns and indented under it.
+/// Writes `text` after `label`, wrapped at 100 columns; continuation lines
+/// are indented two columns deeper than the label.
 fn wrap_into(s: &mut String, label: &str, text: &str) {
     const WIDTH: usize = 100;
-    let indent = " ".repeat(6);
+    let indent = " ".repeat(label.len() - label.trim_start().len() + 2);
     let mut line = label.to_string();
     let mut empty = true;
     for word in clean(text).split_whitespace() {
@@ -262,12 +317,22 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
                 clean(&inline.function)
             );
         }
+        // Names from anything but a .sym file say where they came from;
+        // export-derived ones are the least precise.
+        let how = match frame.symbol_source {
+            SymbolSource::Sym | SymbolSource::None => frame.trust.describe().to_string(),
+            source => format!(
+                "{}, name from {}",
+                frame.trust.describe(),
+                source.describe()
+            ),
+        };
         let _ = writeln!(
             s,
             "    {:>3}  {}  {}",
             frame.index,
             frame_text(frame, p),
-            p.dim(&format!("({})", frame.trust.describe()))
+            p.dim(&format!("({how})"))
         );
     }
 }
@@ -294,7 +359,23 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
             clean(module),
             frame.module_offset.as_deref().unwrap_or("?")
         ),
-        (None, _) => match (&frame.unloaded_module, &frame.unloaded_module_offset) {
+        (None, function) => match (&frame.unloaded_module, &frame.unloaded_module_offset) {
+            (Some(name), offset) if function.is_some() => format!(
+                "{} {}{} ({} + {})",
+                frame.instruction,
+                p.red(&format!(
+                    "in unloaded {}!{}",
+                    clean(name),
+                    clean(function.as_deref().unwrap_or_default())
+                )),
+                frame
+                    .function_offset
+                    .as_deref()
+                    .map(|o| format!(" + {o}"))
+                    .unwrap_or_default(),
+                clean(name),
+                offset.as_deref().unwrap_or("?")
+            ),
             (Some(name), offset) => format!(
                 "{} {}",
                 frame.instruction,
@@ -318,17 +399,44 @@ fn source_location(file: Option<&str>, line: Option<u32>) -> String {
 }
 
 fn render_modules(s: &mut String, report: &Report) {
-    let missing: Vec<String> = report
+    let missing: Vec<_> = report
         .modules
         .iter()
-        .filter(|m| matches!(m.symbols, ModuleSymbols::Missing | ModuleSymbols::Corrupt))
-        .map(|m| match m.symbols {
-            ModuleSymbols::Corrupt => format!("{} (corrupt symbol file)", clean(&m.name)),
-            _ => clean(&m.name),
+        .filter(|m| {
+            matches!(
+                m.symbols,
+                ModuleSymbols::Missing | ModuleSymbols::Mismatched | ModuleSymbols::Corrupt
+            )
         })
         .collect();
     if !missing.is_empty() {
-        let _ = writeln!(s, "\nModules without symbols: {}", missing.join(", "));
+        let _ = writeln!(s, "\nModules without symbols:");
+        for m in missing {
+            let why = match m.symbols {
+                ModuleSymbols::Mismatched => "only files of another build were found",
+                ModuleSymbols::Corrupt => "corrupt symbol file",
+                _ => "not found",
+            };
+            let _ = writeln!(s, "    {}: {why}", clean(&m.name));
+            for tried in &m.symbols_tried {
+                let _ = writeln!(s, "        tried {}", clean(tried));
+            }
+        }
+    }
+    let exports: Vec<_> = report
+        .modules
+        .iter()
+        .filter(|m| m.symbol_source == SymbolSource::Exports)
+        .collect();
+    if !exports.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nModules named from export tables only (a frame may get the nearest exported name):"
+        );
+        for m in exports {
+            let from = m.symbol_file.as_deref().map(clean).unwrap_or_default();
+            let _ = writeln!(s, "    {}: {from}", clean(&m.name));
+        }
     }
     if !report.unloaded_modules.is_empty() {
         let _ = writeln!(s, "\nUnloaded modules:");

@@ -10,7 +10,7 @@ use super::rule::{Expect, Rule};
 pub fn page(rule: &Rule) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "<!-- Generated from signatures/{}.toml by `dumptriage signatures docs`; do not edit. -->\n", rule.id);
-    let _ = writeln!(s, "# {}\n", rule.title);
+    let _ = writeln!(s, "# {}\n", md(&rule.title));
     let _ = writeln!(
         s,
         "`{}` · {} · {}\n",
@@ -22,14 +22,14 @@ pub fn page(rule: &Rule) -> String {
             "known failure"
         }
     );
-    let _ = writeln!(s, "## What happens\n\n{}\n", rule.summary.trim());
-    let _ = writeln!(s, "## Why\n\n{}\n", rule.why.trim());
-    let _ = writeln!(s, "## Fix\n\n{}\n", rule.fix.trim());
+    let _ = writeln!(s, "## What happens\n\n{}\n", md(rule.summary.trim()));
+    let _ = writeln!(s, "## Why\n\n{}\n", md(rule.why.trim()));
+    let _ = writeln!(s, "## Fix\n\n{}\n", md(rule.fix.trim()));
     if let Some(workaround) = &rule.workaround {
-        let _ = writeln!(s, "## Workaround\n\n{}\n", workaround.trim());
+        let _ = writeln!(s, "## Workaround\n\n{}\n", md(workaround.trim()));
     }
     if let Some(example) = rule.examples.iter().find(|e| e.expect == Expect::Match) {
-        let _ = writeln!(s, "## Example\n\n{}:\n", example.name);
+        let _ = writeln!(s, "## Example\n\n{}:\n", md(&example.name));
         s.push_str("```\n");
         if let Some(exception) = &example.exception {
             let _ = writeln!(s, "exception {exception}");
@@ -77,4 +77,17 @@ pub fn index<'a>(rules: impl IntoIterator<Item = &'a Rule>) -> String {
         );
     }
     s
+}
+
+/// Escapes Markdown syntax in prose, so `__hipUnregisterFatBinary` is not
+/// rendered as bold and a `|` does not split a table cell.
+fn md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '_' | '*' | '<' | '>' | '[' | ']' | '|' | '`') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }

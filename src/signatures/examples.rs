@@ -104,6 +104,9 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 debug_id: None,
                 code_id: None,
                 symbols: ModuleSymbols::Loaded,
+                symbol_source: SymbolSource::Sym,
+                symbol_file: None,
+                symbols_tried: Vec::new(),
             })
             .collect(),
         unloaded_modules: unloaded
@@ -115,11 +118,13 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 base: base(100 + i),
                 size: 0x10_0000,
                 code_id: None,
+                symbol_source: SymbolSource::None,
             })
             .collect(),
         warnings: Vec::new(),
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
+        crash_signature: None,
     })
 }
 

@@ -1,6 +1,7 @@
 //! Matching rules against a classified report (see exit_phase::classify),
 //! producing diagnoses with their evidence and confidence.
 
+use super::pattern::Pattern;
 use super::rule::{Conditions, FramePattern, Rule, ThreadChoice};
 use crate::model::{bare_name, Diagnosis, Evidence, Frame, Report, Thread, Trust};
 
@@ -166,7 +167,7 @@ fn process_conditions(c: &Conditions, report: &Report, found: &mut Found) -> boo
         let present = report.threads.iter().any(|t| {
             t.frames
                 .iter()
-                .any(|f| f.names().any(|n| pattern.matches(n)))
+                .any(|f| f.names().any(|n| name_matches(pattern, n)))
         });
         if present {
             return false;
@@ -330,6 +331,11 @@ fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
         }
     }
     true
+}
+
+/// A function pattern matches a name with or without its parameter list.
+fn name_matches(pattern: &Pattern, name: &str) -> bool {
+    pattern.matches(name) || pattern.matches(bare_name(name))
 }
 
 fn describe(frame: &Frame) -> String {

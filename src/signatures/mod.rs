@@ -30,11 +30,8 @@ pub struct Database {
 impl Database {
     /// The rules compiled into the binary.
     pub fn builtin() -> Result<Database, Vec<Problem>> {
-        let files = builtin::BUILTIN
-            .iter()
-            .map(|(name, text)| (format!("signatures/{name}"), text.to_string()));
         let mut db = Database::default();
-        db.add_files(files)?;
+        db.add_files(builtin_files())?;
         Ok(db)
     }
 
@@ -82,35 +79,61 @@ impl Database {
 /// Lints a folder of rule files: every problem of every file.
 pub fn lint_dir(dir: &Path) -> Vec<Problem> {
     match read_dir(dir) {
-        Ok(files) => parse_all(files).1,
+        Ok(files) => lint(files),
         Err(problems) => problems,
     }
+}
+
+/// Lints the rules compiled into the binary.
+pub fn lint_builtin() -> Vec<Problem> {
+    lint(builtin_files())
+}
+
+fn lint(files: impl IntoIterator<Item = (String, String)>) -> Vec<Problem> {
+    let (rules, mut problems) = parse_all(files);
+    problems.extend(rules.iter().flat_map(Rule::check_patterns));
+    problems
+}
+
+fn builtin_files() -> impl Iterator<Item = (String, String)> {
+    builtin::BUILTIN
+        .iter()
+        .map(|(name, text)| (format!("signatures/{name}"), text.to_string()))
 }
 
 /// Parses rule files, collecting all their problems and duplicate ids.
 fn parse_all(files: impl IntoIterator<Item = (String, String)>) -> (Vec<Rule>, Vec<Problem>) {
     let mut rules: Vec<Rule> = Vec::new();
     let mut problems = Vec::new();
+    // Ids seen so far, read even from files with other problems, so a
+    // duplicate is reported whatever else is wrong.
+    let mut seen: Vec<(String, String)> = Vec::new();
     for (file, text) in files {
         let stem = Path::new(&file)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let id = text
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|t| t.get("id")?.as_str().map(str::to_string));
+        let duplicate = id
+            .as_ref()
+            .and_then(|id| seen.iter().find(|(i, _)| i == id));
+        if let (Some(id), Some((_, first))) = (&id, duplicate) {
+            problems.push(Problem {
+                file: file.clone(),
+                key: "id".to_string(),
+                reason: format!("duplicate id {id:?}, already used by {first}"),
+            });
+        }
+        let is_duplicate = duplicate.is_some();
+        if let Some(id) = id {
+            seen.push((id, file.clone()));
+        }
         match rule::parse(&file, &stem, &text) {
-            Ok(rule) => {
-                if let Some(first) = rules.iter().find(|r| r.id == rule.id) {
-                    problems.push(Problem {
-                        file: file.clone(),
-                        key: "id".to_string(),
-                        reason: format!(
-                            "duplicate id {:?}, already used by {}",
-                            rule.id, first.origin
-                        ),
-                    });
-                } else {
-                    rules.push(rule);
-                }
-            }
+            Ok(rule) if !is_duplicate => rules.push(rule),
+            Ok(_) => {}
             Err(mut errors) => problems.append(&mut errors),
         }
     }

@@ -6,12 +6,30 @@
 //! Module names compare case-insensitively (Windows file names are), function
 //! names case-sensitively (C++ and C symbols are).
 
+use std::sync::OnceLock;
+
 use regex::{Regex, RegexBuilder};
 
 #[derive(Debug, Clone)]
 pub struct Pattern {
     source: String,
-    regex: Regex,
+    matcher: Matcher,
+}
+
+/// Globs are matched directly, and regular expressions are compiled on first
+/// use (their syntax is checked up front): compiling every pattern of the
+/// database at start-up would cost more than analysing a small dump.
+#[derive(Debug, Clone)]
+enum Matcher {
+    Glob {
+        glob: Vec<char>,
+        insensitive: bool,
+    },
+    Regex {
+        expr: String,
+        insensitive: bool,
+        compiled: OnceLock<Option<Regex>>,
+    },
 }
 
 /// Whether a pattern is for module names or function names.
@@ -25,34 +43,77 @@ pub enum Case {
 
 impl Pattern {
     pub fn new(source: &str, case: Case) -> Result<Pattern, String> {
-        let expr = match source.strip_prefix("re:") {
-            Some(expr) => expr.to_string(),
-            None => glob_to_regex(source),
+        let insensitive = case == Case::Insensitive;
+        let matcher = match source.strip_prefix("re:") {
+            Some(expr) => {
+                regex_syntax::ParserBuilder::new()
+                    .case_insensitive(insensitive)
+                    .build()
+                    .parse(expr)
+                    .map_err(|e| invalid(source, &e.to_string()))?;
+                Matcher::Regex {
+                    expr: expr.to_string(),
+                    insensitive,
+                    compiled: OnceLock::new(),
+                }
+            }
+            None if source.is_empty() => return Err("empty pattern".to_string()),
+            None => Matcher::Glob {
+                glob: source.chars().collect(),
+                insensitive,
+            },
         };
-        let regex = RegexBuilder::new(&expr)
-            .case_insensitive(case == Case::Insensitive)
-            .size_limit(1 << 20)
-            .build()
-            .map_err(|e| match source.starts_with("re:") {
-                true => format!(
-                    "invalid regular expression {source:?}: {}",
-                    first_line(&e.to_string())
-                ),
-                false => format!("invalid pattern {source:?}: {}", first_line(&e.to_string())),
-            })?;
         Ok(Pattern {
             source: source.to_string(),
-            regex,
+            matcher,
         })
     }
 
+    /// Compiles a regular expression now, reporting what would otherwise
+    /// make it match nothing (an expression too large to compile). Used by
+    /// `signatures lint`.
+    pub fn check(&self) -> Result<(), String> {
+        match &self.matcher {
+            Matcher::Glob { .. } => Ok(()),
+            Matcher::Regex {
+                expr, insensitive, ..
+            } => build(expr, *insensitive)
+                .map(drop)
+                .map_err(|e| invalid(&self.source, &e.to_string())),
+        }
+    }
+
     pub fn matches(&self, name: &str) -> bool {
-        self.regex.is_match(name)
+        match &self.matcher {
+            Matcher::Glob { glob, insensitive } => glob_match(glob, name, *insensitive),
+            Matcher::Regex {
+                expr,
+                insensitive,
+                compiled,
+            } => compiled
+                .get_or_init(|| build(expr, *insensitive).ok())
+                .as_ref()
+                .is_some_and(|regex| regex.is_match(name)),
+        }
     }
 
     pub fn source(&self) -> &str {
         &self.source
     }
+}
+
+fn build(expr: &str, insensitive: bool) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(expr)
+        .case_insensitive(insensitive)
+        .size_limit(1 << 24)
+        .build()
+}
+
+fn invalid(source: &str, error: &str) -> String {
+    format!(
+        "invalid regular expression {source:?}: {}",
+        first_line(error)
+    )
 }
 
 fn first_line(text: &str) -> &str {
@@ -62,18 +123,37 @@ fn first_line(text: &str) -> &str {
         .unwrap_or_else(|| text.lines().next().unwrap_or(text))
 }
 
-fn glob_to_regex(glob: &str) -> String {
-    let mut expr = String::with_capacity(glob.len() + 8);
-    expr.push('^');
-    for c in glob.chars() {
-        match c {
-            '*' => expr.push_str(".*"),
-            '?' => expr.push('.'),
-            other => expr.push_str(&regex::escape(other.encode_utf8(&mut [0; 4]))),
+fn same(a: char, b: char, insensitive: bool) -> bool {
+    a == b || (insensitive && (a.eq_ignore_ascii_case(&b) || a.to_lowercase().eq(b.to_lowercase())))
+}
+
+/// Whole-name wildcard match: `*` any run of characters, `?` one. Linear
+/// backtracking over the last `*` only, so no input makes it slow.
+fn glob_match(glob: &[char], name: &str, insensitive: bool) -> bool {
+    let name: Vec<char> = name.chars().collect();
+    let (mut g, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match glob.get(g) {
+            Some('*') => {
+                star = Some((g, n));
+                g += 1;
+            }
+            Some(&c) if c == '?' || same(c, name[n], insensitive) => {
+                g += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sg, sn)) => {
+                    g = sg + 1;
+                    n = sn + 1;
+                    star = Some((sg, sn + 1));
+                }
+                None => return false,
+            },
         }
     }
-    expr.push('$');
-    expr
+    glob[g..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
@@ -92,6 +172,13 @@ mod tests {
         assert!(!f.matches("x__hipUnregisterFatBinary"));
         let special = Pattern::new("operator()(int)", Case::Sensitive).unwrap();
         assert!(special.matches("operator()(int)"));
+        let middle = Pattern::new("a*b?d*", Case::Sensitive).unwrap();
+        assert!(middle.matches("axxbcd") && middle.matches("abcdzz") && !middle.matches("abd"));
+        assert!(Pattern::new("*", Case::Sensitive).unwrap().matches(""));
+        let long = "a".repeat(10_000);
+        assert!(!Pattern::new("*a*a*a*a*b", Case::Sensitive)
+            .unwrap()
+            .matches(&long));
     }
 
     #[test]

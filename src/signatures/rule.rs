@@ -207,6 +207,43 @@ impl Conditions {
     }
 }
 
+impl Conditions {
+    /// Every pattern of these conditions, for a full compile in lint.
+    fn patterns(&self) -> impl Iterator<Item = &Pattern> {
+        self.thread_name
+            .iter()
+            .chain(self.ip_in_unloaded_module.iter().flatten())
+            .chain(&self.modules_loaded)
+            .chain(&self.modules_unloaded)
+            .chain(&self.functions_absent)
+            .chain(
+                self.frames
+                    .iter()
+                    .flat_map(|f| [&f.function, &f.module, &f.unloaded].into_iter().flatten()),
+            )
+    }
+}
+
+impl Rule {
+    /// Compiles every regular expression of the rule now (matching compiles
+    /// them lazily): what `signatures lint` adds to loading.
+    pub fn check_patterns(&self) -> Vec<Problem> {
+        self.alternatives
+            .iter()
+            .enumerate()
+            .flat_map(|(i, c)| {
+                c.patterns().filter_map(move |p| {
+                    p.check().err().map(|reason| Problem {
+                        file: self.origin.clone(),
+                        key: format!("match[{i}]"),
+                        reason,
+                    })
+                })
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug)]
 pub struct FramePattern {
     pub function: Option<Pattern>,

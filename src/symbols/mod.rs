@@ -1,21 +1,84 @@
 //! Where frame names come from.
 //!
-//! Today: Breakpad symbol stores (`DEBUG_FILE/DEBUG_ID/NAME.sym`), given with
-//! `--symbols DIR` or found as a `symbols` folder beside a dump. Symbol servers,
-//! PDBs, binaries and export tables plug in here as further sources.
+//! Users have different things: a Breakpad symbol store, a symbol server,
+//! the build's PDBs and binaries, Debian's -dbg packages, or nothing but the
+//! dump. Every one of them is a source here, tried best first (see
+//! [`sources`] for the order and the identity checks), and every frame says
+//! which source named it.
+//!
+//! - [`SymbolConfig`]: the user's `--symbols` entries, `_NT_SYMBOL_PATH`, the
+//!   cache; turned into the run's shared [`Sources`].
+//! - [`provider::DumpSymbols`]: the stack walker's symbol provider for one
+//!   dump, over the shared sources.
+//! - [`native`]: PDB, DWARF, export-table readers; [`server`]: HTTP.
+//!
+//! Nothing here touches the network unless a URL was given (on the command
+//! line or in `_NT_SYMBOL_PATH`).
+
+pub mod identity;
+pub mod native;
+pub mod ntpath;
+pub mod provider;
+pub mod server;
+pub mod sources;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
-use minidump_unwind::{simple_symbol_supplier, Symbolizer};
+pub use provider::DumpSymbols;
+pub use sources::{Location, Sources};
 
-/// The symbol sources of one run, in the order they are searched.
-#[derive(Debug, Clone, Default)]
+use server::{is_url, Server};
+
+/// How long one request to a symbol server may take by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The symbol sources of one run, as the user gave them.
+#[derive(Debug, Clone)]
 pub struct SymbolConfig {
-    /// Breakpad symbol stores.
+    /// `--symbols` entries in order: folders (any layout) and http(s) URLs.
     pub stores: Vec<PathBuf>,
+    /// Where downloads are kept (`--symbols-cache`); the user's cache
+    /// directory when unset.
+    pub cache: Option<PathBuf>,
+    /// Limit for each request to a symbol server.
+    pub timeout: Duration,
+    /// The value of `_NT_SYMBOL_PATH`, searched after `stores`.
+    pub nt_symbol_path: Option<String>,
+    /// Also look where the dump says each module was loaded from, and in
+    /// this machine's debug directories (/usr/lib/debug): what makes dumps
+    /// of this machine's own processes symbolize with no set-up. Every file
+    /// found there is still checked against the module's identity.
+    pub system: bool,
+}
+
+impl Default for SymbolConfig {
+    fn default() -> Self {
+        SymbolConfig {
+            stores: Vec::new(),
+            cache: None,
+            timeout: DEFAULT_TIMEOUT,
+            nt_symbol_path: None,
+            system: true,
+        }
+    }
 }
 
 impl SymbolConfig {
+    /// The sources of the command line, plus `_NT_SYMBOL_PATH` when set.
+    pub fn from_args(args: &crate::cli::ReportArgs) -> Self {
+        SymbolConfig {
+            stores: args.symbols.clone(),
+            cache: args.symbols_cache.clone(),
+            timeout: Duration::from_secs(args.symbols_timeout),
+            nt_symbol_path: std::env::var("_NT_SYMBOL_PATH")
+                .ok()
+                .filter(|v| !v.trim().is_empty()),
+            system: true,
+        }
+    }
+
     /// Adds the `symbols` folder beside each dump, after the user's own stores,
     /// so `analyze sample-dumps/` needs no flags. Symbol files are matched by
     /// module identity (debug file + debug id), so a store beside one dump
@@ -35,9 +98,93 @@ impl SymbolConfig {
         self
     }
 
-    /// Builds the symbolizer shared by every dump of the run: it caches each
-    /// symbol file the first time a module needs it.
-    pub fn symbolizer(&self) -> Symbolizer {
-        Symbolizer::new(simple_symbol_supplier(self.stores.clone()))
+    /// The download cache: `--symbols-cache`, else the first cache named in
+    /// `_NT_SYMBOL_PATH`, else `dumptriage/symbols` in the user's cache dir.
+    fn default_cache(&self, nt: &[ntpath::Element]) -> PathBuf {
+        if let Some(cache) = &self.cache {
+            return cache.clone();
+        }
+        for element in nt {
+            if let ntpath::Element::Cache(dir) = element {
+                return dir.clone();
+            }
+        }
+        dirs::cache_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("dumptriage")
+            .join("symbols")
+    }
+
+    /// Builds the sources shared by every dump of the run. Each symbol file
+    /// is loaded at most once, whichever dump needs it first.
+    pub fn sources(&self) -> Sources {
+        let nt = self
+            .nt_symbol_path
+            .as_deref()
+            .map(ntpath::parse)
+            .unwrap_or_default();
+        let cache = self.default_cache(&nt);
+        let mut locations: Vec<Location> = Vec::new();
+        let add_folder = |locations: &mut Vec<Location>, dir: PathBuf| {
+            if !locations
+                .iter()
+                .any(|l| matches!(l, Location::Folder(d) if *d == dir))
+            {
+                locations.push(Location::Folder(dir));
+            }
+        };
+        let mut servers: Vec<(String, PathBuf)> = Vec::new();
+        for entry in &self.stores {
+            let text = entry.to_string_lossy();
+            if is_url(&text) {
+                servers.push((text.into_owned(), cache.clone()));
+            } else {
+                add_folder(&mut locations, entry.clone());
+            }
+        }
+        for element in nt {
+            match element {
+                ntpath::Element::Folder(dir) | ntpath::Element::Cache(dir) => {
+                    add_folder(&mut locations, dir)
+                }
+                ntpath::Element::Server { url, cache: own } => {
+                    servers.push((url, own.unwrap_or_else(|| cache.clone())))
+                }
+            }
+        }
+        // Downloads are read back from the cache before any server is asked,
+        // so a cache folder is also searched as a store (first among servers).
+        for (_, server_cache) in &servers {
+            add_folder(&mut locations, server_cache.clone());
+        }
+        for (url, server_cache) in servers {
+            locations.push(Location::Server(Arc::new(Server::new(
+                &url,
+                &server_cache,
+                self.timeout,
+            ))));
+        }
+        Sources::new(locations, self.system)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_url_means_no_network_source() {
+        let config = SymbolConfig {
+            stores: vec!["/srv/symbols".into()],
+            nt_symbol_path: Some("cache*/tmp/c;/srv/other".into()),
+            ..SymbolConfig::default()
+        };
+        assert!(!config.sources().uses_network());
+
+        let config = SymbolConfig {
+            stores: vec!["http://127.0.0.1:1/".into()],
+            ..SymbolConfig::default()
+        };
+        assert!(config.sources().uses_network());
     }
 }

@@ -4,6 +4,26 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The specific signatures of the interface (ids kept stable), each with a
+/// sample dump.
+pub const SPECIFIC_IDS: [&str; 7] = [
+    "winml-epcatalog-release",
+    "dxc-after-unload",
+    "ort-logger-after-teardown",
+    "ort-node-env-late-release",
+    "hip-unregister-fatbinary-hang",
+    "pal-fence-wait-at-exit",
+    "vulkan-probe-driver-exception",
+];
+
+/// The generic situations of the interface.
+pub const GENERIC_IDS: [&str; 4] = [
+    "crash-in-unloaded-module",
+    "crash-during-exit",
+    "hang-during-exit",
+    "loader-lock-at-exit",
+];
+
 pub fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dumptriage"));
     cmd.env_remove("NO_COLOR").env_remove("_NT_SYMBOL_PATH");

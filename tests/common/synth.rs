@@ -1,4 +1,5 @@
 //! Minidumps built in the test, for situations no public dump shows.
+#![allow(dead_code)]
 
 use minidump_synth::{
     amd64_context, DumpString, Exception, Memory, Module, SynthMinidump, SystemInfo, Thread,
@@ -63,6 +64,110 @@ pub fn crash_in_unloaded_module() -> Vec<u8> {
         .add_thread_name(ThreadName::new(e, 0x2a00, Some(&worker_name)))
         .add(main_name)
         .add(worker_name)
+        .add_exception(exception)
+        .finish()
+        .expect("synthetic dump")
+}
+
+/// A module of a synthetic Windows dump.
+pub struct WinModule {
+    pub path: &'static str,
+    pub base: u64,
+    pub size: u32,
+    pub timestamp: u32,
+    /// The CodeView record: PDB GUID (as stored), age, PDB file name. Wine's
+    /// own dumps have none.
+    pub pdb: Option<([u8; 16], u32, &'static str)>,
+}
+
+/// A Windows amd64 dump whose crashing thread is at `crash_ip`, with the
+/// given loaded and unloaded modules and extra memory regions (for example
+/// a module's image, as a full-memory dump holds it).
+pub fn windows_crash(
+    modules: &[WinModule],
+    unloaded: &[WinModule],
+    crash_ip: u64,
+    memory: Vec<(u64, Vec<u8>)>,
+) -> Vec<u8> {
+    let e = Endian::Little;
+    let system = SystemInfo::new(e)
+        .set_processor_architecture(9)
+        .set_platform_id(2);
+    let mut dump = SynthMinidump::with_endian(e).add_system_info(system);
+    for m in modules {
+        let name = DumpString::new(m.path, e);
+        let mut module = Module::new(e, m.base, m.size, &name, m.timestamp, 0, None);
+        if let Some((guid, age, pdb)) = m.pdb {
+            let cv = Section::with_endian(e)
+                .append_bytes(b"RSDS")
+                .append_bytes(&guid)
+                .D32(age)
+                .append_bytes(pdb.as_bytes())
+                .D8(0);
+            module = module.cv_record(&cv);
+            dump = dump.add(cv);
+        }
+        dump = dump.add_module(module).add(name);
+    }
+    for m in unloaded {
+        let name = DumpString::new(m.path, e);
+        let module = UnloadedModule::new(e, m.base, m.size, &name, m.timestamp, 0);
+        dump = dump.add_unloaded_module(module).add(name);
+    }
+    let stack_base = 0x9_0000u64;
+    let stack = Memory::with_section(
+        Section::with_endian(e).append_repeated(0, 0x100),
+        stack_base,
+    );
+    let context = amd64_context(e, crash_ip, stack_base);
+    let thread = Thread::new(e, 0x1f00, &stack, &context);
+    let mut exception = Exception::new(e);
+    exception.thread_id = 0x1f00;
+    exception.exception_record.exception_code = 0xc000_0005;
+    exception.exception_record.exception_address = crash_ip;
+    dump = dump
+        .add_thread(thread)
+        .add_memory(stack)
+        .add(context)
+        .add_exception(exception);
+    for (address, bytes) in memory {
+        let region = Memory::with_section(Section::with_endian(e).append_bytes(&bytes), address);
+        dump = dump.add_memory(region);
+    }
+    dump.finish().expect("synthetic dump")
+}
+
+/// A Linux amd64 dump of a process that crashed at `crash_ip` in a shared
+/// object with the given GNU build id, loaded from `path` at `base`.
+pub fn linux_crash(path: &str, base: u64, size: u32, build_id: &[u8], crash_ip: u64) -> Vec<u8> {
+    let e = Endian::Little;
+    let system = SystemInfo::new(e)
+        .set_processor_architecture(9)
+        .set_platform_id(0x8201); // MD_OS_LINUX
+    let name = DumpString::new(path, e);
+    let cv = Section::with_endian(e)
+        .D32(0x4270_454c) // CV_SIGNATURE_ELF ("BpEL")
+        .append_bytes(build_id);
+    let module = Module::new(e, base, size, &name, 0, 0, None).cv_record(&cv);
+    let stack_base = 0x7ffc_0000_0000u64;
+    let stack = Memory::with_section(
+        Section::with_endian(e).append_repeated(0, 0x100),
+        stack_base,
+    );
+    let context = amd64_context(e, crash_ip, stack_base);
+    let thread = Thread::new(e, 4242, &stack, &context);
+    let mut exception = Exception::new(e);
+    exception.thread_id = 4242;
+    exception.exception_record.exception_code = 11; // SIGSEGV
+    exception.exception_record.exception_address = crash_ip;
+    SynthMinidump::with_endian(e)
+        .add_system_info(system)
+        .add_module(module)
+        .add(name)
+        .add(cv)
+        .add_thread(thread)
+        .add_memory(stack)
+        .add(context)
         .add_exception(exception)
         .finish()
         .expect("synthetic dump")

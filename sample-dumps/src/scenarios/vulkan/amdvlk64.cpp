@@ -1,0 +1,144 @@
+// amdvlk64.dll stand-in: AMD's Vulkan ICD (XGL on top of PAL). Instance creation
+// initialises the PAL platform; with no supported GPU present the driver throws
+// a C++ exception out of vkCreateInstance. The throw goes through the C++
+// runtime's _CxxThrowException (msvcrt), which raises SEH exception 0xE06D7363
+// with the four MSVC parameters (magic 0x19930520, object, ThrowInfo, image
+// base); the ThrowInfo tables below are laid out as MSVC emits them on x64
+// (image-relative offsets), describing a std::runtime_error.
+#include "../common/dtcommon.h"
+#include "../common/cxxrt.inc"
+#include <string.h>
+
+extern "C" __declspec(dllimport) void _CxxThrowException(void *object, const void *throw_info);
+extern "C" IMAGE_DOS_HEADER __ImageBase;
+
+namespace {
+struct TypeDescriptor {
+    const void *pVFTable;
+    void *spare;
+    char name[32];
+};
+struct CatchableType {
+    unsigned properties;
+    int pType; // RVA of TypeDescriptor
+    int mdisp, pdisp, vdisp;
+    int sizeOrOffset;
+    int copyFunction; // RVA
+};
+struct CatchableTypeArray {
+    int nCatchableTypes;
+    int arrayOfCatchableTypes[2]; // RVAs of CatchableType
+};
+struct ThrowInfo {
+    unsigned attributes;
+    int pmfnUnwind;          // RVA of the destructor
+    int pForwardCompat;      // RVA
+    int pCatchableTypeArray; // RVA
+};
+
+struct runtime_error {
+    const void *vftable;
+    const char *what;
+    char storage[96];
+};
+
+TypeDescriptor td_runtime_error = {nullptr, nullptr, ".?AVruntime_error@std@@"};
+TypeDescriptor td_exception = {nullptr, nullptr, ".?AVexception@std@@"};
+CatchableType ct_runtime_error, ct_exception;
+CatchableTypeArray cta;
+ThrowInfo ti_runtime_error;
+
+int rva(const void *p) { return (int)((const char *)p - (const char *)&__ImageBase); }
+
+NOINLINE void runtime_error_dtor(runtime_error *) {}
+
+NOINLINE void init_throw_info()
+{
+    ct_runtime_error = {0, rva(&td_runtime_error), 0, -1, 0, (int)sizeof(runtime_error), 0};
+    ct_exception = {0, rva(&td_exception), 0, -1, 0, (int)sizeof(runtime_error), 0};
+    cta.nCatchableTypes = 2;
+    cta.arrayOfCatchableTypes[0] = rva(&ct_runtime_error);
+    cta.arrayOfCatchableTypes[1] = rva(&ct_exception);
+    ti_runtime_error = {0, rva((const void *)runtime_error_dtor), 0, rva(&cta)};
+}
+} // namespace
+
+namespace Pal {
+enum class Result { Success = 0, ErrorUnavailable = -5, ErrorIncompatibleDevice = -12 };
+NOINLINE Result EnumerateDevices(unsigned *count)
+{
+    *count = 0; // no supported adapter
+    return Result::Success;
+}
+NOINLINE Result CreatePlatform(unsigned *device_count)
+{
+    EnumerateDevices(device_count);
+    return *device_count ? Result::Success : Result::ErrorUnavailable;
+}
+} // namespace Pal
+
+namespace vk {
+
+static runtime_error g_error_object;
+
+[[noreturn]] NOINLINE static void ThrowPalError(Pal::Result r)
+{
+    g_error_object.vftable = nullptr;
+    strcpy(g_error_object.storage, "Pal::CreatePlatform failed: no compatible GPU adapter");
+    g_error_object.what = g_error_object.storage;
+    (void)r;
+    _CxxThrowException(&g_error_object, &ti_runtime_error);
+    __builtin_unreachable();
+}
+
+class Instance {
+  public:
+    NOINLINE int Init();
+    NOINLINE static int Create(const void *create_info, void **out);
+    unsigned m_deviceCount = 0;
+};
+
+NOINLINE int Instance::Init()
+{
+    Pal::Result r = Pal::CreatePlatform(&m_deviceCount);
+    if (r != Pal::Result::Success) ThrowPalError(r); // escapes vkCreateInstance
+    return 0;
+}
+
+NOINLINE int Instance::Create(const void *create_info, void **out)
+{
+    (void)create_info;
+    Instance *inst = new Instance();
+    inst->Init();
+    *out = inst;
+    return 0;
+}
+
+namespace entry {
+NOINLINE int vkCreateInstance(const void *create_info, const void *allocator, void **out)
+{
+    (void)allocator;
+    return Instance::Create(create_info, out);
+}
+} // namespace entry
+} // namespace vk
+
+extern "C" __declspec(dllexport) void *vk_icdGetInstanceProcAddr(void *instance, const char *name)
+{
+    (void)instance;
+    if (!strcmp(name, "vkCreateInstance")) return (void *)vk::entry::vkCreateInstance;
+    return nullptr;
+}
+
+extern "C" __declspec(dllexport) int vk_icdNegotiateLoaderICDInterfaceVersion(unsigned *version)
+{
+    if (*version > 5) *version = 5;
+    return 0;
+}
+
+// The ThrowInfo tables hold image-relative offsets; fill them once at load.
+extern "C" BOOL WINAPI DllMain(HINSTANCE, DWORD reason, LPVOID)
+{
+    if (reason == DLL_PROCESS_ATTACH) init_throw_info();
+    return TRUE;
+}

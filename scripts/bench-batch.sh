@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Benchmark: `dumptriage analyze` of a folder of dumps against
+# `minidump-stackwalk --json` run once per dump, with the same symbols.
+#
+# The batch is realistic: N real minidumps (default 50) of live `rustc`
+# processes, each blocked reading its standard input, captured with
+# `dumptriage attach`. Their big module is the toolchain's own
+# librustc_driver (about 150 MB), whose Breakpad symbol file made by
+# dump_syms is about 60 MB: every dump needs that one large symbol file, as a
+# CI run's dumps all need onnxruntime.dll's or torch_cuda.dll's.
+#
+# Measured in one run, with hyperfine (wall time) and GNU time (peak memory):
+#   batch:  dumptriage analyze DIR          vs  minidump-stackwalk per dump, in a loop
+#   single: dumptriage analyze ONE.dmp      vs  minidump-stackwalk ONE.dmp
+# and printed as ratios. dumptriage also names the system libraries' frames
+# from this machine's binaries (it does that by default for Linux dumps);
+# minidump-stackwalk does not, so dumptriage does a little more work.
+#
+# Usage: scripts/bench-batch.sh [N]   (work files in target/bench; reused)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-50}
+WORK=target/bench
+RUNS=${RUNS:-5}
+
+say() { printf '== %s\n' "$*" >&2; }
+
+# --- tools -------------------------------------------------------------------
+need_apt=()
+command -v hyperfine >/dev/null || need_apt+=(hyperfine)
+[ -x /usr/bin/time ] || need_apt+=(time)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  say "installing ${need_apt[*]} with apt-get"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+version=$(cargo metadata --format-version 1 --locked 2>/dev/null |
+  python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"]=="minidump-processor"))')
+if ! minidump-stackwalk --version 2>/dev/null | grep -q "$version"; then
+  say "installing minidump-stackwalk $version"
+  cargo install --locked minidump-stackwalk --version "$version"
+fi
+command -v dump_syms >/dev/null || cargo install --locked dump_syms
+cargo build --release --locked
+DT=$PWD/target/release/dumptriage
+
+# --- the large symbol file ----------------------------------------------------
+lib=$(ls "$(rustc --print sysroot)"/lib/librustc_driver-*.so | head -n 1)
+mkdir -p "$WORK"
+SYMS=$WORK/symbols
+if [ ! -d "$SYMS" ]; then
+  say "dump_syms $(basename "$lib")"
+  dump_syms "$lib" > "$WORK/big.sym"
+  read -r _ _ _ id name < "$WORK/big.sym"
+  mkdir -p "$SYMS/$name/$id"
+  mv "$WORK/big.sym" "$SYMS/$name/$id/$name.sym"
+fi
+sym=$(find "$SYMS" -name '*.sym' | head -n 1)
+say "symbol file: $(du -h "$sym" | cut -f1) ($(basename "$sym"))"
+
+# --- the dumps ----------------------------------------------------------------
+DUMPS=$WORK/dumps
+have=$(find "$DUMPS" -name '*.dmp' 2>/dev/null | wc -l)
+if [ "$have" -lt "$N" ]; then
+  say "capturing $N dumps of live rustc processes"
+  rm -rf "$DUMPS" && mkdir -p "$DUMPS"
+  pids=()
+  for _ in 1 2 3 4 5; do
+    # rustc reads the program from stdin, which never ends: it blocks in read().
+    (sleep 100000 | rustc - -o /dev/null >/dev/null 2>&1) &
+    pids+=($!)
+  done
+  sleep 2
+  targets=$(pgrep -x rustc | head -n 5)
+  i=0
+  while [ "$i" -lt "$N" ]; do
+    for pid in $targets; do
+      [ "$i" -lt "$N" ] || break
+      "$DT" attach "$pid" --dump-dir "$DUMPS" --format json -o /dev/null || true
+      i=$((i + 1))
+      sleep 1.05 # names carry the time to the second: keep them distinct
+    done
+  done
+  pkill -x rustc || true
+  kill "${pids[@]}" 2>/dev/null || true
+fi
+ls "$DUMPS"/*.dmp | head -n "$N" > "$WORK/list"
+count=$(wc -l < "$WORK/list")
+one=$(head -n 1 "$WORK/list")
+[ "$count" -ge "$N" ] || { echo "only $count dumps were captured" >&2; exit 1; }
+BATCH=$WORK/batch
+rm -rf "$BATCH" && mkdir -p "$BATCH"
+while read -r f; do ln -s "$PWD/$f" "$BATCH/"; done < "$WORK/list"
+
+# --- measurements -------------------------------------------------------------
+cat > "$WORK/loop.sh" <<EOF
+#!/bin/sh
+for f in $BATCH/*.dmp; do minidump-stackwalk --json --symbols-path $SYMS "\$f" > /dev/null 2>&1; done
+EOF
+chmod +x "$WORK/loop.sh"
+ours_batch="$DT analyze --quiet --format json -o /dev/null --symbols $SYMS $BATCH"
+theirs_batch="$WORK/loop.sh"
+ours_one="$DT analyze --format json -o /dev/null --symbols $SYMS $one"
+theirs_one="minidump-stackwalk --json --symbols-path $SYMS $one"
+
+say "wall time, $count dumps"
+hyperfine --warmup 1 --runs "$RUNS" --export-json "$WORK/batch.json" \
+  -n dumptriage "$ours_batch" -n minidump-stackwalk-loop "$theirs_batch" >&2
+say "wall time, one dump"
+hyperfine --warmup 1 --runs "$((RUNS * 2))" --export-json "$WORK/single.json" --output=null \
+  -n dumptriage "$ours_one" -n minidump-stackwalk "$theirs_one" >&2
+
+peak() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
+say "peak memory"
+ours_peak=$(peak $ours_batch)
+theirs_peak=$(peak $theirs_one)
+ours_one_peak=$(peak $ours_one)
+
+python3 - "$WORK" "$count" "$ours_peak" "$theirs_peak" "$ours_one_peak" <<'EOF'
+import json, sys
+work, count, ours_peak, theirs_peak, ours_one_peak = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+def means(name):
+    results = json.load(open(f"{work}/{name}.json"))["results"]
+    return {r["command"]: r["median"] for r in results}
+b, s = means("batch"), means("single")
+print(f"batch of {count} dumps: dumptriage {b['dumptriage']:.2f} s, "
+      f"minidump-stackwalk per dump {b['minidump-stackwalk-loop']:.2f} s: "
+      f"{b['minidump-stackwalk-loop'] / b['dumptriage']:.1f}x faster")
+print(f"one dump: dumptriage {s['dumptriage']:.3f} s, minidump-stackwalk {s['minidump-stackwalk']:.3f} s: "
+      f"ratio {s['dumptriage'] / s['minidump-stackwalk']:.2f}")
+print(f"peak memory: dumptriage on the batch {ours_peak / 1024:.0f} MiB (one dump {ours_one_peak / 1024:.0f} MiB), "
+      f"one minidump-stackwalk process {theirs_peak / 1024:.0f} MiB: ratio {ours_peak / theirs_peak:.2f}")
+EOF

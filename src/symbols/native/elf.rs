@@ -1,0 +1,152 @@
+//! ELF binaries and their separate debug files: build id, .gnu_debuglink,
+//! DWARF (read with addr2line), and the symbol tables.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use gimli::{EndianArcSlice, RunTimeEndian};
+use object::{Object as _, ObjectSection as _, ObjectSegment as _, ObjectSymbol as _, SymbolKind};
+
+use super::{demangle, AddressTable, NativeSymbols, Symbol};
+use crate::model::SymbolSource;
+
+type Reader = EndianArcSlice<RunTimeEndian>;
+
+/// What an ELF file says about itself, and the names it holds.
+pub struct ElfInfo {
+    pub build_id: Option<Vec<u8>>,
+    /// The separate debug file's name, from `.gnu_debuglink`.
+    pub debuglink: Option<String>,
+    /// Whether it carries DWARF line and function information.
+    pub has_dwarf: bool,
+    /// The lowest address a PT_LOAD segment asks for, page-aligned: where
+    /// the module's base lies in the file's own address space.
+    pub bias: u64,
+    /// `.symtab` functions (an unstripped binary or a debug file).
+    pub symtab: AddressTable,
+    /// `.dynsym` functions: what a stripped shared object still exports.
+    pub dynsym: AddressTable,
+}
+
+/// Reads an ELF file's identity and symbol tables. `Err` says why it is not
+/// a usable ELF file.
+pub fn read_file(data: &[u8]) -> Result<ElfInfo, String> {
+    let file = object::File::parse(data).map_err(|e| e.to_string())?;
+    if file.format() != object::BinaryFormat::Elf {
+        return Err(format!("not an ELF file ({:?})", file.format()));
+    }
+    let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+    let debuglink = file
+        .gnu_debuglink()
+        .ok()
+        .flatten()
+        .map(|(name, _crc)| String::from_utf8_lossy(name).into_owned());
+    let has_dwarf = file
+        .section_by_name(".debug_info")
+        .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData);
+    let bias = file.segments().map(|s| s.address()).min().unwrap_or(0) & !0xfff;
+    let limit = file
+        .segments()
+        .map(|s| s.address().saturating_add(s.size()))
+        .max()
+        .unwrap_or(u64::MAX)
+        .saturating_sub(bias);
+    let table = |symbols: object::SymbolIterator<'_, '_>, source| {
+        let entries = symbols
+            .filter(|s| s.kind() == SymbolKind::Text && s.is_definition() && s.address() >= bias)
+            .filter_map(|s| {
+                let name = s.name().ok()?;
+                Some((
+                    s.address() - bias,
+                    (s.size() > 0).then_some(s.size()),
+                    demangle(name),
+                ))
+            })
+            .collect();
+        AddressTable::new(entries, source, limit)
+    };
+    Ok(ElfInfo {
+        build_id,
+        debuglink,
+        has_dwarf,
+        bias,
+        symtab: table(file.symbols(), SymbolSource::Symtab),
+        dynsym: table(file.dynamic_symbols(), SymbolSource::Exports),
+    })
+}
+
+/// DWARF of one ELF file, for lookups.
+pub struct Dwarf {
+    context: Mutex<addr2line::Context<Reader>>,
+    bias: u64,
+    /// Function starts, for the offset into the function (DWARF frames name
+    /// functions but do not give their start).
+    symtab: AddressTable,
+}
+
+impl Dwarf {
+    /// Loads the DWARF sections of `data` (an ELF file with `.debug_info`).
+    pub fn load(data: &[u8], info: ElfInfo) -> Result<Dwarf, String> {
+        let file = object::File::parse(data).map_err(|e| e.to_string())?;
+        let endian = if file.is_little_endian() {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+            let bytes: Cow<'_, [u8]> = match file.section_by_name(id.name()) {
+                Some(section) => section.uncompressed_data().unwrap_or(Cow::Borrowed(&[])),
+                None => Cow::Borrowed(&[]),
+            };
+            Ok(EndianArcSlice::new(Arc::from(&*bytes), endian))
+        };
+        let dwarf = gimli::Dwarf::load(load).map_err(|e| e.to_string())?;
+        let context = addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())?;
+        Ok(Dwarf {
+            context: Mutex::new(context),
+            bias: info.bias,
+            symtab: info.symtab,
+        })
+    }
+}
+
+impl NativeSymbols for Dwarf {
+    fn lookup(&self, rva: u64) -> Option<Symbol> {
+        let symbol = self.symtab.lookup(rva);
+        let context = self.context.lock().ok()?;
+        let probe = rva.checked_add(self.bias)?;
+        let mut found = Vec::new();
+        if let Ok(mut frames) = context.find_frames(probe).skip_all_loads() {
+            while let Ok(Some(frame)) = frames.next() {
+                let Some(function) = frame.function.as_ref() else {
+                    continue;
+                };
+                let name = match function.raw_name() {
+                    Ok(raw) => addr2line::demangle_auto(raw, function.language).into_owned(),
+                    Err(_) => continue,
+                };
+                let (file, line) = frame
+                    .location
+                    .map(|l| (l.file.map(str::to_string), l.line))
+                    .unwrap_or((None, None));
+                found.push((name, file, line));
+            }
+        }
+        // Innermost first, the containing function last.
+        let Some((function, file, line)) = found.pop() else {
+            // No DWARF function here: the symbol table may still know.
+            return symbol;
+        };
+        Some(Symbol {
+            function,
+            function_rva: symbol.map_or(rva, |s| s.function_rva),
+            file,
+            line,
+            inlines: found.into_iter().rev().collect(),
+        })
+    }
+
+    fn source(&self) -> SymbolSource {
+        SymbolSource::Dwarf
+    }
+}

@@ -1,0 +1,130 @@
+//! Windows PDBs, read with pdb-addr2line: procedures, inlined functions and
+//! line numbers, and public symbols where a PDB has nothing better.
+
+use std::io::Cursor;
+use std::path::Path;
+use std::sync::Mutex;
+
+use memmap2::Mmap;
+use pdb_addr2line::pdb::PDB;
+use pdb_addr2line::{ContextPdbData, TypeFormatterFlags};
+
+use super::{NativeSymbols, Symbol};
+use crate::model::SymbolSource;
+use crate::symbols::identity::{debug_id_from_guid, DebugId};
+
+type Data = ContextPdbData<'static, 'static, Cursor<Mmap>>;
+type PdbContext<'a> = pdb_addr2line::Context<'a, 'static>;
+
+self_cell::self_cell!(
+    /// The parsed streams and the lookup context that borrows them.
+    struct Cell {
+        owner: Data,
+        #[not_covariant]
+        dependent: PdbContext,
+    }
+);
+
+/// A PDB whose identity has been checked, ready for lookups.
+pub struct Pdb {
+    // The context caches per-procedure data in a RefCell, so lookups from
+    // several threads take turns.
+    cell: Mutex<Cell>,
+}
+
+/// Why a PDB could not be used.
+#[derive(Debug)]
+pub enum PdbError {
+    /// Its GUID and age are not the module's.
+    Mismatch(DebugId),
+    Corrupt(String),
+}
+
+impl Pdb {
+    /// Opens `path` if its GUID and age are `expected`.
+    pub fn open(path: &Path, expected: DebugId) -> Result<Pdb, PdbError> {
+        let corrupt = |e: &dyn std::fmt::Display| PdbError::Corrupt(e.to_string());
+        let file = std::fs::File::open(path).map_err(|e| corrupt(&e))?;
+        // SAFETY: the map is read-only and private to this process; a file
+        // truncated under us by another process is the one hazard, as for
+        // the minidump itself.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| corrupt(&e))?;
+        let mut pdb = PDB::open(Cursor::new(map)).map_err(|e| corrupt(&e))?;
+        let info = pdb.pdb_information().map_err(|e| corrupt(&e))?;
+        // The DBI stream's age is the one the linker wrote into the image;
+        // the PDB info stream's can be newer after incremental links.
+        let age = pdb
+            .debug_information()
+            .ok()
+            .and_then(|dbi| dbi.age())
+            .unwrap_or(info.age);
+        let found = DebugId::from_parts(info.guid, age);
+        if found != expected {
+            return Err(PdbError::Mismatch(found));
+        }
+        let data = ContextPdbData::try_from_pdb(pdb).map_err(|e| corrupt(&e))?;
+        // Names as the PDB spells them, without a synthesized argument list.
+        let flags = TypeFormatterFlags::default() | TypeFormatterFlags::NO_ARGUMENTS;
+        let cell = Cell::try_new(data, |data| data.make_context_with_formatter_flags(flags))
+            .map_err(|e| corrupt(&e))?;
+        Ok(Pdb {
+            cell: Mutex::new(cell),
+        })
+    }
+
+    /// The identity a PDB file claims, without loading the rest.
+    pub fn identity(path: &Path) -> Option<DebugId> {
+        let file = std::fs::File::open(path).ok()?;
+        let mut pdb = PDB::open(file).ok()?;
+        let info = pdb.pdb_information().ok()?;
+        let age = pdb
+            .debug_information()
+            .ok()
+            .and_then(|dbi| dbi.age())
+            .unwrap_or(info.age);
+        Some(DebugId::from_parts(info.guid, age))
+    }
+
+    /// The number of procedures with names, for diagnostics.
+    pub fn function_count(&self) -> usize {
+        let Ok(cell) = self.cell.lock() else { return 0 };
+        cell.with_dependent(|_, context| context.functions().filter(|f| f.name.is_some()).count())
+    }
+}
+
+impl NativeSymbols for Pdb {
+    fn lookup(&self, rva: u64) -> Option<Symbol> {
+        let rva = u32::try_from(rva).ok()?;
+        let cell = self.cell.lock().ok()?;
+        cell.with_dependent(|_, context| {
+            let frames = context.find_frames(rva).ok()??;
+            let (outer, inner) = frames.frames.split_last()?;
+            Some(Symbol {
+                function: outer.function.clone()?,
+                function_rva: u64::from(frames.start_rva),
+                file: outer.file.as_deref().map(str::to_string),
+                line: outer.line,
+                inlines: inner
+                    .iter()
+                    .rev()
+                    .map(|f| {
+                        (
+                            f.function.clone().unwrap_or_else(|| "?".to_string()),
+                            f.file.as_deref().map(str::to_string),
+                            f.line,
+                        )
+                    })
+                    .collect(),
+            })
+        })
+    }
+
+    fn source(&self) -> SymbolSource {
+        SymbolSource::Pdb
+    }
+}
+
+/// The identity of the PDB a CodeView record names, from its raw GUID bytes.
+pub fn codeview_debug_id(guid: [u8; 16], age: u32) -> DebugId {
+    debug_id_from_guid(&guid, age)
+}

@@ -1,0 +1,123 @@
+//! PE images (.dll, .exe): their identity, the CodeView record that names
+//! their PDB, and their export table — read from a file, or from the image
+//! as it lay in the process's memory when the dump holds it.
+
+use object::pe::{
+    ImageDosHeader, ImageNtHeaders32, ImageNtHeaders64, IMAGE_DIRECTORY_ENTRY_EXPORT,
+};
+use object::read::pe::{ExportTable, ExportTarget, ImageNtHeaders, ImageOptionalHeader, PeFile};
+use object::{LittleEndian as LE, Object as _};
+
+use super::AddressTable;
+use crate::model::SymbolSource;
+use crate::symbols::identity::{debug_id_from_guid, leaf, pe_code_id, DebugId};
+
+/// What a PE file says about itself.
+#[derive(Debug)]
+pub struct PeInfo {
+    /// Timestamp + SizeOfImage, spelled as a code id.
+    pub code_id: String,
+    /// The PDB its CodeView record names: file name and GUID + age.
+    pub pdb: Option<(String, DebugId)>,
+    pub exports: AddressTable,
+}
+
+/// Reads a PE file's identity and exports. `Err` says why it is not one.
+pub fn read_file(data: &[u8]) -> Result<PeInfo, String> {
+    match object::FileKind::parse(data).map_err(|e| e.to_string())? {
+        object::FileKind::Pe32 => read_typed::<ImageNtHeaders32>(data),
+        object::FileKind::Pe64 => read_typed::<ImageNtHeaders64>(data),
+        other => Err(format!("not a PE image ({other:?})")),
+    }
+}
+
+fn read_typed<Pe: ImageNtHeaders>(data: &[u8]) -> Result<PeInfo, String> {
+    let file = PeFile::<Pe>::parse(data).map_err(|e| e.to_string())?;
+    let headers = file.nt_headers();
+    let timestamp = headers.file_header().time_date_stamp.get(LE);
+    let size_of_image = headers.optional_header().size_of_image();
+    let pdb = match file.pdb_info() {
+        Ok(Some(cv)) => {
+            let path = String::from_utf8_lossy(cv.path()).into_owned();
+            Some((
+                leaf(&path).to_string(),
+                debug_id_from_guid(&cv.guid(), cv.age()),
+            ))
+        }
+        _ => None,
+    };
+    let exports = match file.export_table() {
+        Ok(Some(table)) => export_entries(&table),
+        _ => Vec::new(),
+    };
+    Ok(PeInfo {
+        code_id: pe_code_id(timestamp, size_of_image),
+        pdb,
+        exports: AddressTable::new(exports, SymbolSource::Exports, u64::from(size_of_image)),
+    })
+}
+
+fn export_entries(table: &ExportTable<'_>) -> Vec<(u64, Option<u64>, String)> {
+    let Ok(exports) = table.exports() else {
+        return Vec::new();
+    };
+    exports
+        .into_iter()
+        .filter_map(|export| {
+            let ExportTarget::Address(rva) = export.target else {
+                return None; // forwarded to another DLL: no code here
+            };
+            let name = match export.name {
+                Some(name) => String::from_utf8_lossy(name).into_owned(),
+                None => format!("#{}", export.ordinal),
+            };
+            Some((u64::from(rva), None, name))
+        })
+        .collect()
+}
+
+/// Reads the export table of a PE image as it was mapped in memory (so
+/// addresses in it are RVAs), with `read(rva, len)` returning the bytes the
+/// dump holds there. Returns the code id the headers carry too, so the
+/// caller can check the image is the module's.
+pub fn read_image(
+    read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+    image_size: u64,
+) -> Option<(String, AddressTable)> {
+    let headers = read(0, 0x1000)?;
+    let dos = ImageDosHeader::parse(&headers[..]).ok()?;
+    let mut offset = u64::from(dos.nt_headers_offset());
+    let magic = object::read::pe::optional_header_magic(&headers[..]).ok()?;
+    if magic == object::pe::IMAGE_NT_OPTIONAL_HDR64_MAGIC {
+        image_typed::<ImageNtHeaders64>(read, &headers, &mut offset, image_size)
+    } else {
+        image_typed::<ImageNtHeaders32>(read, &headers, &mut offset, image_size)
+    }
+}
+
+fn image_typed<Pe: ImageNtHeaders>(
+    read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+    headers: &[u8],
+    offset: &mut u64,
+    image_size: u64,
+) -> Option<(String, AddressTable)> {
+    let (nt, directories) = Pe::parse(headers, offset).ok()?;
+    let code_id = pe_code_id(
+        nt.file_header().time_date_stamp.get(LE),
+        nt.optional_header().size_of_image(),
+    );
+    let directory = directories.get(IMAGE_DIRECTORY_ENTRY_EXPORT)?;
+    let (rva, size) = (directory.virtual_address.get(LE), directory.size.get(LE));
+    if size == 0 || u64::from(rva) + u64::from(size) > image_size {
+        return Some((
+            code_id,
+            AddressTable::new(Vec::new(), SymbolSource::Exports, image_size),
+        ));
+    }
+    let data = read(u64::from(rva), size as usize)?;
+    let table = ExportTable::parse(&data, rva).ok()?;
+    Some((
+        code_id,
+        AddressTable::new(export_entries(&table), SymbolSource::Exports, image_size),
+    ))
+}

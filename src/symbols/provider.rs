@@ -1,0 +1,382 @@
+//! The stack walker's view of the symbol sources, for one dump.
+//!
+//! [`DumpSymbols`] implements minidump-unwind's `SymbolProvider` over the
+//! run's shared [`Sources`], and remembers, for the report, which source
+//! named each frame and which modules it looked up. It also reads export
+//! tables from the dump's own memory, which only this dump has.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use minidump::{Module, UnifiedMemoryList};
+use minidump_unwind::{
+    FileError, FileKind, FillSymbolError, FrameSymbolizer, FrameWalker, SymbolProvider,
+};
+
+use super::identity::{same_code_id, Format, Identity};
+use super::native::{pe, AddressTable, NativeSymbols, Symbol};
+use super::sources::{Resolution, Sources};
+use crate::model::{ModuleSymbols, SymbolSource};
+
+/// What the report says about one module's symbols.
+#[derive(Debug, Clone)]
+pub struct ModuleOutcome {
+    pub status: ModuleSymbols,
+    pub source: SymbolSource,
+    pub file: Option<String>,
+    pub tried: Vec<String>,
+}
+
+/// A name for an address in an unloaded module.
+#[derive(Debug, Clone)]
+pub struct UnloadedName {
+    pub function: String,
+    pub function_offset: u64,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub source: SymbolSource,
+}
+
+#[derive(Default)]
+struct State {
+    /// Instruction address -> the source that named it.
+    frames: HashMap<u64, SymbolSource>,
+    /// Module base -> its search result.
+    modules: HashMap<u64, Arc<Resolution>>,
+    /// Module base -> exports read from the dump's memory (None: none there).
+    memory_exports: HashMap<u64, Option<Arc<AddressTable>>>,
+    notes: BTreeSet<String>,
+}
+
+/// The symbol provider of one dump.
+pub struct DumpSymbols<'a> {
+    sources: &'a Sources,
+    memory: Option<&'a UnifiedMemoryList<'a>>,
+    state: Mutex<State>,
+}
+
+impl<'a> DumpSymbols<'a> {
+    pub fn new(sources: &'a Sources, memory: Option<&'a UnifiedMemoryList<'a>>) -> Self {
+        DumpSymbols {
+            sources,
+            memory,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Which source named the frame at `instruction`.
+    pub fn frame_source(&self, instruction: u64) -> SymbolSource {
+        self.state()
+            .frames
+            .get(&instruction)
+            .copied()
+            .unwrap_or(SymbolSource::None)
+    }
+
+    /// What was found for the module loaded at `base`; `None` when no frame
+    /// needed it.
+    pub fn module_outcome(&self, base: u64) -> Option<ModuleOutcome> {
+        let state = self.state();
+        let resolution = state.modules.get(&base)?;
+        let memory = state.memory_exports.get(&base).cloned().flatten();
+        let mut outcome = ModuleOutcome {
+            status: resolution.status,
+            source: resolution.source(),
+            file: resolution.file.clone(),
+            tried: resolution.tried.clone(),
+        };
+        if outcome.source == SymbolSource::None {
+            if let Some(table) = memory {
+                outcome.status = ModuleSymbols::Loaded;
+                outcome.source = SymbolSource::Exports;
+                outcome.file = Some("the module's image in the dump".to_string());
+                outcome
+                    .tried
+                    .push(format!("{} exports in the dump's memory", table.len()));
+            }
+        }
+        Some(outcome)
+    }
+
+    /// Problems worth a line in the report: refused files, failed servers.
+    pub fn warnings(&self) -> Vec<String> {
+        let state = self.state();
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        let mut bases: Vec<&u64> = state.modules.keys().collect();
+        bases.sort();
+        for base in bases {
+            for warning in &state.modules[base].warnings {
+                if seen.insert(warning.clone()) {
+                    out.push(warning.clone());
+                }
+            }
+        }
+        out.extend(state.notes.iter().cloned());
+        out
+    }
+
+    async fn resolve(&self, module: &(dyn Module + Sync)) -> Arc<Resolution> {
+        let resolution = self.sources.resolve(&Identity::of(module)).await;
+        self.state()
+            .modules
+            .insert(module.base_address(), resolution.clone());
+        resolution
+    }
+
+    /// Export table of the module's image in the dump's memory, when the
+    /// dump holds it (full-memory dumps) and its headers carry the module's
+    /// own timestamp and size.
+    fn memory_exports(&self, module: &(dyn Module + Sync)) -> Option<Arc<AddressTable>> {
+        let base = module.base_address();
+        if let Some(known) = self.state().memory_exports.get(&base) {
+            return known.clone();
+        }
+        let table = self.read_memory_exports(module);
+        self.state().memory_exports.insert(base, table.clone());
+        table
+    }
+
+    fn read_memory_exports(&self, module: &(dyn Module + Sync)) -> Option<Arc<AddressTable>> {
+        let memory = self.memory?;
+        let identity = Identity::of(module);
+        if identity.format() != Format::Pe {
+            return None;
+        }
+        let base = module.base_address();
+        let size = module.size();
+        let read = |rva: u64, len: usize| read_memory(memory, base.checked_add(rva)?, len);
+        let (code_id, table) = pe::read_image(&read, size)?;
+        if let Some(want) = &identity.code_id {
+            if !same_code_id(want, &code_id) {
+                self.state().notes.insert(format!(
+                    "{}: the image in the dump's memory has timestamp+size {code_id}, \
+                     the module record {}: its exports were not used",
+                    identity.code_name(),
+                    want.to_ascii_uppercase()
+                ));
+                return None;
+            }
+        }
+        (!table.is_empty()).then(|| Arc::new(table))
+    }
+
+    /// Names an address in an unloaded module, from its binary or symbols
+    /// found by its code id.
+    pub async fn symbolize_unloaded(
+        &self,
+        name: &str,
+        code_id: Option<String>,
+        base: u64,
+        size: u64,
+        address: u64,
+    ) -> Option<UnloadedName> {
+        let identity = Identity {
+            code_file: name.to_string(),
+            code_id,
+            debug_file: None,
+            debug_id: None,
+        };
+        let resolution = self.sources.resolve(&identity).await;
+        let offset = address.checked_sub(base)?;
+        let placed = resolution.identity.at(base, size);
+        if resolution.breakpad {
+            let mut frame = Collect::new(address);
+            self.sources
+                .symbolizer()
+                .fill_symbol(&placed, &mut frame)
+                .await
+                .ok()?;
+            let (function, function_base) = frame.function?;
+            return Some(UnloadedName {
+                function,
+                function_offset: address.wrapping_sub(function_base),
+                file: frame.file,
+                line: frame.line,
+                source: SymbolSource::Sym,
+            });
+        }
+        let native = resolution.native.as_ref()?;
+        let symbol = native.lookup(offset)?;
+        Some(UnloadedName {
+            function_offset: offset.wrapping_sub(symbol.function_rva),
+            function: symbol.function,
+            file: symbol.file,
+            line: symbol.line,
+            source: native.source(),
+        })
+    }
+}
+
+/// Copies `len` bytes at `address` out of the dump's memory, across
+/// adjacent regions (a full-memory dump splits an image by protection).
+fn read_memory(memory: &UnifiedMemoryList<'_>, address: u64, len: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(len.min(1 << 20));
+    let mut cursor = address;
+    while out.len() < len {
+        let region = memory.memory_at_address(cursor)?;
+        let bytes = region.bytes();
+        let start = usize::try_from(cursor.checked_sub(region.base_address())?).ok()?;
+        let available = bytes.get(start..)?;
+        if available.is_empty() {
+            return None;
+        }
+        let take = available.len().min(len - out.len());
+        out.extend_from_slice(&available[..take]);
+        cursor = cursor.checked_add(take as u64)?;
+    }
+    Some(out)
+}
+
+fn apply(frame: &mut (dyn FrameSymbolizer + Send), base: u64, symbol: &Symbol) {
+    let function_base = base.wrapping_add(symbol.function_rva);
+    frame.set_function(&symbol.function, function_base, 0);
+    if let Some(file) = &symbol.file {
+        frame.set_source_file(file, symbol.line.unwrap_or(0), function_base);
+    }
+    for (name, file, line) in &symbol.inlines {
+        frame.add_inline_frame(name, file.as_deref(), *line);
+    }
+}
+
+#[async_trait::async_trait]
+impl SymbolProvider for DumpSymbols<'_> {
+    async fn fill_symbol(
+        &self,
+        module: &(dyn Module + Sync),
+        frame: &mut (dyn FrameSymbolizer + Send),
+    ) -> Result<(), FillSymbolError> {
+        let resolution = self.resolve(module).await;
+        let base = module.base_address();
+        let instruction = frame.get_instruction();
+        if resolution.breakpad {
+            let placed = resolution.identity.at(base, module.size());
+            let mut recording = Recording {
+                inner: frame,
+                named: false,
+            };
+            let result = self
+                .sources
+                .symbolizer()
+                .fill_symbol(&placed, &mut recording)
+                .await;
+            if recording.named {
+                self.state().frames.insert(instruction, SymbolSource::Sym);
+            }
+            return result;
+        }
+        let rva = instruction.checked_sub(base).ok_or(FillSymbolError {})?;
+        if let Some(native) = &resolution.native {
+            let source = native.source();
+            if let Some(symbol) = native.lookup(rva) {
+                apply(frame, base, &symbol);
+                self.state().frames.insert(instruction, source);
+            }
+            // Only debug information says an address is no function's;
+            // exports say too little, so the stack scanner treats such a
+            // module as one without symbols.
+            return match source {
+                SymbolSource::Exports => Err(FillSymbolError {}),
+                _ => Ok(()),
+            };
+        }
+        if let Some(table) = self.memory_exports(module) {
+            if let Some(symbol) = table.lookup(rva) {
+                apply(frame, base, &symbol);
+                self.state()
+                    .frames
+                    .insert(instruction, SymbolSource::Exports);
+            }
+        }
+        Err(FillSymbolError {})
+    }
+
+    async fn walk_frame(
+        &self,
+        module: &(dyn Module + Sync),
+        walker: &mut (dyn FrameWalker + Send),
+    ) -> Option<()> {
+        // CFI comes from .sym files only; without one the walker falls back
+        // to frame pointers and stack scanning.
+        let resolution = self.resolve(module).await;
+        if !resolution.breakpad {
+            return None;
+        }
+        let placed = resolution.identity.at(module.base_address(), module.size());
+        self.sources.symbolizer().walk_frame(&placed, walker).await
+    }
+
+    async fn get_file_path(
+        &self,
+        module: &(dyn Module + Sync),
+        file_kind: FileKind,
+    ) -> Result<PathBuf, FileError> {
+        let resolution = self.resolve(module).await;
+        match (file_kind, &resolution.binary) {
+            (FileKind::Binary, Some(path)) => Ok(path.clone()),
+            _ => Err(FileError::NotFound),
+        }
+    }
+}
+
+/// Passes a frame through, noting whether a function name was set.
+struct Recording<'f> {
+    inner: &'f mut (dyn FrameSymbolizer + Send),
+    named: bool,
+}
+
+impl FrameSymbolizer for Recording<'_> {
+    fn get_instruction(&self) -> u64 {
+        self.inner.get_instruction()
+    }
+    fn set_function(&mut self, name: &str, base: u64, parameter_size: u32) {
+        self.named = true;
+        self.inner.set_function(name, base, parameter_size);
+    }
+    fn set_source_file(&mut self, file: &str, line: u32, base: u64) {
+        self.inner.set_source_file(file, line, base);
+    }
+    fn add_inline_frame(&mut self, name: &str, file: Option<&str>, line: Option<u32>) {
+        self.inner.add_inline_frame(name, file, line);
+    }
+}
+
+/// Collects what a symbol file says about one address.
+struct Collect {
+    instruction: u64,
+    function: Option<(String, u64)>,
+    file: Option<String>,
+    line: Option<u32>,
+}
+
+impl Collect {
+    fn new(instruction: u64) -> Self {
+        Collect {
+            instruction,
+            function: None,
+            file: None,
+            line: None,
+        }
+    }
+}
+
+impl FrameSymbolizer for Collect {
+    fn get_instruction(&self) -> u64 {
+        self.instruction
+    }
+    fn set_function(&mut self, name: &str, base: u64, _: u32) {
+        self.function = Some((name.to_string(), base));
+    }
+    fn set_source_file(&mut self, file: &str, line: u32, _: u64) {
+        self.file = Some(file.to_string());
+        self.line = Some(line);
+    }
+}
