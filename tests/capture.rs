@@ -6,6 +6,9 @@ mod common;
 #[path = "common/programs.rs"]
 mod programs;
 
+// No `--symbols` anywhere: captured dumps must be symbolized out of the box
+// from the binaries (built with -g) and whatever this machine has for libc.
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -14,7 +17,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::bin;
-use programs::{nm_symbol_store, programs, system_libraries};
+use programs::programs;
 use serde_json::Value;
 
 /// A process started by a test, killed and reaped when the test ends.
@@ -92,24 +95,6 @@ fn all_threads_sleeping(pid: u32) -> bool {
     states.len() >= 2 && states.iter().all(|s| s == "S")
 }
 
-/// A symbol store for the test programs and the system libraries they load.
-fn symbol_store(dir: &Path) -> PathBuf {
-    let store = dir.join("symbols");
-    let mut binaries: Vec<PathBuf> = [
-        "hip_exit_hang",
-        "libamdhip64.so",
-        "libpal.so",
-        "unload_crash",
-        "exit_status",
-    ]
-    .iter()
-    .map(|name| programs().join(name))
-    .collect();
-    binaries.extend(system_libraries());
-    nm_symbol_store(&store, &binaries);
-    store
-}
-
 fn dumps_in(dir: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
@@ -163,7 +148,6 @@ fn assert_procdump_name(path: &Path, process: &str, pid: u32) {
 #[test]
 fn attach_diagnoses_the_hip_exit_hang_and_leaves_the_process_running() {
     let dir = tempfile::tempdir().unwrap();
-    let store = symbol_store(dir.path());
     let hung = Running::start("hip_exit_hang", &[]);
     hung.wait_for("hanging in exit");
     let pid = hung.pid();
@@ -172,8 +156,6 @@ fn attach_diagnoses_the_hip_exit_hang_and_leaves_the_process_running() {
     let out = bin()
         .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
         .arg(dir.path())
-        .arg("--symbols")
-        .arg(&store)
         .arg("--output")
         .arg(&report_file)
         .output()
@@ -234,7 +216,6 @@ fn attach_diagnoses_the_hip_exit_hang_and_leaves_the_process_running() {
 #[test]
 fn attach_records_the_blamed_thread_in_the_dump() {
     let dir = tempfile::tempdir().unwrap();
-    let store = symbol_store(dir.path());
     let hung = Running::start("hip_exit_hang", &["exit-from-thread"]);
     hung.wait_for("hanging in exit");
     let pid = hung.pid();
@@ -242,8 +223,6 @@ fn attach_records_the_blamed_thread_in_the_dump() {
     let out = bin()
         .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
         .arg(dir.path())
-        .arg("--symbols")
-        .arg(&store)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -264,8 +243,7 @@ fn attach_records_the_blamed_thread_in_the_dump() {
     // The file itself names the blamed thread, with its own context.
     let dump = &dumps_in(dir.path())[0];
     let again = bin()
-        .args(["analyze", "--format", "json", "--symbols"])
-        .arg(&store)
+        .args(["analyze", "--format", "json"])
         .arg(dump)
         .output()
         .unwrap();
@@ -281,7 +259,6 @@ fn attach_records_the_blamed_thread_in_the_dump() {
 #[test]
 fn run_captures_a_hang_at_the_timeout_and_kills_the_command() {
     let dir = tempfile::tempdir().unwrap();
-    let store = symbol_store(dir.path());
     let report_file = dir.path().join("report.json");
     let started = Instant::now();
     let out = bin()
@@ -294,8 +271,6 @@ fn run_captures_a_hang_at_the_timeout_and_kills_the_command() {
             "--dump-dir",
         ])
         .arg(dir.path())
-        .arg("--symbols")
-        .arg(&store)
         .arg("--output")
         .arg(&report_file)
         .arg("--")
@@ -372,13 +347,10 @@ fn run_no_kill_leaves_the_hung_command_running() {
 #[test]
 fn run_captures_a_crash_at_exit_and_dies_of_the_same_signal() {
     let dir = tempfile::tempdir().unwrap();
-    let store = symbol_store(dir.path());
     let report_file = dir.path().join("report.json");
     let out = bin()
         .args(["run", "--format", "json", "--dump-dir"])
         .arg(dir.path())
-        .arg("--symbols")
-        .arg(&store)
         .arg("--output")
         .arg(&report_file)
         .arg("--")
@@ -422,11 +394,16 @@ fn run_captures_a_crash_at_exit_and_dies_of_the_same_signal() {
         .all(|m| m["name"] != "libplugin.so"));
     let names = functions(crashing);
     assert!(names.iter().any(|f| f == "run_release_hook"), "{names:?}");
-    let diagnosis = report["diagnoses"][0]["signature"].as_str().unwrap_or("");
+    // A crash at exit. (A Linux dump has no unloaded-module list, so the
+    // unloaded plugin can only be inferred from the address.)
+    let diagnoses = report["diagnoses"].as_array().unwrap();
+    assert_eq!(diagnoses[0]["kind"], "crash", "{diagnoses:#?}");
     assert!(
-        ["crash-in-unloaded-module", "crash-during-exit"].contains(&diagnosis),
-        "{:#}",
-        report["diagnoses"]
+        diagnoses.iter().any(|d| {
+            ["crash-in-unloaded-module", "crash-during-exit"]
+                .contains(&d["signature"].as_str().unwrap_or(""))
+        }),
+        "{diagnoses:#?}"
     );
 }
 
