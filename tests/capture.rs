@@ -20,6 +20,20 @@ use common::bin;
 use programs::programs;
 use serde_json::Value;
 
+/// An environment variable every test program gets, which no dump may keep.
+const SECRET_NAME: &str = "DUMPTRIAGE_TEST_TOKEN";
+const SECRET_VALUE: &str = "s3cr3t-7f0c1d2e";
+
+fn assert_no_secret(dump: &Path) {
+    let bytes = std::fs::read(dump).unwrap();
+    let found = |needle: &str| bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(
+        !found(SECRET_VALUE),
+        "{} keeps the environment",
+        dump.display()
+    );
+}
+
 /// A process started by a test, killed and reaped when the test ends.
 struct Running {
     child: Child,
@@ -31,6 +45,7 @@ impl Running {
     fn start(program: &str, args: &[&str]) -> Running {
         let mut child = Command::new(programs().join(program))
             .args(args)
+            .env(SECRET_NAME, SECRET_VALUE)
             .current_dir(programs())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -176,6 +191,7 @@ fn attach_diagnoses_the_hip_exit_hang_and_leaves_the_process_running() {
     let dumps = dumps_in(dir.path());
     assert_eq!(dumps.len(), 1, "{dumps:?}");
     assert_procdump_name(&dumps[0], "hip_exit_hang", pid);
+    assert_no_secret(&dumps[0]);
 
     let doc = read_json(&report_file);
     let report = &doc["reports"][0];
@@ -262,6 +278,7 @@ fn run_captures_a_hang_at_the_timeout_and_kills_the_command() {
     let report_file = dir.path().join("report.json");
     let started = Instant::now();
     let out = bin()
+        .env(SECRET_NAME, SECRET_VALUE)
         .args([
             "run",
             "--hang-timeout",
@@ -294,6 +311,7 @@ fn run_captures_a_hang_at_the_timeout_and_kills_the_command() {
     let report = &read_json(&report_file)["reports"][0];
     let pid = report["process"]["pid"].as_u64().unwrap() as u32;
     assert_procdump_name(&dumps_in(dir.path())[0], "hip_exit_hang", pid);
+    assert_no_secret(&dumps_in(dir.path())[0]);
     assert!(
         !Path::new(&format!("/proc/{pid}")).exists(),
         "the hung process was killed and reaped"
@@ -349,6 +367,7 @@ fn run_captures_a_crash_at_exit_and_dies_of_the_same_signal() {
     let dir = tempfile::tempdir().unwrap();
     let report_file = dir.path().join("report.json");
     let out = bin()
+        .env(SECRET_NAME, SECRET_VALUE)
         .args(["run", "--format", "json", "--dump-dir"])
         .arg(dir.path())
         .arg("--output")
@@ -377,6 +396,7 @@ fn run_captures_a_crash_at_exit_and_dies_of_the_same_signal() {
     let report = &read_json(&report_file)["reports"][0];
     let pid = report["process"]["pid"].as_u64().unwrap();
     assert_procdump_name(&dumps_in(dir.path())[0], "unload_crash", pid as u32);
+    assert_no_secret(&dumps_in(dir.path())[0]);
     let exception = &report["exception"];
     assert_eq!(exception["code"], "0xb");
     assert_eq!(exception["name"], "SIGSEGV / SEGV_MAPERR");

@@ -309,42 +309,63 @@ pub fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, Capture
     Ok(true)
 }
 
-/// Blanks the process environment (the Linux environ stream) in a written
-/// dump: dumps from CI are shared as artifacts, and CI environments carry
-/// tokens. The stream's directory entry becomes an unused one and its bytes
-/// zeros. (Strings on the stacks are not touched.)
+/// Shortest environment entry (`KEY=VALUE`) searched for outside the
+/// environ stream: shorter byte strings could match unrelated memory.
+const MIN_SCRUBBED_ENTRY: usize = 6;
+
+/// Blanks the process environment in a written dump: dumps from CI are
+/// shared as artifacts, and CI environments carry tokens. The Linux environ
+/// stream becomes an unused directory entry with zeroed bytes, and every
+/// copy of its `KEY=VALUE` entries elsewhere in the file is zeroed too: the
+/// initial environment strings live at the top of the main thread's stack,
+/// which the dump holds. (Entries shorter than 6 bytes, and variables set
+/// later with a new value, are not searched.)
 pub fn scrub_environment(path: &Path) -> Result<(), CaptureError> {
     let fail = |why: String| CaptureError::Patch {
         path: path.to_path_buf(),
         why,
     };
+    let mut bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
     let (directory, entries) = {
-        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
-        let entries: Vec<(usize, u32, u32)> = dump
+        let dump = Minidump::read(&bytes[..]).map_err(|e| fail(e.to_string()))?;
+        let entries: Vec<(usize, usize, usize)> = dump
             .all_streams()
             .enumerate()
             .filter(|(_, entry)| entry.stream_type == LINUX_ENVIRON_STREAM)
-            .map(|(i, entry)| (i, entry.location.rva, entry.location.data_size))
+            .map(|(i, entry)| {
+                (
+                    i,
+                    entry.location.rva as usize,
+                    entry.location.data_size as usize,
+                )
+            })
             .collect();
-        (u64::from(dump.header.stream_directory_rva), entries)
+        (dump.header.stream_directory_rva as usize, entries)
     };
     if entries.is_empty() {
         return Ok(());
     }
-    let mut file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| fail(e.to_string()))?;
     for (index, rva, size) in entries {
-        let result = file
-            .seek(SeekFrom::Start(u64::from(rva)))
-            .and_then(|_| file.write_all(&vec![0; size as usize]))
-            // MINIDUMP_DIRECTORY is 12 bytes: StreamType, DataSize, Rva.
-            .and_then(|()| file.seek(SeekFrom::Start(directory + 12 * index as u64)))
-            .and_then(|_| file.write_all(&[0; 12]));
-        result.map_err(|e| fail(e.to_string()))?;
+        let Some(environ) = bytes.get(rva..rva.saturating_add(size)).map(<[u8]>::to_vec) else {
+            return Err(fail("the environ stream lies outside the file".to_string()));
+        };
+        for entry in environ.split(|&b| b == 0) {
+            if entry.len() < MIN_SCRUBBED_ENTRY || !entry.contains(&b'=') {
+                continue;
+            }
+            let found: Vec<usize> = memchr::memmem::find_iter(&bytes, entry).collect();
+            for at in found {
+                bytes[at..at + entry.len()].fill(0);
+            }
+        }
+        bytes[rva..rva + size].fill(0);
+        // MINIDUMP_DIRECTORY is 12 bytes: StreamType, DataSize, Rva.
+        let slot = directory + 12 * index;
+        if let Some(entry) = bytes.get_mut(slot..slot + 12) {
+            entry.fill(0);
+        }
     }
-    file.sync_data().map_err(|e| fail(e.to_string()))
+    std::fs::write(path, &bytes).map_err(|e| fail(e.to_string()))
 }
 
 /// What `run` was asked to do.
