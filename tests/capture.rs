@@ -125,7 +125,7 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
-fn thread<'a>(report: &'a Value, id: u64) -> &'a Value {
+fn thread(report: &Value, id: u64) -> &Value {
     report["threads"]
         .as_array()
         .unwrap()

@@ -26,8 +26,9 @@
 //!    it, as it would have.
 //!
 //! Stopping a process for a dump (SIGSTOP, ptrace attach, SIGCONT) makes a
-//! thread blocked in epoll_wait, poll, nanosleep and similar calls return
-//! EINTR once, exactly as gcore does: see README, "attach".
+//! thread blocked in epoll_wait (and the other calls signal(7) lists under
+//! "interruption ... by stop signals") return EINTR once, exactly as gcore
+//! does: see README, "attach".
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;

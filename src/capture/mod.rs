@@ -513,6 +513,35 @@ mod tests {
         assert_eq!(dump_file_name("a/b\n", 1, AT), "a_b__1_260307_090501.dmp");
     }
 
+    /// The exception of a real crash is the crash: it is never renamed.
+    #[test]
+    fn a_crash_dump_keeps_its_exception_thread() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/corpus/breakpad/linux_null_dereference.dmp");
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("crash.dmp");
+        std::fs::copy(&corpus, &copy).unwrap();
+        let dump = Minidump::read_path(&copy).unwrap();
+        let crashing = dump
+            .get_stream::<MinidumpException>()
+            .unwrap()
+            .raw
+            .thread_id;
+        let other = dump
+            .get_stream::<MinidumpThreadList>()
+            .unwrap()
+            .threads
+            .iter()
+            .map(|t| t.raw.thread_id)
+            .find(|&id| id != crashing);
+        drop(dump);
+        assert!(!record_blamed_thread(&copy, other.unwrap_or(1)).unwrap());
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            std::fs::read(&corpus).unwrap()
+        );
+    }
+
     #[test]
     fn a_second_dump_in_the_same_second_does_not_replace_the_first() {
         let dir = tempfile::tempdir().unwrap();
