@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Linux sample dumps, captured by dumptriage itself: builds the programs of
+# tests/programs/ with gcc, runs them under `dumptriage run` (a hang at exit
+# caught by --hang-timeout, a crash at exit caught at the fault), keeps the
+# dumps here, and writes Breakpad symbols for their modules into symbols/
+# (the programs, and this machine's libc, so the dumps are named anywhere).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+programs=$root/tests/programs
+build=/tmp/dumptriage-linux-samples
+
+say() { printf '== %s\n' "$*" >&2; }
+
+command -v gcc >/dev/null || { echo "gcc is required" >&2; exit 1; }
+command -v dump_syms >/dev/null || cargo install --locked dump_syms
+cargo build --release --locked --manifest-path "$root/Cargo.toml"
+dt=$root/target/release/dumptriage
+
+rm -rf "$build" && mkdir -p "$build" && cd "$build"
+cflags=(-g -O0 -fno-omit-frame-pointer)
+rpath='-Wl,-rpath,$ORIGIN'
+say "building tests/programs"
+gcc "${cflags[@]}" -fPIC -shared -o libpal.so "$programs/libpal.c" -lpthread
+gcc "${cflags[@]}" -fPIC -shared -o libamdhip64.so "$programs/libamdhip64.c" -L. -lpal "$rpath" -lpthread
+gcc "${cflags[@]}" -o hip_exit_hang "$programs/hip_exit_hang.c" -L. -lamdhip64 "$rpath" -lpthread
+gcc "${cflags[@]}" -fPIC -shared -o libplugin.so "$programs/libplugin.c"
+gcc "${cflags[@]}" -o unload_crash "$programs/unload_crash.c" -ldl
+
+rm -f "$here"/*.dmp && rm -rf "$here/symbols"
+
+# capture NAME EXPECTED_STATUS CMD...: run CMD under dumptriage run and keep its dump.
+capture() {
+  local name=$1 want=$2 status=0
+  shift 2
+  say "dumptriage run -- $*"
+  mkdir -p "dumps-$name"
+  "$dt" run --hang-timeout 3 --dump-dir "dumps-$name" --format json -o "$name.json" -- "$@" \
+    >/dev/null 2>"$name.stderr" || status=$?
+  if [ "$status" != "$want" ]; then
+    echo "$name: dumptriage run exited with $status, expected $want" >&2
+    cat "$name.stderr" >&2
+    exit 1
+  fi
+  mv "dumps-$name"/*.dmp "$here/$name.dmp"
+}
+capture hip-unregister-fatbinary-hang-linux 124 ./hip_exit_hang
+capture crash-at-exit-after-dlclose-linux 139 ./unload_crash # 128 + SIGSEGV, as the shell reports it
+
+say "writing symbols"
+libc=/lib/x86_64-linux-gnu/libc.so.6
+for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so "$libc"; do
+  dump_syms "$module" > module.sym 2>/dev/null
+  read -r _ _ _ id name < module.sym
+  if [ "$module" = "$libc" ]; then
+    # The stripped libc only exports some names (exit's internal
+    # __run_exit_handlers shows as a neighbouring export). With Debian's
+    # libc6-dbg installed, add the debug file's function records, without
+    # their line records to keep the file small; CFI stays the binary's.
+    bid=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
+    debug=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+    if [ -f "$debug" ]; then
+      dump_syms "$debug" 2>/dev/null | grep '^FUNC ' > funcs.sym || true
+      { grep -v '^STACK ' module.sym | grep -v '^PUBLIC '; cat funcs.sym; grep '^PUBLIC ' module.sym; grep '^STACK ' module.sym; } > merged.sym
+      mv merged.sym module.sym
+    else
+      say "libc6-dbg is not installed: libc frames are named from its exports only"
+    fi
+  fi
+  mkdir -p "$here/symbols/$name/$id"
+  mv module.sym "$here/symbols/$name/$id/$name.sym"
+done
+du -sh "$here"/*.dmp "$here/symbols" >&2
