@@ -2,12 +2,12 @@
 # Benchmark: `dumptriage analyze` of a folder of dumps against
 # `minidump-stackwalk --json` run once per dump, with the same symbols.
 #
-# The batch is realistic: N real minidumps (default 50) of live `rustc`
-# processes, each blocked reading its standard input, captured with
-# `dumptriage attach`. Their big module is the toolchain's own
-# librustc_driver (about 150 MB), whose Breakpad symbol file made by
-# dump_syms is about 60 MB: every dump needs that one large symbol file, as a
-# CI run's dumps all need onnxruntime.dll's or torch_cuda.dll's.
+# The batch is realistic: N real minidumps (default 50) of live clang-14
+# processes (Debian's package), each blocked reading its standard input,
+# captured with `dumptriage attach`. Their big modules are libLLVM-14.so.1
+# (110 MB) and libclang-cpp.so.14, whose Breakpad symbol files made by
+# dump_syms are about 40 MB and 20 MB: every dump needs the same large symbol
+# files, as a CI run's dumps all need onnxruntime.dll's or torch_cuda.dll's.
 #
 # Measured in one run, with hyperfine (wall time) and GNU time (peak memory):
 #   batch:  dumptriage analyze DIR          vs  minidump-stackwalk per dump, in a loop
@@ -29,6 +29,7 @@ say() { printf '== %s\n' "$*" >&2; }
 need_apt=()
 command -v hyperfine >/dev/null || need_apt+=(hyperfine)
 [ -x /usr/bin/time ] || need_apt+=(time)
+command -v clang-14 >/dev/null || need_apt+=(clang-14)
 if [ ${#need_apt[@]} -gt 0 ]; then
   say "installing ${need_apt[*]} with apt-get"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
@@ -43,46 +44,48 @@ command -v dump_syms >/dev/null || cargo install --locked dump_syms
 cargo build --release --locked
 DT=$PWD/target/release/dumptriage
 
-# --- the large symbol file ----------------------------------------------------
-lib=$(ls "$(rustc --print sysroot)"/lib/librustc_driver-*.so | head -n 1)
-mkdir -p "$WORK"
-SYMS=$WORK/symbols
-if [ ! -d "$SYMS" ]; then
-  say "dump_syms $(basename "$lib")"
-  dump_syms "$lib" > "$WORK/big.sym"
-  read -r _ _ _ id name < "$WORK/big.sym"
-  mkdir -p "$SYMS/$name/$id"
-  mv "$WORK/big.sym" "$SYMS/$name/$id/$name.sym"
-fi
-sym=$(find "$SYMS" -name '*.sym' | head -n 1)
-say "symbol file: $(du -h "$sym" | cut -f1) ($(basename "$sym"))"
-
 # --- the dumps ----------------------------------------------------------------
+mkdir -p "$WORK"
 DUMPS=$WORK/dumps
-have=$(find "$DUMPS" -name '*.dmp' 2>/dev/null | wc -l)
+have=0
+[ -d "$DUMPS" ] && have=$(find "$DUMPS" -name '*.dmp' | wc -l)
 if [ "$have" -lt "$N" ]; then
-  say "capturing $N dumps of live rustc processes"
+  say "capturing $N dumps of live clang-14 processes"
   rm -rf "$DUMPS" && mkdir -p "$DUMPS"
-  pids=()
   for _ in 1 2 3 4 5; do
-    # rustc reads the program from stdin, which never ends: it blocks in read().
-    (sleep 100000 | rustc - -o /dev/null >/dev/null 2>&1) &
-    pids+=($!)
+    # clang reads the program from stdin, which never ends: it blocks in read().
+    (sleep 100000 | clang-14 -fsyntax-only -x c - >/dev/null 2>&1) &
   done
   sleep 2
-  targets=$(pgrep -x rustc | head -n 5)
+  targets=$(pgrep -x clang-14 | head -n 5)
+  # The libraries as the processes mapped them, for the symbol files below.
+  first=$(echo "$targets" | head -n 1)
+  grep -oE '/[^ ]*(libLLVM-14\.so\.1|libclang-cpp\.so\.14)$' "/proc/$first/maps" | sort -u > "$WORK/libraries"
   i=0
   while [ "$i" -lt "$N" ]; do
     for pid in $targets; do
       [ "$i" -lt "$N" ] || break
-      "$DT" attach "$pid" --dump-dir "$DUMPS" --format json -o /dev/null || true
+      "$DT" attach "$pid" --dump-dir "$DUMPS" --format json -o /dev/null
       i=$((i + 1))
-      sleep 1.05 # names carry the time to the second: keep them distinct
     done
   done
-  pkill -x rustc || true
-  kill "${pids[@]}" 2>/dev/null || true
+  pkill -x clang-14 || true
+  pkill -f 'sleep 100000' || true
 fi
+
+# --- the large symbol files ---------------------------------------------------
+SYMS=$WORK/symbols
+if [ ! -d "$SYMS" ]; then
+  while read -r lib; do
+    say "dump_syms $(basename "$lib")"
+    dump_syms "$lib" > "$WORK/module.sym"
+    read -r _ _ _ id name < "$WORK/module.sym"
+    mkdir -p "$SYMS/$name/$id"
+    mv "$WORK/module.sym" "$SYMS/$name/$id/$name.sym"
+  done < "$WORK/libraries"
+fi
+say "symbol files: $(find "$SYMS" -name '*.sym' -exec du -h {} + | awk '{print $1}' | paste -sd' ')"
+
 ls "$DUMPS"/*.dmp | head -n "$N" > "$WORK/list"
 count=$(wc -l < "$WORK/list")
 one=$(head -n 1 "$WORK/list")
@@ -106,7 +109,7 @@ say "wall time, $count dumps"
 hyperfine --warmup 1 --runs "$RUNS" --export-json "$WORK/batch.json" \
   -n dumptriage "$ours_batch" -n minidump-stackwalk-loop "$theirs_batch" >&2
 say "wall time, one dump"
-hyperfine --warmup 1 --runs "$((RUNS * 2))" --export-json "$WORK/single.json" --output=null \
+hyperfine -N --warmup 1 --runs "$((RUNS * 2))" --export-json "$WORK/single.json" --output=null \
   -n dumptriage "$ours_one" -n minidump-stackwalk "$theirs_one" >&2
 
 peak() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
