@@ -241,3 +241,40 @@ fn progress_bar_on_a_terminal_unless_quiet() {
         "--quiet hides it"
     );
 }
+
+/// A multi-GB dump is mapped, never read into memory: a real dump padded to
+/// 3 GiB (a sparse file, so it costs no disk) is analysed in a few tens of
+/// MiB. Peak memory comes from the kernel's accounting of the finished child.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_huge_dump_is_not_read_into_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("huge.dmp");
+    std::fs::copy(data("corpus/breakpad/minidump2.dmp"), &dump).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&dump).unwrap();
+    file.set_len(3 << 30).unwrap();
+    drop(file);
+
+    // Reaped by wait4 below, which also returns the child's peak memory.
+    #[allow(clippy::zombie_processes)]
+    let child = bin()
+        .args(["analyze", "--format", "json", "-o", "/dev/null"])
+        .arg(&dump)
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; the pointers are to live locals.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
+    let peak_kib = usage.ru_maxrss;
+    assert!(
+        peak_kib < 200 * 1024,
+        "peak memory {peak_kib} KiB for a 3 GiB dump"
+    );
+}

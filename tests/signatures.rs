@@ -303,3 +303,64 @@ fn fail_on_policy_sets_the_exit_status() {
     assert_eq!(status("none", &bad), Some(2));
     assert_eq!(status("any", &bad), Some(2));
 }
+
+/// Conditions no built-in rule needs yet, on the real sample dumps: a thread
+/// chosen by name, loaded and unloaded modules, and exceptions by name on
+/// each OS (a signal name never matches a Windows code).
+#[test]
+fn named_threads_module_lists_and_exception_names_match_real_dumps() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = |id: &str, conditions: &str| {
+        format!(
+            "id = \"{id}\"\ntitle = \"t\"\nkind = \"crash\"\nsummary = \"s\"\nwhy = \"w\"\nfix = \"f\"\n\
+             references = [\"https://example.com/{id}\"]\n[[match]]\n{conditions}\n\
+             [[examples]]\nname = \"p\"\nexpect = \"match\"\nexception = \"0xC0000005\"\n\
+             threads = [{{ id = 1, crashing = true, frames = [\"python312.dll!x\"] }}]\n\
+             [[examples]]\nname = \"n\"\nexpect = \"no-match\"\nthreads = [{{ id = 1, frames = [\"a.exe\"] }}]\n"
+        )
+    };
+    let rules = [
+        (
+            "finalizer-thread",
+            "thread = \"named\"\nthread_name = \"python-*\"\nmodules_loaded = [\"python3*.dll\"]\nexception = [\"EXCEPTION_ACCESS_VIOLATION\"]",
+        ),
+        ("dxil-unloaded", "crash = true\nmodules_unloaded = [\"DXIL.DLL\"]"),
+        ("segv-by-name", "exception = [\"SIGSEGV\"]"),
+    ];
+    for (id, conditions) in rules {
+        std::fs::write(dir.path().join(format!("{id}.toml")), rule(id, conditions)).unwrap();
+    }
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps");
+    let out = bin()
+        .args(["analyze", "--format", "json", "--signatures"])
+        .arg(dir.path())
+        .arg(&samples)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut matched: Vec<(String, String)> = Vec::new();
+    for report in doc["reports"].as_array().unwrap() {
+        let file = Path::new(report["path"].as_str().unwrap())
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        for d in report["diagnoses"].as_array().unwrap() {
+            let id = d["signature"].as_str().unwrap();
+            if rules.iter().any(|(r, _)| *r == id) {
+                matched.push((id.to_string(), file.clone()));
+            }
+        }
+    }
+    matched.sort();
+    let expected: Vec<(String, String)> = [
+        ("dxil-unloaded", "dxc-after-unload.dmp"),
+        ("finalizer-thread", "winml-epcatalog-release.dmp"),
+        ("segv-by-name", "crash-at-exit-after-dlclose-linux.dmp"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(matched, expected);
+}
