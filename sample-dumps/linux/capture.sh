@@ -26,6 +26,9 @@ gcc "${cflags[@]}" -fPIC -shared -o libamdhip64.so "$programs/libamdhip64.c" -L.
 gcc "${cflags[@]}" -o hip_exit_hang "$programs/hip_exit_hang.c" -L. -lamdhip64 "$rpath" -lpthread
 gcc "${cflags[@]}" -fPIC -shared -o libplugin.so "$programs/libplugin.c"
 gcc "${cflags[@]}" -o unload_crash "$programs/unload_crash.c" -ldl
+gcc "${cflags[@]}" -fPIC -shared -o libcudart.so "$programs/libcudart.c"
+gcc "${cflags[@]}" -fPIC -shared -o libkernels.so "$programs/libkernels.c" -L. -lcudart "$rpath"
+gcc "${cflags[@]}" -o cuda_exit_crash "$programs/cuda_exit_crash.c" -L. -lcudart "$rpath" -ldl
 
 rm -f "$here"/*.dmp && rm -rf "$here/symbols"
 
@@ -46,10 +49,11 @@ capture() {
 }
 capture hip-unregister-fatbinary-hang-linux 124 ./hip_exit_hang
 capture crash-at-exit-after-dlclose-linux 139 ./unload_crash # 128 + SIGSEGV, as the shell reports it
+capture cuda-runtime-teardown-at-exit-linux 139 ./cuda_exit_crash
 
 say "writing symbols"
 libc=/lib/x86_64-linux-gnu/libc.so.6
-for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so "$libc"; do
+for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so "$libc"; do
   dump_syms "$module" > module.sym 2>/dev/null
   read -r _ _ _ id name < module.sym
   if [ "$module" = "$libc" ]; then
@@ -71,3 +75,31 @@ for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so "
   mv module.sym "$here/symbols/$name/$id/$name.sym"
 done
 du -sh "$here"/*.dmp "$here/symbols" >&2
+
+# Thread ids change with every capture: refresh them in expected.toml from the
+# dumps (the process id is the main thread's id, which every scenario blames).
+# The expectations themselves (signatures, functions) are not touched.
+say "updating thread ids in expected.toml"
+python3 - "$here/../expected.toml" "$build" <<'PY'
+import json, pathlib, re, sys
+expected, build = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+text = expected.read_text()
+for report_file in sorted(build.glob("*.json")):
+    report = json.loads(report_file.read_text())["reports"][0]
+    name = report_file.stem + ".dmp"
+    start = text.find(f'file = "{name}"')
+    if start < 0:
+        sys.exit(f"expected.toml has no entry for {name}: add one")
+    end = text.find("[[dump]]", start)
+    end = len(text) if end < 0 else end
+    pid = report["process"]["pid"]
+    threads = sorted(report["threads"], key=lambda t: t["id"])
+    ids = ", ".join(str(t["id"]) for t in threads)
+    names = ", ".join(f'"{t["id"]}={t["name"]}"' for t in threads if t["name"])
+    block = text[start:end]
+    block = re.sub(r"(?m)^blamed_thread_id = .*$", f"blamed_thread_id = {pid}", block)
+    block = re.sub(r"(?m)^thread_ids = .*$", f"thread_ids = [{ids}]", block)
+    block = re.sub(r"(?m)^thread_names = .*$", f"thread_names = [{names}]", block)
+    text = text[:start] + block + text[end:]
+expected.write_text(text)
+PY
