@@ -32,6 +32,8 @@ pub enum DumpError {
     Unreadable(std::io::Error),
     #[error("empty file (0 bytes): not a minidump")]
     Empty,
+    #[error("not a regular file ({0}): not a minidump")]
+    NotAFile(&'static str),
     #[error("not a minidump: file starts with {0} instead of the MDMP signature")]
     NotMinidump(String),
     #[error("truncated minidump: {0}")]
@@ -50,6 +52,7 @@ impl DumpError {
         match self {
             DumpError::Unreadable(_) => "unreadable",
             DumpError::Empty => "empty",
+            DumpError::NotAFile(_) => "not_a_file",
             DumpError::NotMinidump(_) => "not_minidump",
             DumpError::Truncated(_) => "truncated",
             DumpError::UnsupportedVersion => "unsupported_version",
@@ -95,9 +98,13 @@ impl Analyzer {
     }
 
     fn analyze_inner(&self, path: &Path) -> Result<Report, DumpError> {
-        let size = std::fs::metadata(path)
-            .map_err(DumpError::Unreadable)?
-            .len();
+        let meta = std::fs::metadata(path).map_err(DumpError::Unreadable)?;
+        // Opening a FIFO would block until a writer appears, and a device
+        // has no size: only regular files are read.
+        if !meta.is_file() {
+            return Err(DumpError::NotAFile(file_kind(&meta.file_type())));
+        }
+        let size = meta.len();
         if size == 0 {
             return Err(DumpError::Empty);
         }
@@ -120,6 +127,30 @@ impl Analyzer {
             &symbols,
             &unloaded,
         ))
+    }
+}
+
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+    }
+    if kind.is_dir() {
+        "a folder"
+    } else {
+        "not a regular file"
     }
 }
 

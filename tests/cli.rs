@@ -173,3 +173,48 @@ fn a_folder_is_searched_and_symbols_beside_it_are_used() {
     );
     assert_eq!(test["threads"][0]["frames"][0]["symbol_source"], "sym");
 }
+
+/// A FIFO named like a dump must not block the batch (opening it would wait
+/// for a writer forever), and a device is not a dump either.
+#[cfg(unix)]
+#[test]
+fn fifos_and_devices_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("evil.dmp");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::copy(
+        data("corpus/breakpad/minidump2.dmp"),
+        dir.path().join("good.dmp"),
+    )
+    .unwrap();
+    let out = run(&[
+        "analyze",
+        "--format",
+        "json",
+        dir.path().to_str().unwrap(),
+        "/dev/zero",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<&str> = doc["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["error"].as_str())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "not a regular file (a FIFO): not a minidump",
+            "not a regular file (a character device): not a minidump"
+        ]
+    );
+    assert_eq!(
+        doc["summary"]["analysed"], 1,
+        "the good dump is still analysed"
+    );
+}
