@@ -280,14 +280,6 @@ pub fn classify(report: &mut Report) {
     report.threads.sort_by_key(|t| Some(t.id) != blamed);
 }
 
-/// Convenience for callers that only need the blamed thread of a report
-/// (capture records it in the dump it writes).
-pub fn blamed_thread(report: &Report) -> Option<u32> {
-    let mut copy = report.clone();
-    classify(&mut copy);
-    copy.exit_phase.blamed_thread
-}
-
 fn exit_marker(thread: &Thread, tables: &Tables) -> Option<ExitMarker> {
     let exiting_below = |from: usize| {
         thread.frames[from..]

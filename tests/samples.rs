@@ -45,10 +45,7 @@ fn samples_dir() -> std::path::PathBuf {
 /// The function names of a thread's frames (and their inlines), without
 /// parameter lists.
 fn functions(thread: &Value) -> BTreeSet<String> {
-    let bare = |name: &str| match name.find('(') {
-        Some(i) if i > 0 && !name.starts_with('`') => name[..i].to_string(),
-        _ => name.to_string(),
-    };
+    let bare = |name: &str| dumptriage::model::bare_name(name).to_string();
     let mut names = BTreeSet::new();
     for frame in thread["frames"].as_array().unwrap() {
         if let Some(f) = frame["function"].as_str() {

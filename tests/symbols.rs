@@ -140,6 +140,22 @@ fn text(dir: &Path, dump: &[u8], args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Writes a Breakpad .sym for the fakehip module (its MODULE line, then
+/// `records`) into the store at `root`, and returns its path.
+fn write_hip_sym(root: &Path, records: &str) -> PathBuf {
+    let sym = root
+        .join("fakehip.pdb")
+        .join(HIP_DEBUG_ID)
+        .join("fakehip.sym");
+    std::fs::create_dir_all(sym.parent().unwrap()).unwrap();
+    std::fs::write(
+        &sym,
+        format!("MODULE windows x86_64 {HIP_DEBUG_ID} fakehip.pdb\n{records}"),
+    )
+    .unwrap();
+    sym
+}
+
 fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -148,21 +164,12 @@ fn s(path: &Path) -> &str {
 fn breakpad_store_names_frames_first() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let sym = store
-        .join("fakehip.pdb")
-        .join(HIP_DEBUG_ID)
-        .join("fakehip.sym");
-    std::fs::create_dir_all(sym.parent().unwrap()).unwrap();
-    std::fs::write(
-        &sym,
-        format!(
-            "MODULE windows x86_64 {HIP_DEBUG_ID} fakehip.pdb\n\
-             FILE 0 fakehip.c\n\
-             FUNC 1000 26 0 __hipUnregisterFatBinary\n1000 26 14 0\n\
-             FUNC 1030 11 0 __run_exit_handlers\n1030 11 9 0\n"
-        ),
-    )
-    .unwrap();
+    let sym = write_hip_sym(
+        &store,
+        "FILE 0 fakehip.c\n\
+         FUNC 1000 26 0 __hipUnregisterFatBinary\n1000 26 14 0\n\
+         FUNC 1030 11 0 __run_exit_handlers\n1030 11 9 0\n",
+    );
     // The PDB is there too: the .sym file still wins (it is tried first).
     copy(
         &native("fakehip.pdb"),
@@ -608,19 +615,7 @@ fn symbol_server_and_its_cache() {
     let served = dir.path().join("served");
     // The .sym for one build, the PDB (Microsoft layout) for the module
     // without CodeView found by code id.
-    let sym = served
-        .join("fakehip.pdb")
-        .join(HIP_DEBUG_ID)
-        .join("fakehip.sym");
-    std::fs::create_dir_all(sym.parent().unwrap()).unwrap();
-    std::fs::write(
-        &sym,
-        format!(
-            "MODULE windows x86_64 {HIP_DEBUG_ID} fakehip.pdb\n\
-             FUNC 1030 11 0 __run_exit_handlers\n"
-        ),
-    )
-    .unwrap();
+    let sym = write_hip_sym(&served, "FUNC 1030 11 0 __run_exit_handlers\n");
     let server = httpd::Httpd::start(served.clone(), false);
     let cache = dir.path().join("cache");
     let args = [

@@ -218,7 +218,7 @@ fn finish_live_dump(
     scrub_environment(&path)?;
     let mut report = analyze(&path);
     let mut recorded_thread = report.exception.as_ref().map(|e| e.thread_id);
-    if let Some(blamed) = crate::exit_phase::blamed_thread(&report) {
+    if let Some(blamed) = report.exit_phase.blamed_thread {
         if record_blamed_thread(&path, blamed)? {
             report = analyze(&path);
             recorded_thread = Some(blamed);
@@ -388,7 +388,7 @@ pub enum ExitStatus {
 
 /// The end of a `run`.
 #[derive(Debug)]
-pub enum RunEnd {
+pub enum RunEnd<D = Result<Captured, CaptureError>> {
     /// The command ended by itself without a crash: nothing was written.
     Exited(ExitStatus),
     /// The command died of a crash signal; the dump was taken at the crash.
@@ -396,35 +396,21 @@ pub enum RunEnd {
         pid: u32,
         signal: i32,
         status: ExitStatus,
-        dump: Result<Captured, CaptureError>,
+        dump: D,
     },
     /// The command was still running at the hang timeout.
     Hung {
         pid: u32,
         after: Duration,
         killed: bool,
-        dump: Result<Captured, CaptureError>,
+        dump: D,
     },
 }
 
 /// How the supervised command ended, before its dump is analysed: what the
 /// OS-specific supervisor returns.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-enum Supervised {
-    Exited(ExitStatus),
-    Crashed {
-        pid: u32,
-        signal: i32,
-        status: ExitStatus,
-        dump: Result<PathBuf, CaptureError>,
-    },
-    Hung {
-        pid: u32,
-        after: Duration,
-        killed: bool,
-        dump: Result<PathBuf, CaptureError>,
-    },
-}
+type Supervised = RunEnd<Result<PathBuf, CaptureError>>;
 
 /// Runs a command with its standard streams passed through, and captures a
 /// dump when it crashes or is still running at the hang timeout (see
@@ -434,8 +420,8 @@ pub fn run(
     analyze: &dyn Fn(&Path) -> Report,
 ) -> Result<RunEnd, CaptureError> {
     Ok(match os::supervise(options)? {
-        Supervised::Exited(status) => RunEnd::Exited(status),
-        Supervised::Crashed {
+        RunEnd::Exited(status) => RunEnd::Exited(status),
+        RunEnd::Crashed {
             pid,
             signal,
             status,
@@ -455,7 +441,7 @@ pub fn run(
                 })
             }),
         },
-        Supervised::Hung {
+        RunEnd::Hung {
             pid,
             after,
             killed,
