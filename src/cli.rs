@@ -1,11 +1,16 @@
-//! The command line, as clap structs. Turned into library calls in main.rs.
+//! The command line, as clap structs, and the one place flags and
+//! environment variables become the library's plain option structs
+//! ([`ReportArgs::symbol_config`]). The library itself knows nothing of clap.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::report::Format;
+use crate::report::{ColorChoice, Format};
+use crate::symbols::SymbolConfig;
 
 const EXIT_STATUS_HELP: &str = "\
 Exit status:
@@ -199,6 +204,21 @@ pub struct ReportArgs {
     pub fail_on: FailOn,
 }
 
+impl ReportArgs {
+    /// The symbol sources these flags name, plus `_NT_SYMBOL_PATH` when set.
+    pub fn symbol_config(&self) -> SymbolConfig {
+        SymbolConfig {
+            stores: self.symbols.clone(),
+            cache: self.symbols_cache.clone(),
+            timeout: Duration::from_secs(self.symbols_timeout),
+            nt_symbol_path: std::env::var("_NT_SYMBOL_PATH")
+                .ok()
+                .filter(|v| !v.trim().is_empty()),
+            system: true,
+        }
+    }
+}
+
 /// The findings policy for CI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FailOn {
@@ -208,9 +228,37 @@ pub enum FailOn {
     Any,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
+impl ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Format::Text, Format::Json, Format::Markdown, Format::Junit]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self {
+            Format::Text => PossibleValue::new("text")
+                .help("For a person: the exception, then every thread's stack"),
+            Format::Json => PossibleValue::new("json")
+                .help("For tools: the versioned schema of docs/json-schema.md"),
+            Format::Markdown => PossibleValue::new("markdown")
+                .help("For a CI job summary: a table of diagnoses, each dump collapsed"),
+            Format::Junit => PossibleValue::new("junit").help(
+                "For CI test reporters: one test case per dump, failed when a crash or hang \
+                 was diagnosed",
+            ),
+        })
+    }
+}
+
+impl ValueEnum for ColorChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[ColorChoice::Auto, ColorChoice::Always, ColorChoice::Never]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(match self {
+            ColorChoice::Auto => "auto",
+            ColorChoice::Always => "always",
+            ColorChoice::Never => "never",
+        }))
+    }
 }

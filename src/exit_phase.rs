@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 use crate::model::{bare_name, Blocked, ExitMarker, Frame, Report, Thread, Trust};
-use crate::signatures::pattern::{Case, Pattern};
+use crate::pattern::{Case, Pattern};
 
 /// How many frames from the top a wait function may sit and still count as
 /// the thread's current wait (wrappers such as WaitForSingleObjectEx ->

@@ -10,6 +10,7 @@ pub mod dump;
 pub mod exit_phase;
 pub mod input;
 pub mod model;
+pub mod pattern;
 pub mod report;
 pub mod signatures;
 pub mod summary;

@@ -17,7 +17,6 @@ use dumptriage::input::Input;
 use dumptriage::model::{Report, Status};
 use dumptriage::report::{self, Format, Paint};
 use dumptriage::signatures::{self, Database, Problem};
-use dumptriage::symbols::SymbolConfig;
 use dumptriage::{BatchOptions, Finding};
 
 /// A finding matched `--fail-on` (documented in --help and README).
@@ -45,7 +44,7 @@ fn main() -> ExitCode {
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let database = load_database(&args.report.signatures)?;
     let inputs = dumptriage::input::collect(&args.paths);
-    let symbols = SymbolConfig::from_args(&args.report);
+    let symbols = args.report.symbol_config();
     let mut batch = BatchOptions {
         progress: !args.quiet && io::stderr().is_terminal(),
         ..BatchOptions::default()
@@ -148,7 +147,7 @@ fn report_capture(what: &str, dump: Result<capture::Captured, CaptureError>, opt
 /// Analyses one dump the way `analyze` does, with the same options.
 fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Path) -> Report + 'a {
     move |path: &Path| {
-        let symbols = SymbolConfig::from_args(options);
+        let symbols = options.symbol_config();
         let batch = BatchOptions {
             jobs: 1,
             progress: false,
@@ -343,47 +342,24 @@ fn signatures_command(command: SignaturesCommand) -> anyhow::Result<ExitCode> {
 /// Writes, or checks, the generated documentation pages.
 fn docs(dir: &Path, check: bool) -> anyhow::Result<ExitCode> {
     let db = load_database(&[])?;
-    let mut pages: Vec<(String, String)> = db
-        .rules()
-        .map(|r| (format!("{}.md", r.id), signatures::docs::page(r)))
-        .collect();
-    pages.push(("README.md".to_string(), signatures::docs::index(db.rules())));
+    let pages = signatures::docs::pages(&db);
     if !check {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        for (name, text) in &pages {
-            let path = dir.join(name);
-            std::fs::write(&path, text)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
+        signatures::docs::write(dir, &pages)?;
         println!("wrote {} pages to {}", pages.len(), dir.display());
         return Ok(ExitCode::SUCCESS);
     }
-    let mut stale = 0;
-    for (name, text) in &pages {
-        let path = dir.join(name);
-        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-            eprintln!("{} is missing or out of date", path.display());
-            stale += 1;
-        }
+    let stale = signatures::docs::check(dir, &pages);
+    for problem in &stale {
+        eprintln!("{problem}");
     }
-    let expected: std::collections::HashSet<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.filter_map(Result::ok) {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".md") && !expected.contains(name.as_str()) {
-                eprintln!("{} documents no rule (remove it)", entry.path().display());
-                stale += 1;
-            }
-        }
-    }
-    if stale > 0 {
+    if stale.is_empty() {
+        println!("ok: {} pages up to date", pages.len());
+        Ok(ExitCode::SUCCESS)
+    } else {
         eprintln!(
             "run `dumptriage signatures docs {}` to regenerate",
             dir.display()
         );
         Ok(ExitCode::from(EXIT_FINDING))
-    } else {
-        println!("ok: {} pages up to date", pages.len());
-        Ok(ExitCode::SUCCESS)
     }
 }

@@ -12,7 +12,7 @@
 use std::sync::LazyLock;
 
 use crate::model::{bare_name, Frame, Kind, Report, Status, Summary, SummaryError, SummaryGroup};
-use crate::signatures::pattern::{Case, Pattern};
+use crate::pattern::{Case, Pattern};
 
 /// Frames that make up a crash signature.
 const SIGNATURE_FRAMES: usize = 3;

@@ -7,13 +7,12 @@ mod text;
 
 use std::io::{self, Write};
 
-use crate::cli::ColorChoice;
 use crate::model::Report;
 
 pub use text::{clean, Paint};
 
-/// The output formats `--format` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// The output formats (`--format`; cli.rs describes each to the user).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// For a person: the exception, then every thread's stack.
     Text,
@@ -24,6 +23,14 @@ pub enum Format {
     /// For CI test reporters: one test case per dump, failed when a crash
     /// or hang was diagnosed.
     Junit,
+}
+
+/// Whether the text report is coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
 }
 
 /// Writes `reports` in `format`. `paint` only affects the text format.

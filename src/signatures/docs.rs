@@ -3,8 +3,59 @@
 //! `dumptriage signatures docs --check docs/signatures`.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
-use super::rule::{Expect, Rule};
+use anyhow::Context as _;
+
+use super::rule::Rule;
+use super::schema::Expect;
+use super::Database;
+
+/// Every page of the database, as (file name, text): one per rule and the
+/// index.
+pub fn pages(db: &Database) -> Vec<(String, String)> {
+    let mut pages: Vec<(String, String)> = db
+        .rules()
+        .map(|r| (format!("{}.md", r.id), page(r)))
+        .collect();
+    pages.push(("README.md".to_string(), index(db.rules())));
+    pages
+}
+
+/// Writes the pages into `dir`, creating it.
+pub fn write(dir: &Path, pages: &[(String, String)]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (name, text) in pages {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// What differs between `dir` and the pages: one line per stale, missing or
+/// orphaned page; empty when the folder is up to date.
+pub fn check(dir: &Path, pages: &[(String, String)]) -> Vec<String> {
+    let mut stale = Vec::new();
+    for (name, text) in pages {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            stale.push(format!("{} is missing or out of date", path.display()));
+        }
+    }
+    let expected: std::collections::HashSet<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".md") && !expected.contains(name.as_str()) {
+                stale.push(format!(
+                    "{} documents no rule (remove it)",
+                    entry.path().display()
+                ));
+            }
+        }
+    }
+    stale
+}
 
 /// The page of one rule: what it detects, why it matters, an example, the fix.
 pub fn page(rule: &Rule) -> String {

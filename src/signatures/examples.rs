@@ -6,7 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use super::rule::{ExampleSpec, ExceptionCode};
+use super::exception::ExceptionCode;
+use super::schema::ExampleSpec;
 use crate::model::{
     hex, Exception, Frame, Module, ModuleSymbols, Process, Report, Status, SymbolSource, System,
     Thread, Trust, UnloadedModule,

@@ -1,9 +1,10 @@
 //! Matching rules against a classified report (see exit_phase::classify),
 //! producing diagnoses with their evidence and confidence.
 
-use super::pattern::Pattern;
-use super::rule::{Conditions, FramePattern, Rule, ThreadChoice};
+use super::rule::{Conditions, FramePattern, Rule};
+use super::schema::ThreadChoice;
 use crate::model::{bare_name, Diagnosis, Evidence, Frame, Report, Thread, Trust};
+use crate::pattern::Pattern;
 
 /// Confidence factors, documented in docs/signatures.md ("Confidence").
 const SPECIFIC_BASE: f64 = 1.0;

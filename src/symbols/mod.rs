@@ -66,19 +66,6 @@ impl Default for SymbolConfig {
 }
 
 impl SymbolConfig {
-    /// The sources of the command line, plus `_NT_SYMBOL_PATH` when set.
-    pub fn from_args(args: &crate::cli::ReportArgs) -> Self {
-        SymbolConfig {
-            stores: args.symbols.clone(),
-            cache: args.symbols_cache.clone(),
-            timeout: Duration::from_secs(args.symbols_timeout),
-            nt_symbol_path: std::env::var("_NT_SYMBOL_PATH")
-                .ok()
-                .filter(|v| !v.trim().is_empty()),
-            system: true,
-        }
-    }
-
     /// Adds the `symbols` folder beside each dump, after the user's own stores,
     /// so `analyze sample-dumps/` needs no flags. Symbol files are matched by
     /// module identity (debug file + debug id), so a store beside one dump

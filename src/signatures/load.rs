@@ -1,0 +1,426 @@
+//! Loading rule files: parsing, validation into compiled rules, and lint.
+//!
+//! Validation collects every problem of a file (unknown keys, wrong types,
+//! bad patterns, missing fix, non-https references, ...) with the key it is
+//! about, instead of stopping at the first: a rule author fixes them all in
+//! one pass.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::exception::ExceptionCode;
+use super::rule::{Conditions, FramePattern, Rule};
+use super::schema::{ExampleSpec, Expect, MatchSpec, RuleFile, ThreadChoice, UnloadedChoice};
+use crate::model::Kind;
+use crate::pattern::{Case, Pattern};
+
+mod builtin {
+    include!(concat!(env!("OUT_DIR"), "/builtin_signatures.rs"));
+}
+
+/// One problem in a rule file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub file: String,
+    /// The key the problem is about (`match[0].frames[1].function`), empty
+    /// for the file as a whole.
+    pub key: String,
+    pub reason: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.file, self.reason)
+        } else {
+            write!(f, "{}: {}: {}", self.file, self.key, self.reason)
+        }
+    }
+}
+
+/// Lints a folder of rule files: every problem of every file.
+pub fn lint_dir(dir: &Path) -> Vec<Problem> {
+    match read_dir(dir) {
+        Ok(files) => lint(files),
+        Err(problems) => problems,
+    }
+}
+
+/// Lints the rules compiled into the binary.
+pub fn lint_builtin() -> Vec<Problem> {
+    lint(builtin_files())
+}
+
+fn lint(files: impl IntoIterator<Item = (String, String)>) -> Vec<Problem> {
+    let (rules, mut problems) = parse_all(files);
+    problems.extend(rules.iter().flat_map(Rule::check_patterns));
+    problems
+}
+
+pub(super) fn builtin_files() -> impl Iterator<Item = (String, String)> {
+    builtin::BUILTIN
+        .iter()
+        .map(|(name, text)| (format!("signatures/{name}"), text.to_string()))
+}
+
+/// Parses rule files, collecting all their problems and duplicate ids.
+pub(super) fn parse_all(
+    files: impl IntoIterator<Item = (String, String)>,
+) -> (Vec<Rule>, Vec<Problem>) {
+    let mut rules: Vec<Rule> = Vec::new();
+    let mut problems = Vec::new();
+    // Ids seen so far, read even from files with other problems, so a
+    // duplicate is reported whatever else is wrong.
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (file, text) in files {
+        let stem = Path::new(&file)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let id = text
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|t| t.get("id")?.as_str().map(str::to_string));
+        let duplicate = id
+            .as_ref()
+            .and_then(|id| seen.iter().find(|(i, _)| i == id));
+        if let (Some(id), Some((_, first))) = (&id, duplicate) {
+            problems.push(Problem {
+                file: file.clone(),
+                key: "id".to_string(),
+                reason: format!("duplicate id {id:?}, already used by {first}"),
+            });
+        }
+        let is_duplicate = duplicate.is_some();
+        if let Some(id) = id {
+            seen.push((id, file.clone()));
+        }
+        match parse(&file, &stem, &text) {
+            Ok(rule) if !is_duplicate => rules.push(rule),
+            Ok(_) => {}
+            Err(mut errors) => problems.append(&mut errors),
+        }
+    }
+    (rules, problems)
+}
+
+/// The `*.toml` files of a folder, sorted, as (path, text).
+pub(super) fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Vec<Problem>> {
+    let problem = |file: &Path, reason: String| {
+        vec![Problem {
+            file: file.display().to_string(),
+            key: String::new(),
+            reason,
+        }]
+    };
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| problem(dir, format!("cannot read folder: {e}")))?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(problem(dir, "no .toml rule files".to_string()));
+    }
+    paths
+        .into_iter()
+        .map(|path| {
+            std::fs::read_to_string(&path)
+                .map(|text| (path.display().to_string(), text))
+                .map_err(|e| problem(&path, format!("cannot read: {e}")))
+        })
+        .collect()
+}
+
+/// Parses and validates one rule file. `file` names it in problems;
+/// `stem` is the file name without `.toml`, which must equal the id.
+pub fn parse(file: &str, stem: &str, text: &str) -> Result<Rule, Vec<Problem>> {
+    let problem = |key: &str, reason: String| Problem {
+        file: file.to_string(),
+        key: key.to_string(),
+        reason,
+    };
+    let value: toml::Table = match text.parse() {
+        Ok(v) => v,
+        Err(e) => {
+            return Err(vec![problem(
+                "",
+                format!("not valid TOML: {}", one_line(&e.to_string())),
+            )])
+        }
+    };
+    // Keys the schema does not know are collected with their full paths,
+    // every one of them, while the rest deserializes.
+    let mut problems = Vec::new();
+    let parsed = serde_ignored::deserialize(toml::Value::Table(value), |path| {
+        problems.push(problem(
+            &key_path(&path),
+            "unknown key (not part of the rule format: see docs/signatures.md)".to_string(),
+        ))
+    });
+    let spec: RuleFile = match parsed {
+        Ok(spec) => spec,
+        Err(e) => {
+            problems.push(problem("", one_line(&e.to_string())));
+            return Err(problems);
+        }
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+
+    if spec.id != stem {
+        problems.push(problem(
+            "id",
+            format!("{:?} must equal the file name {stem:?}", spec.id),
+        ));
+    }
+    if !is_kebab_case(&spec.id) {
+        problems.push(problem(
+            "id",
+            format!("{:?} is not kebab-case (a-z, 0-9, single dashes)", spec.id),
+        ));
+    }
+    for (key, text) in [
+        ("title", &spec.title),
+        ("summary", &spec.summary),
+        ("why", &spec.why),
+        ("fix", &spec.fix),
+    ] {
+        if text.trim().is_empty() {
+            problems.push(problem(key, "must not be empty".to_string()));
+        }
+    }
+    if spec.references.is_empty() {
+        problems.push(problem(
+            "references",
+            "at least one https reference is required".to_string(),
+        ));
+    }
+    for (i, reference) in spec.references.iter().enumerate() {
+        if !reference.starts_with("https://") || reference.contains(char::is_whitespace) {
+            problems.push(problem(
+                &format!("references[{i}]"),
+                format!("{reference:?} is not an https URL"),
+            ));
+        }
+    }
+    if spec.alternatives.is_empty() {
+        problems.push(problem(
+            "match",
+            "at least one [[match]] table is required".to_string(),
+        ));
+    }
+    let mut alternatives = Vec::new();
+    for (i, alt) in spec.alternatives.iter().enumerate() {
+        match compile_conditions(alt, spec.kind, &format!("match[{i}]")) {
+            Ok(c) => alternatives.push(c),
+            Err(errors) => problems.extend(errors.into_iter().map(|(k, r)| problem(&k, r))),
+        }
+    }
+    check_examples(&spec.examples, &mut |k, r| problems.push(problem(k, r)));
+    if problems.is_empty() {
+        Ok(Rule {
+            id: spec.id,
+            title: spec.title,
+            kind: spec.kind,
+            generic: spec.generic,
+            summary: spec.summary,
+            why: spec.why,
+            fix: spec.fix,
+            workaround: spec.workaround,
+            references: spec.references,
+            alternatives,
+            examples: spec.examples,
+            origin: file.to_string(),
+            text: text.to_string(),
+        })
+    } else {
+        Err(problems)
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn is_kebab_case(id: &str) -> bool {
+    !id.is_empty()
+        && id.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
+/// A key's path as the problems spell it: `match[0].frames[1].function`.
+fn key_path(path: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}[{index}]", key_path(parent)),
+        Path::Map { parent, key } => match key_path(parent) {
+            parent if parent.is_empty() => key.clone(),
+            parent => format!("{parent}.{key}"),
+        },
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => key_path(parent),
+    }
+}
+
+type KeyErrors = Vec<(String, String)>;
+
+fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Conditions, KeyErrors> {
+    let mut errors = Vec::new();
+    let mut pattern_errors = Vec::new();
+    let mut pattern = |key: String, source: &str, case: Case| match Pattern::new(source, case) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            pattern_errors.push((key, e));
+            None
+        }
+    };
+    let thread = spec.thread.unwrap_or(match kind {
+        Kind::Crash => ThreadChoice::Crashing,
+        Kind::Hang => ThreadChoice::Blamed,
+    });
+    let thread_name = spec
+        .thread_name
+        .as_deref()
+        .and_then(|s| pattern(format!("{path}.thread_name"), s, Case::Sensitive));
+    let list = |key: &str,
+                items: &[String],
+                case: Case,
+                pattern: &mut dyn FnMut(String, &str, Case) -> Option<Pattern>| {
+        items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| pattern(format!("{path}.{key}[{i}]"), s, case))
+            .collect::<Vec<_>>()
+    };
+    let modules_loaded = list(
+        "modules_loaded",
+        &spec.modules_loaded,
+        Case::Insensitive,
+        &mut pattern,
+    );
+    let modules_unloaded = list(
+        "modules_unloaded",
+        &spec.modules_unloaded,
+        Case::Insensitive,
+        &mut pattern,
+    );
+    let functions_absent = list(
+        "functions_absent",
+        &spec.functions_absent,
+        Case::Sensitive,
+        &mut pattern,
+    );
+    let ip_in_unloaded_module = match &spec.ip_in_unloaded_module {
+        None | Some(UnloadedChoice::Any(false)) => None,
+        Some(UnloadedChoice::Any(true)) => Some(None),
+        Some(UnloadedChoice::Named(name)) => Some(pattern(
+            format!("{path}.ip_in_unloaded_module"),
+            name,
+            Case::Insensitive,
+        )),
+    };
+    let mut frames = Vec::new();
+    for (i, frame) in spec.frames.iter().enumerate() {
+        let key = |k: &str| format!("{path}.frames[{i}].{k}");
+        if frame.function.is_none() && frame.module.is_none() && frame.unloaded.is_none() {
+            errors.push((
+                format!("{path}.frames[{i}]"),
+                "a frame pattern needs function, module or unloaded".to_string(),
+            ));
+        }
+        frames.push(FramePattern {
+            function: frame
+                .function
+                .as_deref()
+                .and_then(|s| pattern(key("function"), s, Case::Sensitive)),
+            module: frame
+                .module
+                .as_deref()
+                .and_then(|s| pattern(key("module"), s, Case::Insensitive)),
+            unloaded: frame
+                .unloaded
+                .as_deref()
+                .and_then(|s| pattern(key("unloaded"), s, Case::Insensitive)),
+            within: frame.within,
+        });
+    }
+    errors.append(&mut pattern_errors);
+    let mut exception = Vec::new();
+    for (i, text) in spec.exception.iter().enumerate() {
+        match ExceptionCode::parse(text) {
+            Ok(code) => exception.push(code),
+            Err(e) => errors.push((format!("{path}.exception[{i}]"), e)),
+        }
+    }
+    if thread == ThreadChoice::Named && spec.thread_name.is_none() {
+        errors.push((
+            format!("{path}.thread_name"),
+            "required when thread = \"named\"".to_string(),
+        ));
+    }
+    if thread != ThreadChoice::Named && spec.thread_name.is_some() && thread != ThreadChoice::Any {
+        errors.push((
+            format!("{path}.thread_name"),
+            "only meaningful with thread = \"named\" or \"any\"".to_string(),
+        ));
+    }
+    let conditions = Conditions {
+        thread,
+        thread_name,
+        exception,
+        crash: spec.crash,
+        process_exiting: spec.process_exiting,
+        thread_exiting: spec.thread_exiting,
+        thread_blocked: spec.thread_blocked,
+        ip_in_unloaded_module,
+        modules_loaded,
+        modules_unloaded,
+        functions_absent,
+        frames,
+    };
+    if conditions.specificity() == 0 && conditions.crash.is_none() {
+        errors.push((
+            path.to_string(),
+            "matches every dump: add a condition".to_string(),
+        ));
+    }
+    if errors.is_empty() {
+        Ok(conditions)
+    } else {
+        Err(errors)
+    }
+}
+
+fn check_examples(examples: &[ExampleSpec], report: &mut dyn FnMut(&str, String)) {
+    let positives = examples
+        .iter()
+        .filter(|e| e.expect == Expect::Match)
+        .count();
+    if positives == 0 {
+        report(
+            "examples",
+            "at least one example with expect = \"match\" is required".to_string(),
+        );
+    }
+    if positives == examples.len() {
+        report(
+            "examples",
+            "at least one example with expect = \"no-match\" is required".to_string(),
+        );
+    }
+    for (i, example) in examples.iter().enumerate() {
+        if let Err(e) = super::examples::to_report(example) {
+            report(&format!("examples[{i}]"), e);
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Rule files as written: the TOML schema, deserialized as it is.
+//!
+//! Keys the schema does not know are not an error here; loading
+//! ([`super::load`]) reports each of them with its full path, so an author
+//! sees every problem at once. docs/signatures.md documents the format.
+
+use serde::Deserialize;
+
+use crate::model::Kind;
+
+#[derive(Debug, Deserialize)]
+pub struct RuleFile {
+    pub id: String,
+    pub title: String,
+    pub kind: Kind,
+    #[serde(default)]
+    pub generic: bool,
+    pub summary: String,
+    pub why: String,
+    pub fix: String,
+    pub workaround: Option<String>,
+    pub references: Vec<String>,
+    #[serde(rename = "match")]
+    pub alternatives: Vec<MatchSpec>,
+    #[serde(default)]
+    pub examples: Vec<ExampleSpec>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub struct MatchSpec {
+    pub thread: Option<ThreadChoice>,
+    pub thread_name: Option<String>,
+    #[serde(default)]
+    pub exception: Vec<String>,
+    pub crash: Option<bool>,
+    pub process_exiting: Option<bool>,
+    pub thread_exiting: Option<bool>,
+    pub thread_blocked: Option<bool>,
+    pub ip_in_unloaded_module: Option<UnloadedChoice>,
+    #[serde(default)]
+    pub modules_loaded: Vec<String>,
+    #[serde(default)]
+    pub modules_unloaded: Vec<String>,
+    #[serde(default)]
+    pub functions_absent: Vec<String>,
+    #[serde(default)]
+    pub frames: Vec<FrameSpec>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThreadChoice {
+    /// The thread of a real crash.
+    Crashing,
+    /// The crashing thread, or for a dump without a crash the exiting,
+    /// blocked thread (exit_phase).
+    Blamed,
+    /// Any thread.
+    Any,
+    /// A thread whose name matches `thread_name`.
+    Named,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum UnloadedChoice {
+    Any(bool),
+    Named(String),
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub struct FrameSpec {
+    pub function: Option<String>,
+    pub module: Option<String>,
+    pub unloaded: Option<String>,
+    pub within: Option<usize>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ExampleSpec {
+    pub name: String,
+    pub expect: Expect,
+    #[serde(default = "default_os")]
+    pub os: String,
+    pub exception: Option<String>,
+    #[serde(default)]
+    pub modules: Vec<String>,
+    #[serde(default)]
+    pub unloaded_modules: Vec<String>,
+    pub threads: Vec<ExampleThread>,
+}
+
+fn default_os() -> String {
+    "windows".to_string()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    Match,
+    NoMatch,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ExampleThread {
+    pub id: u32,
+    pub name: Option<String>,
+    #[serde(default)]
+    pub crashing: bool,
+    pub frames: Vec<String>,
+}
