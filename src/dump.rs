@@ -15,8 +15,8 @@ use minidump_processor::{ProcessError, ProcessState, ProcessorOptions};
 use minidump_unwind::{CallStack, CallStackInfo, FrameTrust, StackFrame};
 
 use crate::model::{
-    file_name, hex, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
-    SymbolSource, System, Thread, Trust, UnloadedModule,
+    file_name, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
+    SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
 };
 use crate::symbols::provider::UnloadedName;
 use crate::symbols::{DumpSymbols, Sources};
@@ -320,17 +320,17 @@ fn build_report(
 ) -> Report {
     let crashing_index = exception.and(state.requesting_thread);
     let exception = exception.map(|e| Exception {
-        code: format!("{:#x}", e.raw.exception_record.exception_code),
+        code: e.raw.exception_record.exception_code,
         name: state
             .exception_info
             .as_ref()
             .map(|info| info.reason.to_string())
             .unwrap_or_default(),
-        address: hex(state
+        address: state
             .exception_info
             .as_ref()
             .map(|info| info.address.0)
-            .unwrap_or(e.raw.exception_record.exception_address)),
+            .unwrap_or(e.raw.exception_record.exception_address),
         thread_id: e.get_crashing_thread_id(),
         crash: true,
         not_a_crash: None,
@@ -369,7 +369,7 @@ fn build_report(
             UnloadedModule {
                 name: file_name(&m.name).to_string(),
                 path: m.name.clone(),
-                base: hex(base),
+                base,
                 size: u64::from(m.raw.size_of_image),
                 code_id: m.code_identifier().map(|id| id.to_string()),
                 symbol_source,
@@ -422,11 +422,11 @@ fn build_thread(
         exiting: None,
         blocked: None,
         walk: match stack.info {
-            CallStackInfo::Ok => "ok",
-            CallStackInfo::MissingContext => "missing_context",
-            CallStackInfo::MissingMemory => "missing_memory",
-            CallStackInfo::UnsupportedCpu => "unsupported_cpu",
-            CallStackInfo::DumpThreadSkipped => "dump_thread_skipped",
+            CallStackInfo::Ok => Walk::Ok,
+            CallStackInfo::MissingContext => Walk::MissingContext,
+            CallStackInfo::MissingMemory => Walk::MissingMemory,
+            CallStackInfo::UnsupportedCpu => Walk::UnsupportedCpu,
+            CallStackInfo::DumpThreadSkipped => Walk::DumpThreadSkipped,
         },
         frames: stack
             .frames
@@ -469,17 +469,17 @@ fn build_frame(
     };
     Frame {
         index,
-        instruction: hex(frame.instruction),
+        instruction: frame.instruction,
         module: module.map(|m| file_name(&m.code_file()).to_string()),
         function: frame
             .function_name
             .clone()
             .or_else(|| unloaded_name.map(|n| n.function.clone())),
-        module_offset: module.map(|m| hex(frame.instruction.wrapping_sub(m.base_address()))),
+        module_offset: module.map(|m| frame.instruction.wrapping_sub(m.base_address())),
         function_offset: frame
             .function_base
-            .map(|base| hex(frame.instruction.wrapping_sub(base)))
-            .or_else(|| unloaded_name.map(|n| hex(n.function_offset))),
+            .map(|base| frame.instruction.wrapping_sub(base))
+            .or_else(|| unloaded_name.map(|n| n.function_offset)),
         file: frame
             .source_file_name
             .clone()
@@ -500,7 +500,7 @@ fn build_frame(
         unloaded_module: unloaded
             .as_ref()
             .map(|(name, _)| file_name(name).to_string()),
-        unloaded_module_offset: unloaded.and_then(|(_, offset)| offset.map(hex)),
+        unloaded_module_offset: unloaded.and_then(|(_, offset)| offset),
         inlines: frame
             .inlines
             .iter()
@@ -525,7 +525,7 @@ fn build_module(
         .module_outcome(module.base_address())
         .filter(|_| needed.contains(name.as_str()));
     Module {
-        base: hex(module.base_address()),
+        base: module.base_address(),
         size: module.size(),
         version: module.version().map(|v| v.into_owned()),
         debug_file: module.debug_file().map(|f| f.into_owned()),

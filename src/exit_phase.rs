@@ -8,7 +8,9 @@
 
 use std::sync::LazyLock;
 
-use crate::model::{bare_name, Blocked, ExitMarker, Frame, Report, Thread, Trust};
+use crate::model::{
+    bare_name, offset, Blocked, ExitMarker, ExitStage, Frame, Report, Thread, Trust,
+};
 use crate::pattern::{Case, Pattern};
 
 /// How many frames from the top a wait function may sit and still count as
@@ -29,55 +31,45 @@ const DUMP_REQUESTED_CODES: [(u32, &str); 2] = [
 ];
 const BREAKPOINT: u32 = 0x8000_0003;
 
+use ExitStage::*;
+
 /// (stage, module pattern or "", function pattern): exit-time functions.
-const EXIT_FUNCTIONS: &[(&str, &str, &str)] = &[
-    ("process exit", "", "ExitProcess"),
-    ("process exit", "", "RtlExitUserProcess"),
-    ("loader shutdown", "", "LdrShutdownProcess"),
-    ("loader shutdown", "", "LdrpCallInitRoutine*"),
-    ("CRT exit", "", "exit"),
-    ("CRT exit", "", "common_exit"),
-    ("CRT exit", "", "doexit"),
-    ("CRT exit", "", "_cexit"),
-    ("CRT exit", "", "__crt_atexit*"),
-    ("atexit table", "", "_execute_onexit_table"),
-    ("atexit table", "", "execute_onexit_table*"),
-    ("atexit table", "", "_initterm"),
-    ("static destructor", "", "`dynamic atexit destructor for *"),
-    ("static destructor", "", "__do_global_dtors*"),
-    ("C exit handlers", "", "__run_exit_handlers"),
-    ("C exit handlers", "", "__GI_exit"),
-    ("dynamic loader shutdown", "", "_dl_fini"),
-    ("static destructor", "", "__cxa_finalize"),
-    ("static destructor", "", "__libc_csu_fini"),
-    ("Python finalization", "", "Py_FinalizeEx"),
-    ("Python finalization", "", "Py_Finalize"),
-    ("Python finalization", "", "_Py_Finalize*"),
-    ("Python finalization", "", "Py_Exit"),
-    ("Python finalization", "", "finalize_modules"),
-    ("Python finalization", "", "finalize_interp_*"),
-    ("Python finalization", "", "_PyImport_Cleanup"),
-    ("Python finalization", "", "wait_for_thread_shutdown"),
-    ("Python finalization", "", "call_py_exitfuncs"),
-    ("Python finalization", "", "atexit_callfuncs"),
-    (
-        "Node.js environment cleanup",
-        "",
-        "node::Environment::RunCleanup*",
-    ),
-    (
-        "Node.js environment cleanup",
-        "",
-        "node::Environment::~Environment*",
-    ),
-    ("Node.js environment cleanup", "", "node::FreeEnvironment*"),
-    ("Node.js environment cleanup", "", "node::Stop*"),
-    (
-        "Node.js environment cleanup",
-        "",
-        "node::TearDownOncePerProcess*",
-    ),
-    ("Node.js environment cleanup", "", "node::RunAtExit*"),
+const EXIT_FUNCTIONS: &[(ExitStage, &str, &str)] = &[
+    (ProcessExit, "", "ExitProcess"),
+    (ProcessExit, "", "RtlExitUserProcess"),
+    (LoaderShutdown, "", "LdrShutdownProcess"),
+    (LoaderShutdown, "", "LdrpCallInitRoutine*"),
+    (CrtExit, "", "exit"),
+    (CrtExit, "", "common_exit"),
+    (CrtExit, "", "doexit"),
+    (CrtExit, "", "_cexit"),
+    (CrtExit, "", "__crt_atexit*"),
+    (AtexitTable, "", "_execute_onexit_table"),
+    (AtexitTable, "", "execute_onexit_table*"),
+    (AtexitTable, "", "_initterm"),
+    (StaticDestructor, "", "`dynamic atexit destructor for *"),
+    (StaticDestructor, "", "__do_global_dtors*"),
+    (CExitHandlers, "", "__run_exit_handlers"),
+    (CExitHandlers, "", "__GI_exit"),
+    (DynamicLoaderShutdown, "", "_dl_fini"),
+    (StaticDestructor, "", "__cxa_finalize"),
+    (StaticDestructor, "", "__libc_csu_fini"),
+    (PythonFinalization, "", "Py_FinalizeEx"),
+    (PythonFinalization, "", "Py_Finalize"),
+    (PythonFinalization, "", "_Py_Finalize*"),
+    (PythonFinalization, "", "Py_Exit"),
+    (PythonFinalization, "", "finalize_modules"),
+    (PythonFinalization, "", "finalize_interp_*"),
+    (PythonFinalization, "", "_PyImport_Cleanup"),
+    (PythonFinalization, "", "wait_for_thread_shutdown"),
+    (PythonFinalization, "", "call_py_exitfuncs"),
+    (PythonFinalization, "", "atexit_callfuncs"),
+    (NodeCleanup, "", "node::Environment::RunCleanup*"),
+    (NodeCleanup, "", "node::Environment::~Environment*"),
+    (NodeCleanup, "", "node::FreeEnvironment*"),
+    (NodeCleanup, "", "node::Stop*"),
+    (NodeCleanup, "", "node::TearDownOncePerProcess*"),
+    (NodeCleanup, "", "node::RunAtExit*"),
 ];
 
 /// DLL entry points: on an exiting thread, the DLL is being detached.
@@ -184,7 +176,7 @@ const SYSCALL_MODULES: &[&str] = &[
 ];
 
 struct Tables {
-    exit: Vec<(&'static str, Option<Pattern>, Pattern)>,
+    exit: Vec<(ExitStage, Option<Pattern>, Pattern)>,
     dll_entry: Vec<Pattern>,
     crt_startup: Vec<Pattern>,
     main: Vec<Pattern>,
@@ -237,7 +229,7 @@ pub fn classify(report: &mut Report) {
     // only requested the dump or broke in is not "crashing", and may well be
     // the blocked one.
     if let Some(exception) = &mut report.exception {
-        let code = u32::from_str_radix(exception.code.trim_start_matches("0x"), 16).unwrap_or(0);
+        let code = exception.code;
         let thread = report.threads.iter().find(|t| t.id == exception.thread_id);
         let reason = DUMP_REQUESTED_CODES
             .iter()
@@ -291,7 +283,7 @@ fn exit_marker(thread: &Thread, tables: &Tables) -> Option<ExitMarker> {
         if let Some((stage, function)) = exit_name(frame, tables) {
             return Some(ExitMarker {
                 frame_index: index,
-                stage: stage.to_string(),
+                stage,
                 function: function.to_string(),
             });
         }
@@ -300,7 +292,7 @@ fn exit_marker(thread: &Thread, tables: &Tables) -> Option<ExitMarker> {
             if exiting_below(index) || main_returned.is_some() {
                 return Some(ExitMarker {
                     frame_index: index,
-                    stage: "DllMain during process detach".to_string(),
+                    stage: ExitStage::DllDetach,
                     function: function.to_string(),
                 });
             }
@@ -308,12 +300,12 @@ fn exit_marker(thread: &Thread, tables: &Tables) -> Option<ExitMarker> {
     }
     main_returned.map(|(index, function)| ExitMarker {
         frame_index: index,
-        stage: "main has returned: the CRT is running exit".to_string(),
+        stage: ExitStage::MainReturned,
         function,
     })
 }
 
-fn exit_name<'f>(frame: &'f Frame, tables: &Tables) -> Option<(&'static str, &'f str)> {
+fn exit_name<'f>(frame: &'f Frame, tables: &Tables) -> Option<(ExitStage, &'f str)> {
     frame.names().find_map(|name| {
         tables
             .exit
@@ -375,10 +367,7 @@ fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {
     (first.function.is_none() && tables.syscall_modules.iter().any(|p| p.matches(module))).then(
         || Blocked {
             frame_index: 0,
-            function: format!(
-                "{module} + {}",
-                first.module_offset.as_deref().unwrap_or("?")
-            ),
+            function: format!("{module} + {}", offset(first.module_offset)),
             certain: false,
         },
     )

@@ -4,7 +4,7 @@
 //! cannot drift apart. The JSON shape is documented in `docs/json-schema.md`;
 //! changing a field here is changing that contract.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 /// Bumped when a field is removed or changes meaning. Adding a field is not a
 /// breaking change (see docs/json-schema.md, "Stability").
@@ -148,11 +148,13 @@ pub struct System {
 #[derive(Debug, Clone, Serialize)]
 pub struct Exception {
     /// The raw code: an NTSTATUS on Windows (`0xc0000005`), a signal number elsewhere.
-    pub code: String,
+    #[serde(serialize_with = "hex_u32")]
+    pub code: u32,
     /// The decoded reason (`EXCEPTION_ACCESS_VIOLATION_READ`, `SIGSEGV / SEGV_MAPERR`).
     pub name: String,
     /// The faulting address (for access violations the address accessed).
-    pub address: String,
+    #[serde(serialize_with = "hex_u64")]
+    pub address: u64,
     pub thread_id: u32,
     /// False when the exception only marks how the dump was taken: a
     /// debugger break-in (0x80000003 on the break-in thread) or a "dump
@@ -178,9 +180,62 @@ pub struct ExitPhase {
 pub struct ExitMarker {
     pub frame_index: usize,
     /// What the frame shows ("CRT exit", "DllMain during process detach", ...).
-    pub stage: String,
+    pub stage: ExitStage,
     /// The frame's function, or what stood in for it.
     pub function: String,
+}
+
+/// The stage of process exit a frame shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ExitStage {
+    #[serde(rename = "process exit")]
+    ProcessExit,
+    #[serde(rename = "loader shutdown")]
+    LoaderShutdown,
+    #[serde(rename = "CRT exit")]
+    CrtExit,
+    #[serde(rename = "atexit table")]
+    AtexitTable,
+    #[serde(rename = "static destructor")]
+    StaticDestructor,
+    #[serde(rename = "C exit handlers")]
+    CExitHandlers,
+    #[serde(rename = "dynamic loader shutdown")]
+    DynamicLoaderShutdown,
+    #[serde(rename = "Python finalization")]
+    PythonFinalization,
+    #[serde(rename = "Node.js environment cleanup")]
+    NodeCleanup,
+    #[serde(rename = "DllMain during process detach")]
+    DllDetach,
+    /// Inferred: the CRT start-up frame is on the stack and main is not.
+    #[serde(rename = "main has returned: the CRT is running exit")]
+    MainReturned,
+}
+
+impl ExitStage {
+    /// The words every output uses (the JSON value too).
+    pub fn describe(self) -> &'static str {
+        match self {
+            ExitStage::ProcessExit => "process exit",
+            ExitStage::LoaderShutdown => "loader shutdown",
+            ExitStage::CrtExit => "CRT exit",
+            ExitStage::AtexitTable => "atexit table",
+            ExitStage::StaticDestructor => "static destructor",
+            ExitStage::CExitHandlers => "C exit handlers",
+            ExitStage::DynamicLoaderShutdown => "dynamic loader shutdown",
+            ExitStage::PythonFinalization => "Python finalization",
+            ExitStage::NodeCleanup => "Node.js environment cleanup",
+            ExitStage::DllDetach => "DllMain during process detach",
+            ExitStage::MainReturned => "main has returned: the CRT is running exit",
+        }
+    }
+}
+
+impl std::fmt::Display for ExitStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
 }
 
 /// The wait a thread is blocked in.
@@ -250,8 +305,32 @@ pub struct Thread {
     /// Set when the thread is blocked in a wait.
     pub blocked: Option<Blocked>,
     /// Why the stack is short or empty, when it is (`missing_context`, ...); `ok` otherwise.
-    pub walk: &'static str,
+    pub walk: Walk,
     pub frames: Vec<Frame>,
+}
+
+/// Whether a thread's stack could be walked, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Walk {
+    Ok,
+    MissingContext,
+    MissingMemory,
+    UnsupportedCpu,
+    DumpThreadSkipped,
+}
+
+impl Walk {
+    /// The word every output uses (the JSON value too).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Walk::Ok => "ok",
+            Walk::MissingContext => "missing_context",
+            Walk::MissingMemory => "missing_memory",
+            Walk::UnsupportedCpu => "unsupported_cpu",
+            Walk::DumpThreadSkipped => "dump_thread_skipped",
+        }
+    }
 }
 
 /// How the stack walker found a frame, from most to least reliable.
@@ -321,12 +400,15 @@ impl SymbolSource {
 pub struct Frame {
     pub index: usize,
     /// The absolute instruction address.
-    pub instruction: String,
+    #[serde(serialize_with = "hex_u64")]
+    pub instruction: u64,
     /// File name of the loaded module holding the address (`test_app.exe`).
     pub module: Option<String>,
     pub function: Option<String>,
-    pub module_offset: Option<String>,
-    pub function_offset: Option<String>,
+    #[serde(serialize_with = "hex_option")]
+    pub module_offset: Option<u64>,
+    #[serde(serialize_with = "hex_option")]
+    pub function_offset: Option<u64>,
     pub file: Option<String>,
     pub line: Option<u32>,
     pub trust: Trust,
@@ -334,7 +416,8 @@ pub struct Frame {
     /// When no loaded module holds the address but an unloaded one did: its name.
     pub unloaded_module: Option<String>,
     /// Offset of the address in that unloaded module.
-    pub unloaded_module_offset: Option<String>,
+    #[serde(serialize_with = "hex_option")]
+    pub unloaded_module_offset: Option<u64>,
     /// Functions inlined at this address, innermost first.
     pub inlines: Vec<InlineFrame>,
 }
@@ -387,7 +470,8 @@ pub struct Module {
     pub name: String,
     /// The full path the dump records (`C:\Windows\System32\ntdll.dll`).
     pub path: String,
-    pub base: String,
+    #[serde(serialize_with = "hex_u64")]
+    pub base: u64,
     pub size: u64,
     pub version: Option<String>,
     pub debug_file: Option<String>,
@@ -407,16 +491,39 @@ pub struct Module {
 pub struct UnloadedModule {
     pub name: String,
     pub path: String,
-    pub base: String,
+    #[serde(serialize_with = "hex_u64")]
+    pub base: u64,
     pub size: u64,
     pub code_id: Option<String>,
     /// The source that named frames in this module's old range, when one did.
     pub symbol_source: SymbolSource,
 }
 
-/// Formats an address or offset the way every output writes them.
+/// Formats an address, offset or code the way every output writes them.
 pub fn hex(value: u64) -> String {
     format!("{value:#x}")
+}
+
+/// An offset as `0x1a2b`, or `?` when unknown.
+pub fn offset(value: Option<u64>) -> String {
+    value.map_or_else(|| "?".to_string(), hex)
+}
+
+// Addresses, offsets and codes are numbers in the model; the JSON spells
+// them as hex strings, as the text does (docs/json-schema.md).
+fn hex_u64<S: Serializer>(value: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{value:#x}"))
+}
+
+fn hex_u32<S: Serializer>(value: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{value:#x}"))
+}
+
+fn hex_option<S: Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => hex_u64(value, s),
+        None => s.serialize_none(),
+    }
 }
 
 /// The file name of a path recorded in a dump, whichever OS wrote it.

@@ -11,7 +11,9 @@
 
 use std::sync::LazyLock;
 
-use crate::model::{bare_name, Frame, Kind, Report, Status, Summary, SummaryError, SummaryGroup};
+use crate::model::{
+    bare_name, offset, Frame, Kind, Report, Status, Summary, SummaryError, SummaryGroup,
+};
 use crate::pattern::{Case, Pattern};
 
 /// Frames that make up a crash signature.
@@ -97,12 +99,11 @@ fn frame_label(frame: &Frame) -> String {
     match (&frame.function, &frame.module, &frame.unloaded_module) {
         (Some(function), _, _) => bare_name(function).to_string(),
         (None, Some(module), _) => {
-            format!("{module}+{}", frame.module_offset.as_deref().unwrap_or("?"))
+            format!("{module}+{}", offset(frame.module_offset))
         }
-        (None, None, Some(module)) => format!(
-            "unloaded {module}+{}",
-            frame.unloaded_module_offset.as_deref().unwrap_or("?")
-        ),
+        (None, None, Some(module)) => {
+            format!("unloaded {module}+{}", offset(frame.unloaded_module_offset))
+        }
         (None, None, None) => "???".to_string(),
     }
 }

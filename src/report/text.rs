@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::model::{Frame, ModuleSymbols, Report, Status, Summary, SymbolSource, Thread};
+use crate::model::{
+    hex, offset, Frame, ModuleSymbols, Report, Status, Summary, SymbolSource, Thread, Walk,
+};
 use crate::summary::summarize;
 
 /// ANSI styling, on only when the output is a terminal and NO_COLOR is unset
@@ -146,8 +148,8 @@ pub fn render_report(report: &Report, p: Paint) -> String {
             let _ = writeln!(
                 s,
                 "Exception: {} at {} on thread {}{thread}",
-                p.red(&format!("{} {}", e.code, clean(&e.name))),
-                e.address,
+                p.red(&format!("{:#x} {}", e.code, clean(&e.name))),
+                hex(e.address),
                 e.thread_id
             );
         }
@@ -200,7 +202,7 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
             .filter_map(|t| {
                 t.exiting
                     .as_ref()
-                    .map(|m| format!("{} ({})", thread_label(t.id), clean(&m.stage)))
+                    .map(|m| format!("{} ({})", thread_label(t.id), m.stage))
             })
             .collect();
         let facts = if exiting.is_empty() {
@@ -291,8 +293,7 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
         let _ = write!(
             header,
             " [exiting: {} at frame {}]",
-            clean(&marker.stage),
-            marker.frame_index
+            marker.stage, marker.frame_index
         );
     }
     if let Some(blocked) = &thread.blocked {
@@ -303,8 +304,12 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
     } else {
         let _ = writeln!(s, "{}", p.bold(&header));
     }
-    if thread.walk != "ok" {
-        let _ = writeln!(s, "    {}", p.dim(&format!("stack walk: {}", thread.walk)));
+    if thread.walk != Walk::Ok {
+        let _ = writeln!(
+            s,
+            "    {}",
+            p.dim(&format!("stack walk: {}", thread.walk.describe()))
+        );
     }
     for frame in &thread.frames {
         for inline in &frame.inlines {
@@ -344,8 +349,7 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
         (Some(module), Some(function)) => {
             let offset = frame
                 .function_offset
-                .as_deref()
-                .map(|o| format!(" + {o}"))
+                .map(|o| format!(" + {o:#x}"))
                 .unwrap_or_default();
             format!(
                 "{}!{}{offset}{}",
@@ -354,15 +358,11 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
                 source_location(frame.file.as_deref(), frame.line)
             )
         }
-        (Some(module), None) => format!(
-            "{} + {}",
-            clean(module),
-            frame.module_offset.as_deref().unwrap_or("?")
-        ),
+        (Some(module), None) => format!("{} + {}", clean(module), offset(frame.module_offset)),
         (None, function) => match (&frame.unloaded_module, &frame.unloaded_module_offset) {
-            (Some(name), offset) if function.is_some() => format!(
+            (Some(name), unloaded_offset) if function.is_some() => format!(
                 "{} {}{} ({} + {})",
-                frame.instruction,
+                hex(frame.instruction),
                 p.red(&format!(
                     "in unloaded {}!{}",
                     clean(name),
@@ -370,22 +370,21 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
                 )),
                 frame
                     .function_offset
-                    .as_deref()
-                    .map(|o| format!(" + {o}"))
+                    .map(|o| format!(" + {o:#x}"))
                     .unwrap_or_default(),
                 clean(name),
-                offset.as_deref().unwrap_or("?")
+                offset(*unloaded_offset)
             ),
-            (Some(name), offset) => format!(
+            (Some(name), unloaded_offset) => format!(
                 "{} {}",
-                frame.instruction,
+                hex(frame.instruction),
                 p.red(&format!(
                     "in unloaded {} + {}",
                     clean(name),
-                    offset.as_deref().unwrap_or("?")
+                    offset(*unloaded_offset)
                 ))
             ),
-            (None, _) => frame.instruction.clone(),
+            (None, _) => hex(frame.instruction),
         },
     }
 }
@@ -441,7 +440,13 @@ fn render_modules(s: &mut String, report: &Report) {
     if !report.unloaded_modules.is_empty() {
         let _ = writeln!(s, "\nUnloaded modules:");
         for m in &report.unloaded_modules {
-            let _ = writeln!(s, "    {} at {} ({} bytes)", clean(&m.name), m.base, m.size);
+            let _ = writeln!(
+                s,
+                "    {} at {:#x} ({} bytes)",
+                clean(&m.name),
+                m.base,
+                m.size
+            );
         }
     }
 }

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use super::exception::ExceptionCode;
 use super::schema::ExampleSpec;
 use crate::model::{
-    hex, Exception, Frame, Module, ModuleSymbols, Process, Report, Status, SymbolSource, System,
-    Thread, Trust, UnloadedModule,
+    Exception, Frame, Module, ModuleSymbols, Process, Report, Status, SymbolSource, System, Thread,
+    Trust, UnloadedModule, Walk,
 };
 
 /// Builds the report an example describes (before exit-phase classification).
@@ -46,7 +46,7 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             crashing: spec.crashing,
             exiting: None,
             blocked: None,
-            walk: "ok",
+            walk: Walk::Ok,
             frames,
         });
     }
@@ -61,9 +61,9 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         (Some(text), [thread_id]) => {
             let code = ExceptionCode::parse(text)?;
             Some(Exception {
-                code: hex(u64::from(code.code)),
+                code: code.code,
                 name: code.written.clone(),
-                address: hex(0),
+                address: 0,
                 thread_id: *thread_id,
                 crash: true,
                 not_a_crash: None,
@@ -74,7 +74,7 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         }
         (None, _) => return Err("a crashing thread needs an exception".to_string()),
     };
-    let base = |i: usize| hex(0x1000_0000 * (i as u64 + 1));
+    let base = |i: usize| 0x1000_0000 * (i as u64 + 1);
     Ok(Report {
         path: String::new(),
         status: Status::Ok,
@@ -147,15 +147,15 @@ fn parse_frame(index: usize, text: &str) -> Result<Frame, String> {
     }
     Ok(Frame {
         index,
-        instruction: hex(0x1000 + index as u64),
-        module_offset: module.as_ref().map(|_| hex(0x1000)),
-        function_offset: function.as_ref().map(|_| hex(0x10)),
+        instruction: 0x1000 + index as u64,
+        module_offset: module.as_ref().map(|_| 0x1000),
+        function_offset: function.as_ref().map(|_| 0x10),
         symbol_source: if function.is_some() {
             SymbolSource::Sym
         } else {
             SymbolSource::None
         },
-        unloaded_module_offset: unloaded.as_ref().map(|_| hex(0x1000)),
+        unloaded_module_offset: unloaded.as_ref().map(|_| 0x1000),
         module,
         function,
         file: None,

@@ -3,7 +3,9 @@
 
 use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::ThreadChoice;
-use crate::model::{bare_name, Diagnosis, Evidence, Frame, Report, Thread, Trust};
+use crate::model::{
+    bare_name, hex, offset, Diagnosis, Evidence, ExitStage, Frame, Report, Thread, Trust,
+};
 use crate::pattern::Pattern;
 
 /// Confidence factors, documented in docs/signatures.md ("Confidence").
@@ -112,17 +114,16 @@ fn process_conditions(c: &Conditions, report: &Report, found: &mut Found) -> boo
             .system
             .as_ref()
             .is_some_and(|s| s.os.starts_with("Windows"));
-        let code = u32::from_str_radix(exception.code.trim_start_matches("0x"), 16).ok();
         let hit = c
             .exception
             .iter()
-            .find(|want| code == Some(want.code) && (!want.signal || !windows));
+            .find(|want| exception.code == want.code && (!want.signal || !windows));
         let Some(hit) = hit else { return false };
         found.fact(
             Some(exception.thread_id),
             None,
             format!(
-                "exception {} {} ({})",
+                "exception {:#x} {} ({})",
                 exception.code, exception.name, hit.written
             ),
         );
@@ -208,7 +209,7 @@ fn thread_conditions(c: &Conditions, thread: &Thread, found: &mut Found) -> bool
                     thread.id, marker.stage, marker.function
                 ),
             );
-            if marker.stage.starts_with("main has returned") {
+            if marker.stage == ExitStage::MainReturned {
                 found.confidence *= INFERRED_EXIT;
             }
         }
@@ -250,10 +251,10 @@ fn thread_conditions(c: &Conditions, thread: &Thread, found: &mut Found) -> bool
             id,
             Some(0),
             format!(
-                "the instruction pointer {} lies in unloaded {} + {}",
+                "the instruction pointer {:#x} lies in unloaded {} + {}",
                 top.instruction,
                 name,
-                top.unloaded_module_offset.as_deref().unwrap_or("?")
+                offset(top.unloaded_module_offset)
             ),
         );
     }
@@ -342,9 +343,9 @@ fn name_matches(pattern: &Pattern, name: &str) -> bool {
 fn describe(frame: &Frame) -> String {
     match (&frame.module, &frame.function, &frame.unloaded_module) {
         (Some(m), Some(f), _) => format!("{m}!{f}"),
-        (Some(m), None, _) => format!("{m} + {}", frame.module_offset.as_deref().unwrap_or("?")),
+        (Some(m), None, _) => format!("{m} + {}", offset(frame.module_offset)),
         (None, Some(f), _) => f.clone(),
-        (None, None, Some(u)) => format!("{} in unloaded {u}", frame.instruction),
-        (None, None, None) => frame.instruction.clone(),
+        (None, None, Some(u)) => format!("{:#x} in unloaded {u}", frame.instruction),
+        (None, None, None) => hex(frame.instruction),
     }
 }
