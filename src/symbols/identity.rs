@@ -10,6 +10,8 @@ use std::borrow::Cow;
 
 use minidump::Module;
 
+use crate::model::file_name;
+
 pub use debugid::{CodeId, DebugId};
 
 /// A module's identity, detached from any one dump so that lookups made for
@@ -67,14 +69,14 @@ impl Identity {
 
     /// The file name of the image (`fakehip.dll`, `libc.so.6`).
     pub fn code_name(&self) -> &str {
-        leaf(&self.code_file)
+        file_name(&self.code_file)
     }
 
     /// The file name of the debug file (`fakehip.pdb`), when known.
     pub fn debug_name(&self) -> Option<&str> {
         self.debug_file
             .as_deref()
-            .map(leaf)
+            .map(file_name)
             .filter(|s| !s.is_empty())
     }
 
@@ -152,15 +154,6 @@ pub fn debug_id_from_build_id(build_id: &[u8]) -> DebugId {
     let n = build_id.len().min(16);
     guid[..n].copy_from_slice(&build_id[..n]);
     debug_id_from_guid(&guid, 0)
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The last component of a path written by either OS.
-pub fn leaf(path: &str) -> &str {
-    path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
 #[cfg(test)]

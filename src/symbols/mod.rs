@@ -15,9 +15,13 @@
 //! Nothing here touches the network unless a URL was given (on the command
 //! line or in `_NT_SYMBOL_PATH`).
 
+mod breakpad;
+mod find;
 pub mod identity;
+mod log;
 pub mod native;
 pub mod ntpath;
+mod paths;
 pub mod provider;
 pub mod server;
 pub mod sources;

@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+
 /// The largest file a server may send (a big PDB is a few GB).
 const MAX_DOWNLOAD: u64 = 8 << 30;
 
@@ -128,18 +130,18 @@ impl Server {
     }
 }
 
-/// Percent-encodes one path component (names from a dump may hold spaces or
-/// anything else).
+/// Bytes of a path component sent as they are: RFC 3986's unreserved
+/// characters and `+`; everything else (separators, spaces, `?`, ...) is
+/// percent-encoded, so a name from a dump stays one path component.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'+');
+
 fn encode(component: &str) -> String {
-    let mut out = String::with_capacity(component.len());
-    for b in component.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~+".contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(component, COMPONENT).to_string()
 }
 
 /// Whether `s` is a URL this module can ask (`--symbols` takes folders and

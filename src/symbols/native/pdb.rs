@@ -11,7 +11,7 @@ use pdb_addr2line::{ContextPdbData, TypeFormatterFlags};
 
 use super::{NativeSymbols, Symbol};
 use crate::model::SymbolSource;
-use crate::symbols::identity::{debug_id_from_guid, DebugId};
+use crate::symbols::identity::DebugId;
 
 type Data = ContextPdbData<'static, 'static, Cursor<Mmap>>;
 type PdbContext<'a> = pdb_addr2line::Context<'a, 'static>;
@@ -71,25 +71,6 @@ impl Pdb {
             cell: Mutex::new(cell),
         })
     }
-
-    /// The identity a PDB file claims, without loading the rest.
-    pub fn identity(path: &Path) -> Option<DebugId> {
-        let file = std::fs::File::open(path).ok()?;
-        let mut pdb = PDB::open(file).ok()?;
-        let info = pdb.pdb_information().ok()?;
-        let age = pdb
-            .debug_information()
-            .ok()
-            .and_then(|dbi| dbi.age())
-            .unwrap_or(info.age);
-        Some(DebugId::from_parts(info.guid, age))
-    }
-
-    /// The number of procedures with names, for diagnostics.
-    pub fn function_count(&self) -> usize {
-        let Ok(cell) = self.cell.lock() else { return 0 };
-        cell.with_dependent(|_, context| context.functions().filter(|f| f.name.is_some()).count())
-    }
 }
 
 impl NativeSymbols for Pdb {
@@ -122,9 +103,4 @@ impl NativeSymbols for Pdb {
     fn source(&self) -> SymbolSource {
         SymbolSource::Pdb
     }
-}
-
-/// The identity of the PDB a CodeView record names, from its raw GUID bytes.
-pub fn codeview_debug_id(guid: [u8; 16], age: u32) -> DebugId {
-    debug_id_from_guid(&guid, age)
 }

@@ -9,8 +9,9 @@ use object::read::pe::{ExportTable, ExportTarget, ImageNtHeaders, ImageOptionalH
 use object::{LittleEndian as LE, Object as _};
 
 use super::AddressTable;
+use crate::model::file_name;
 use crate::model::SymbolSource;
-use crate::symbols::identity::{debug_id_from_guid, leaf, pe_code_id, DebugId};
+use crate::symbols::identity::{debug_id_from_guid, pe_code_id, DebugId};
 
 /// What a PE file says about itself.
 #[derive(Debug)]
@@ -40,7 +41,7 @@ fn read_typed<Pe: ImageNtHeaders>(data: &[u8]) -> Result<PeInfo, String> {
         Ok(Some(cv)) => {
             let path = String::from_utf8_lossy(cv.path()).into_owned();
             Some((
-                leaf(&path).to_string(),
+                file_name(&path).to_string(),
                 debug_id_from_guid(&cv.guid(), cv.age()),
             ))
         }
