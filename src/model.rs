@@ -33,10 +33,10 @@ pub struct Summary {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SummaryGroup {
-    /// The signature id for known failures; otherwise the generic id or
-    /// `unknown crash` followed by the crash signature.
+    /// The rule id for known failures; otherwise the generic rule id or
+    /// `unknown crash`, followed by the crash signature.
     pub key: String,
-    /// The diagnosis' signature id, if any.
+    /// The diagnosis' rule id, if any.
     pub signature: Option<String>,
     pub kind: Option<Kind>,
     /// A specific signature explains these dumps.
@@ -264,10 +264,11 @@ impl Kind {
     }
 }
 
-/// One matched signature.
+/// One matched rule of the signature database.
 #[derive(Debug, Clone, Serialize)]
 pub struct Diagnosis {
-    /// The rule id (`hip-unregister-fatbinary-hang`).
+    /// The rule id (`hip-unregister-fatbinary-hang`). Not to be confused
+    /// with a report's `crash_signature`, which names unexplained crashes.
     pub signature: String,
     pub title: String,
     pub kind: Kind,

@@ -17,7 +17,7 @@ use crate::model::{
 use crate::pattern::{Case, Pattern};
 
 /// Frames that make up a crash signature.
-const SIGNATURE_FRAMES: usize = 3;
+const CRASH_SIGNATURE_FRAMES: usize = 3;
 
 /// Modules whose frames at the top of a stack say nothing about the failure.
 const NOISE_MODULES: &[&str] = &[
@@ -117,7 +117,7 @@ pub fn crash_signature(report: &Report) -> Option<String> {
     let first_meaningful = thread.frames.iter().position(|f| !is_noise(f)).unwrap_or(0);
     let labels: Vec<String> = thread.frames[first_meaningful.min(thread.frames.len())..]
         .iter()
-        .take(SIGNATURE_FRAMES)
+        .take(CRASH_SIGNATURE_FRAMES)
         .map(frame_label)
         .collect();
     (!labels.is_empty()).then(|| labels.join(" | "))
@@ -127,7 +127,7 @@ pub fn crash_signature(report: &Report) -> Option<String> {
 /// diagnosis or unexplained crash, refined by the crash signature; else a
 /// dump in which nothing failed.
 fn group_of(report: &Report) -> SummaryGroup {
-    let signature = report.crash_signature.as_deref().unwrap_or("no stack");
+    let crash_signature = report.crash_signature.as_deref().unwrap_or("no stack");
     let empty = |key: String, title: String| SummaryGroup {
         key,
         signature: None,
@@ -150,7 +150,7 @@ fn group_of(report: &Report) -> SummaryGroup {
             dumps: Vec::new(),
         },
         Some(d) => SummaryGroup {
-            key: format!("{}: {signature}", d.signature),
+            key: format!("{}: {crash_signature}", d.signature),
             signature: Some(d.signature.clone()),
             kind: Some(d.kind),
             known: false,
@@ -162,7 +162,7 @@ fn group_of(report: &Report) -> SummaryGroup {
         None if report.crashed() => SummaryGroup {
             kind: Some(Kind::Crash),
             ..empty(
-                format!("unknown crash: {signature}"),
+                format!("unknown crash: {crash_signature}"),
                 "Crash matching no known signature".to_string(),
             )
         },

@@ -461,6 +461,43 @@ fn run_leaves_a_program_that_exits_by_itself_alone() {
     }
 }
 
+/// Real-time signals (glibc itself uses 32 and 33) are passed on like any
+/// other: the command handles them and exits, nothing stays stopped.
+/// Regression test for issue 14: nix's waitpid cannot decode a stop by a
+/// real-time signal, so the tracer keeps its raw waitpid.
+#[test]
+fn run_passes_real_time_signals_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args(["run", "--hang-timeout", "30", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--")
+        .arg(programs().join("rt_signals"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the command never ended: a real-time signal left it stopped");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(7),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("received real-time signals"));
+    assert!(dumps_in(dir.path()).is_empty());
+}
+
 /// A command killed by a signal: `run` ends the same way, and a SIGTERM
 /// sent to the wrapper alone reaches the command.
 #[test]

@@ -174,9 +174,25 @@ pub fn create_dump_file(dir: &Path, file_name: &str) -> Result<(File, PathBuf), 
     }
 }
 
+impl LocalTime {
+    /// This machine's local time now (the time zone of `TZ` or
+    /// /etc/localtime; UTC when neither can be read).
+    pub fn now() -> LocalTime {
+        let now = jiff::Zoned::now();
+        LocalTime {
+            year: i32::from(now.year()),
+            month: now.month() as u32,
+            day: now.day() as u32,
+            hour: now.hour() as u32,
+            minute: now.minute() as u32,
+            second: now.second() as u32,
+        }
+    }
+}
+
 /// Creates the file for a dump of `pid`, named after the process, in `dir`.
 fn new_dump_file(dir: &Path, pid: u32) -> Result<(File, PathBuf), CaptureError> {
-    let name = dump_file_name(&os::process_name(pid), pid, os::local_time());
+    let name = dump_file_name(&os::process_name(pid), pid, LocalTime::now());
     create_dump_file(dir, &name)
 }
 

@@ -4,21 +4,10 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::{CaptureError, ExitStatus, LocalTime, RunOptions, Supervised};
+use super::{CaptureError, ExitStatus, RunOptions, Supervised};
 
 pub(super) fn process_name(_pid: u32) -> String {
     String::new()
-}
-
-pub(super) fn local_time() -> LocalTime {
-    LocalTime {
-        year: 1970,
-        month: 1,
-        day: 1,
-        hour: 0,
-        minute: 0,
-        second: 0,
-    }
 }
 
 pub(super) fn check_attachable(_pid: u32) -> Result<(), CaptureError> {

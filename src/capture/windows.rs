@@ -11,21 +11,19 @@ use std::path::Path;
 
 use windows_sys::Win32::Foundation::{
     CloseHandle, GetLastError, ERROR_ACCESS_DENIED, ERROR_INVALID_PARAMETER, HANDLE, STILL_ACTIVE,
-    SYSTEMTIME,
 };
 use windows_sys::Win32::System::Diagnostics::Debug::{
     MiniDumpWithDataSegs, MiniDumpWithFullMemoryInfo, MiniDumpWithHandleData,
     MiniDumpWithPrivateReadWriteMemory, MiniDumpWithThreadInfo, MiniDumpWithUnloadedModules,
     MiniDumpWriteDump,
 };
-use windows_sys::Win32::System::SystemInformation::GetLocalTime;
 use windows_sys::Win32::System::Threading::{
     GetExitCodeProcess, OpenProcess, QueryFullProcessImageNameW, PROCESS_DUP_HANDLE,
     PROCESS_NAME_WIN32, PROCESS_QUERY_INFORMATION, PROCESS_QUERY_LIMITED_INFORMATION,
     PROCESS_VM_READ,
 };
 
-use super::{CaptureError, ExitStatus, LocalTime, RunOptions, Supervised};
+use super::{CaptureError, ExitStatus, RunOptions, Supervised};
 
 /// A process handle closed on drop.
 struct Process(HANDLE);
@@ -80,23 +78,6 @@ pub(super) fn process_name(pid: u32) -> String {
     }
     let path = String::from_utf16_lossy(&buffer[..size as usize]);
     crate::model::file_name(&path).to_string()
-}
-
-pub(super) fn local_time() -> LocalTime {
-    // SAFETY: GetLocalTime fills the SYSTEMTIME it is given.
-    let now: SYSTEMTIME = unsafe {
-        let mut now = std::mem::zeroed();
-        GetLocalTime(&mut now);
-        now
-    };
-    LocalTime {
-        year: i32::from(now.wYear),
-        month: u32::from(now.wMonth),
-        day: u32::from(now.wDay),
-        hour: u32::from(now.wHour),
-        minute: u32::from(now.wMinute),
-        second: u32::from(now.wSecond),
-    }
 }
 
 pub(super) fn check_attachable(pid: u32) -> Result<(), CaptureError> {

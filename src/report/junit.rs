@@ -1,9 +1,21 @@
 //! JUnit XML, so CI test reporters show one test case per dump: failed when
 //! a crash or hang was diagnosed, errored when the dump could not be read.
 //! Valid against the Apache Ant JUnit schema (tests/data/junit/JUnit.xsd).
+//!
+//! Written with quick-xml's writer, element by element. Two things XML
+//! escaping alone does not cover are done here: characters XML 1.0 cannot
+//! carry at all are dropped (a hostile dump may hold them), and line breaks
+//! and tabs in attribute values are written as character references, which
+//! a parser would otherwise turn into spaces.
 
-use std::fmt::Write as _;
+use std::borrow::Cow;
 use std::io::{self, Write};
+
+use quick_xml::escape::partial_escape;
+use quick_xml::events::attributes::Attribute;
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+use quick_xml::name::QName;
+use quick_xml::Writer;
 
 use super::text;
 use crate::model::{Report, Status};
@@ -11,49 +23,129 @@ use crate::model::{Report, Status};
 pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let failures = reports.iter().filter(|r| failed(r)).count();
     let errors = reports.iter().filter(|r| r.status == Status::Error).count();
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let counts = format!(
-        "tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"0\"",
-        reports.len()
-    );
-    let _ = writeln!(s, "<testsuites>");
-    let _ = writeln!(
-        s,
-        "  <testsuite name=\"dumptriage\" package=\"dumptriage\" id=\"0\" {counts} time=\"0\" \
-         timestamp=\"{}\" hostname=\"localhost\">",
-        timestamp()
-    );
-    s.push_str("    <properties/>\n");
+    let mut xml = Writer::new(out);
+    xml.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    newline(&mut xml, 0)?;
+    xml.write_event(Event::Start(BytesStart::new("testsuites")))?;
+    newline(&mut xml, 2)?;
+    let tests = reports.len().to_string();
+    let (failures, errors) = (failures.to_string(), errors.to_string());
+    let timestamp = timestamp();
+    xml.write_event(Event::Start(element(
+        "testsuite",
+        &[
+            ("name", "dumptriage"),
+            ("package", "dumptriage"),
+            ("id", "0"),
+            ("tests", &tests),
+            ("failures", &failures),
+            ("errors", &errors),
+            ("skipped", "0"),
+            ("time", "0"),
+            ("timestamp", &timestamp),
+            ("hostname", "localhost"),
+        ],
+    )))?;
+    newline(&mut xml, 4)?;
+    xml.write_event(Event::Empty(BytesStart::new("properties")))?;
     for report in reports {
-        let name = attr(&report.path);
-        let _ = write!(
-            s,
-            "    <testcase classname=\"dumptriage\" name=\"{name}\" time=\"0\""
+        newline(&mut xml, 4)?;
+        let case = element(
+            "testcase",
+            &[
+                ("classname", "dumptriage"),
+                ("name", &report.path),
+                ("time", "0"),
+            ],
         );
-        if report.status == Status::Error {
-            let error = attr(report.error.as_deref().unwrap_or("unknown error"));
-            let _ = writeln!(
-                s,
-                ">\n      <error message=\"{error}\" type=\"unreadable dump\"/>\n    </testcase>"
-            );
+        let outcome = if report.status == Status::Error {
+            let error = report.error.as_deref().unwrap_or("unknown error");
+            Some((
+                element("error", &[("message", error), ("type", "unreadable dump")]),
+                None,
+            ))
         } else if failed(report) {
             let (message, kind) = match report.diagnoses.first() {
                 Some(d) => (format!("{}: {}", d.signature, d.title), d.kind.as_str()),
                 None => ("crash matching no known signature".to_string(), "crash"),
             };
             let body = text::render_report(report, text::Paint { enabled: false });
-            let _ = writeln!(
-                s,
-                ">\n      <failure message=\"{}\" type=\"{kind}\">{}</failure>\n    </testcase>",
-                attr(&message),
-                content(&body)
-            );
+            Some((
+                element("failure", &[("message", &message), ("type", kind)]),
+                Some(body),
+            ))
         } else {
-            s.push_str("/>\n");
+            None
+        };
+        let Some((detail, body)) = outcome else {
+            xml.write_event(Event::Empty(case))?;
+            continue;
+        };
+        xml.write_event(Event::Start(case))?;
+        newline(&mut xml, 6)?;
+        match body {
+            Some(body) => {
+                let name = detail.name().as_ref().to_vec();
+                xml.write_event(Event::Start(detail))?;
+                let content = partial_escape(xml_chars(&body).into_owned()).into_owned();
+                xml.write_event(Event::Text(BytesText::from_escaped(content)))?;
+                xml.write_event(Event::End(BytesEnd::new(String::from_utf8_lossy(&name))))?;
+            }
+            None => xml.write_event(Event::Empty(detail))?,
         }
+        newline(&mut xml, 4)?;
+        xml.write_event(Event::End(BytesEnd::new("testcase")))?;
     }
-    s.push_str("    <system-out></system-out>\n    <system-err></system-err>\n  </testsuite>\n</testsuites>\n");
-    out.write_all(s.as_bytes())
+    for stream in ["system-out", "system-err"] {
+        newline(&mut xml, 4)?;
+        xml.write_event(Event::Start(BytesStart::new(stream)))?;
+        xml.write_event(Event::End(BytesEnd::new(stream)))?;
+    }
+    newline(&mut xml, 2)?;
+    xml.write_event(Event::End(BytesEnd::new("testsuite")))?;
+    newline(&mut xml, 0)?;
+    xml.write_event(Event::End(BytesEnd::new("testsuites")))?;
+    newline(&mut xml, 0)?;
+    Ok(())
+}
+
+/// A line break and the next line's indentation.
+fn newline<W: Write>(xml: &mut Writer<W>, indent: usize) -> io::Result<()> {
+    let text = format!("\n{}", " ".repeat(indent));
+    xml.write_event(Event::Text(BytesText::from_escaped(text)))
+}
+
+/// An element start tag with its attributes, in the order given.
+fn element<'a>(name: &'a str, attributes: &[(&'a str, &str)]) -> BytesStart<'a> {
+    let mut start = BytesStart::new(name);
+    for &(key, value) in attributes {
+        start.push_attribute(Attribute {
+            key: QName(key.as_bytes()),
+            value: Cow::Owned(attribute_value(value).into_bytes()),
+        });
+    }
+    start
+}
+
+/// An attribute value, escaped: one printable line of the text.
+fn attribute_value(value: &str) -> String {
+    partial_escape(xml_chars(&text::clean(value)).into_owned())
+        .replace('"', "&quot;")
+        .replace('\n', "&#10;")
+        .replace('\t', "&#9;")
+}
+
+/// The text without the characters XML 1.0 cannot carry (most control
+/// characters, U+FFFE, U+FFFF).
+fn xml_chars(text: &str) -> Cow<'_, str> {
+    let invalid = |c: char| {
+        (c < '\u{20}' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{fffe}' || c == '\u{ffff}'
+    };
+    if text.chars().any(invalid) {
+        Cow::Owned(text.chars().filter(|&c| !invalid(c)).collect())
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 /// A dump fails its test case when a crash or hang was diagnosed.
@@ -63,53 +155,9 @@ fn failed(report: &Report) -> bool {
 
 /// The run's time, as the schema's ISO 8601 pattern wants it (UTC, no zone).
 fn timestamp() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (the usual days-to-civil conversion).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// Characters XML 1.0 cannot carry at all are dropped (a hostile dump may
-/// contain them); markup characters are escaped.
-fn escape(text: &str, quotes: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if quotes => out.push_str("&quot;"),
-            '\n' | '\t' if quotes => out.push_str(&format!("&#{};", c as u32)),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn attr(text: &str) -> String {
-    escape(&text::clean(text), true)
-}
-
-fn content(text: &str) -> String {
-    escape(text, false)
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S")
+        .to_string()
 }
 
 #[cfg(test)]
@@ -118,8 +166,11 @@ mod tests {
 
     #[test]
     fn escaping_keeps_the_document_well_formed() {
-        assert_eq!(attr("a<b>&\"c\""), "a&lt;b&gt;&amp;&quot;c&quot;");
-        assert_eq!(content("x\u{1}y\u{fffe}\nz"), "xy\nz");
+        assert_eq!(
+            attribute_value("a<b>&\"c\""),
+            "a&lt;b&gt;&amp;&quot;c&quot;"
+        );
+        assert_eq!(xml_chars("x\u{1}y\u{fffe}\nz"), "xy\nz");
     }
 
     #[test]

@@ -50,6 +50,12 @@ pub fn programs() -> &'static Path {
             &[src.join("exit_status.c")],
             &[],
         );
+        gcc(
+            &out,
+            &["-o", "rt_signals"],
+            &[src.join("rt_signals.c")],
+            &["-lpthread"],
+        );
         out
     })
 }

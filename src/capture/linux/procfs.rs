@@ -1,0 +1,61 @@
+//! What /proc says about a process or thread: the fields of `status` the
+//! capture uses, and the process's name.
+
+use std::io;
+
+use libc::c_int;
+
+/// The fields of /proc/PID/status (or /proc/PID/task/TID/status) we use.
+#[derive(Debug, Default)]
+pub(super) struct ProcStatus {
+    pub tgid: u32,
+    pub state: char,
+    pub tracer: u32,
+    pub pending: u64,
+    pub shared_pending: u64,
+    pub ignored: u64,
+    pub caught: u64,
+}
+
+pub(super) fn read_status(path: &str) -> io::Result<ProcStatus> {
+    let text = std::fs::read_to_string(path)?;
+    let mut status = ProcStatus::default();
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        let mask = || u64::from_str_radix(value, 16).unwrap_or(0);
+        match key {
+            "Tgid" => status.tgid = value.parse().unwrap_or(0),
+            "State" => status.state = value.chars().next().unwrap_or('?'),
+            "TracerPid" => status.tracer = value.parse().unwrap_or(0),
+            "SigPnd" => status.pending = mask(),
+            "ShdPnd" => status.shared_pending = mask(),
+            "SigIgn" => status.ignored = mask(),
+            "SigCgt" => status.caught = mask(),
+            _ => {}
+        }
+    }
+    Ok(status)
+}
+
+pub(super) fn signal_bit(signal: c_int) -> u64 {
+    1u64 << ((signal - 1) & 63)
+}
+
+/// The executable's file name (`python3.11`), else the kernel's short name.
+pub(in crate::capture) fn process_name(pid: u32) -> String {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .ok()
+        .and_then(|exe| {
+            let name = exe.file_name()?.to_string_lossy().into_owned();
+            Some(name.trim_end_matches(" (deleted)").to_string())
+        })
+        .or_else(|| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .ok()
+                .map(|comm| comm.trim_end().to_string())
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,430 @@
+//! Watching a command under `run`: the tracer's state machine (seize after
+//! exec, pass signals on, stop every thread at a crash or a hang, detach),
+//! and the few raw ptrace and waitpid calls it needs.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use libc::{c_int, pid_t};
+use minidump_writer::minidump_writer::MinidumpWriterConfig;
+use nix::sys::ptrace::{self, Options};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use super::super::{check_has_threads, new_dump_file, CaptureError, ExitStatus, Supervised};
+use super::crash_context::crash_context;
+use super::procfs::{read_status, signal_bit};
+use super::{
+    error_chain, write_live_dump, CRASH_SIGNALS, SAME_SIGNAL_WINDOW, SI_KERNEL,
+    STOP_THREADS_TIMEOUT,
+};
+
+pub(super) struct Tracer {
+    pub pid: pid_t,
+    /// The command's threads we trace.
+    pub threads: BTreeSet<pid_t>,
+    pub traced: bool,
+    /// When each signal was last delivered to the command.
+    pub delivered: HashMap<c_int, Instant>,
+    pub dump_dir: PathBuf,
+}
+
+/// How a thread that was stopped for a capture is to be let go: the signal
+/// it was about to receive goes with it.
+pub(super) type Stopped = BTreeMap<pid_t, c_int>;
+
+impl Tracer {
+    /// Turns the post-exec SIGTRAP stop of a PTRACE_TRACEME child into a
+    /// PTRACE_SEIZE. Returns the exit status if the command ended at once.
+    pub fn start(&mut self) -> Result<Option<ExitStatus>, CaptureError> {
+        let pid = self.pid;
+        let ours = std::process::id();
+        let tracer = read_status(&format!("/proc/{pid}/status")).map(|s| s.tracer);
+        if tracer.ok() != Some(ours) {
+            return Err(CaptureError::Trace(
+                "ptrace is not permitted here".to_string(),
+            ));
+        }
+        let status = wait_for(pid, libc::__WALL)?;
+        if !libc::WIFSTOPPED(status) {
+            return Ok(exit_status(status));
+        }
+        resume_with(Resume::Detach, pid, libc::SIGSTOP)?;
+        let status = wait_for(pid, libc::WUNTRACED)?;
+        if !libc::WIFSTOPPED(status) {
+            return Ok(exit_status(status));
+        }
+        let options =
+            Options::PTRACE_O_TRACECLONE | Options::PTRACE_O_TRACEEXEC | Options::PTRACE_O_EXITKILL;
+        let seized = ptrace::seize(Pid::from_raw(pid), options);
+        let _ = kill(Pid::from_raw(pid), Signal::SIGCONT);
+        seized.map_err(|e| trace_error("PTRACE_SEIZE", pid, e))?;
+        self.traced = true;
+        Ok(None)
+    }
+
+    /// Handles one wait status. Returns the end of the run when the command
+    /// ended or crashed.
+    pub fn on_wait(
+        &mut self,
+        tid: pid_t,
+        status: c_int,
+    ) -> Result<Option<Supervised>, CaptureError> {
+        if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+            self.threads.remove(&tid);
+            if tid == self.pid {
+                return Ok(exit_status(status).map(Supervised::Exited));
+            }
+            return Ok(None);
+        }
+        if !libc::WIFSTOPPED(status) {
+            return Ok(None);
+        }
+        self.threads.insert(tid);
+        let signal = libc::WSTOPSIG(status);
+        match status >> 16 {
+            0 => {
+                self.delivered.insert(signal, Instant::now());
+                if CRASH_SIGNALS.contains(&signal) && self.is_fatal(signal) {
+                    return self.crash(tid, signal).map(Some);
+                }
+                resume(Resume::Cont, tid, signal);
+            }
+            libc::PTRACE_EVENT_STOP if is_stop_signal(signal) => {
+                // A group stop (Ctrl-Z, SIGSTOP): stay stopped, but let the
+                // kernel tell us about SIGCONT.
+                resume(Resume::Listen, tid, 0);
+            }
+            libc::PTRACE_EVENT_CLONE => {
+                if let Ok(new) = ptrace::getevent(Pid::from_raw(tid)) {
+                    self.threads.insert(new as pid_t);
+                }
+                resume(Resume::Cont, tid, 0);
+            }
+            libc::PTRACE_EVENT_EXEC => {
+                // Every other thread is gone; the exec'ing one took the pid.
+                self.threads = BTreeSet::from([self.pid]);
+                resume(Resume::Cont, tid, 0);
+            }
+            _ => resume(Resume::Cont, tid, 0),
+        }
+        Ok(None)
+    }
+
+    /// Whether delivering `signal` will kill the process: neither caught
+    /// by a handler nor ignored. (A synchronous fault that was blocked or
+    /// ignored has already been reset to the default action by the kernel
+    /// when we see it, and a blocked signal is not delivered at all.)
+    fn is_fatal(&self, signal: c_int) -> bool {
+        let Ok(process) = read_status(&format!("/proc/{}/status", self.pid)) else {
+            return true;
+        };
+        let bit = signal_bit(signal);
+        process.caught & bit == 0 && process.ignored & bit == 0
+    }
+
+    /// Whether a signal sent to the wrapper should be passed on: not when
+    /// the terminal sent it to the whole foreground group, nor when the
+    /// command already got the same signal (a `kill -TERM -PGID`).
+    pub fn should_forward(&self, signal: c_int, code: i32) -> bool {
+        if code == SI_KERNEL {
+            return false;
+        }
+        if self
+            .delivered
+            .get(&signal)
+            .is_some_and(|at| at.elapsed() < SAME_SIGNAL_WINDOW)
+        {
+            return false;
+        }
+        !self.has_pending(signal)
+    }
+
+    fn has_pending(&self, signal: c_int) -> bool {
+        let bit = signal_bit(signal);
+        let process = read_status(&format!("/proc/{}/status", self.pid));
+        if process.is_ok_and(|s| s.shared_pending & bit != 0) {
+            return true;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", self.pid)) else {
+            return false;
+        };
+        tasks.filter_map(Result::ok).any(|task| {
+            read_status(&format!("{}/status", task.path().display()))
+                .is_ok_and(|s| s.pending & bit != 0)
+        })
+    }
+
+    /// Interrupts every traced thread but `except` and waits until each is
+    /// stopped. Returns the stopped threads with the signal each was about
+    /// to receive, or the exit status when the process ended meanwhile.
+    fn stop_threads(
+        &mut self,
+        except: Option<pid_t>,
+    ) -> Result<Result<Stopped, ExitStatus>, CaptureError> {
+        let mut waiting: BTreeSet<pid_t> = self.threads.clone();
+        if let Some(tid) = except {
+            waiting.remove(&tid);
+        }
+        waiting.retain(|&tid| ptrace::interrupt(Pid::from_raw(tid)).is_ok());
+        let mut stopped = Stopped::new();
+        let give_up = Instant::now() + STOP_THREADS_TIMEOUT;
+        while !waiting.is_empty() && Instant::now() < give_up {
+            let Some((tid, status)) = wait_any(libc::WNOHANG)? else {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            };
+            if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                self.threads.remove(&tid);
+                waiting.remove(&tid);
+                stopped.remove(&tid);
+                if tid == self.pid {
+                    return Ok(Err(exit_status(status).unwrap_or(ExitStatus::Code(0))));
+                }
+                continue;
+            }
+            if !libc::WIFSTOPPED(status) {
+                continue;
+            }
+            let event = status >> 16;
+            if event == libc::PTRACE_EVENT_CLONE {
+                if let Ok(new) = ptrace::getevent(Pid::from_raw(tid)) {
+                    let new = new as pid_t;
+                    self.threads.insert(new);
+                    if !stopped.contains_key(&new) {
+                        waiting.insert(new);
+                    }
+                }
+            }
+            self.threads.insert(tid);
+            waiting.remove(&tid);
+            let signal = if event == 0 {
+                libc::WSTOPSIG(status)
+            } else {
+                0
+            };
+            stopped.insert(tid, signal);
+        }
+        Ok(Ok(stopped))
+    }
+
+    /// Lets go of stopped threads, each with the signal it was about to get.
+    fn detach(&mut self, stopped: &Stopped) {
+        for (&tid, &signal) in stopped {
+            resume(Resume::Detach, tid, signal);
+        }
+        self.threads.clear();
+        self.traced = false;
+    }
+
+    /// A fatal crash signal is about to be delivered to `tid`: write the
+    /// dump with the crash context, then let the process die of it.
+    fn crash(&mut self, tid: pid_t, signal: c_int) -> Result<Supervised, CaptureError> {
+        let pid = self.pid;
+        let file = new_dump_file(&self.dump_dir, pid as u32);
+        let (mut file, path) = match file {
+            Ok(created) => created,
+            Err(error) => {
+                resume(Resume::Cont, tid, signal);
+                let status = self.wait_for_end(signal)?;
+                return Ok(Supervised::Crashed {
+                    pid: pid as u32,
+                    signal,
+                    status,
+                    dump: Err(error),
+                });
+            }
+        };
+        let context = crash_context(Pid::from_raw(pid), Pid::from_raw(tid));
+        let stopped = match self.stop_threads(Some(tid))? {
+            Ok(stopped) => stopped,
+            Err(status) => {
+                // The process ended while we stopped it (another thread
+                // called exit_group): nothing is left to dump.
+                drop(file);
+                let _ = std::fs::remove_file(&path);
+                return Ok(Supervised::Exited(status));
+            }
+        };
+        // SAFETY: syscall(2) with the documented tgkill arguments.
+        unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, signal) };
+        resume(Resume::Detach, tid, libc::SIGSTOP);
+        self.detach(&stopped);
+        let mut config = MinidumpWriterConfig::new(pid, tid);
+        if let Some(context) = context {
+            config.set_crash_context(minidump_writer::CrashContextExt { inner: context });
+        }
+        let written = config
+            .write(&mut file)
+            .map(drop)
+            .map_err(|e| CaptureError::Writer {
+                pid: pid as u32,
+                why: error_chain(&e),
+            });
+        drop(file);
+        let dump = written
+            .and_then(|()| check_has_threads(pid as u32, &path))
+            .map(|()| path.clone());
+        if dump.is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        // minidump-writer resumed the process already; this is in case it
+        // failed before it stopped it.
+        let _ = kill(Pid::from_raw(pid), Signal::SIGCONT);
+        let status = self.wait_for_end(signal)?;
+        Ok(Supervised::Crashed {
+            pid: pid as u32,
+            signal,
+            status,
+            dump,
+        })
+    }
+
+    /// Still running at the timeout: let go of it, dump it like `attach`
+    /// does, and kill it unless asked not to.
+    pub fn hang(&mut self, after: Duration, no_kill: bool) -> Result<Supervised, CaptureError> {
+        let pid = self.pid;
+        if self.traced {
+            match self.stop_threads(None)? {
+                Ok(stopped) => self.detach(&stopped),
+                Err(status) => return Ok(Supervised::Exited(status)),
+            }
+        }
+        let dump = new_dump_file(&self.dump_dir, pid as u32).and_then(|(mut file, path)| {
+            let written = write_live_dump(pid as u32, &mut file, &path);
+            drop(file);
+            match written.and_then(|()| check_has_threads(pid as u32, &path)) {
+                Ok(()) => Ok(path),
+                Err(error) => {
+                    let _ = std::fs::remove_file(&path);
+                    Err(error)
+                }
+            }
+        });
+        if !no_kill {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+            self.wait_for_end(libc::SIGKILL)?;
+        }
+        Ok(Supervised::Hung {
+            pid: pid as u32,
+            after,
+            killed: !no_kill,
+            dump,
+        })
+    }
+
+    /// Reaps the command once it is no longer traced. `expected` stands in
+    /// if its status was reaped by someone else (minidump-writer waits on
+    /// the threads it attaches to).
+    fn wait_for_end(&mut self, expected: c_int) -> Result<ExitStatus, CaptureError> {
+        loop {
+            match wait_for(self.pid, libc::__WALL) {
+                Ok(status) => {
+                    if let Some(status) = exit_status(status) {
+                        return Ok(status);
+                    }
+                    if libc::WIFSTOPPED(status) && self.traced {
+                        resume(Resume::Cont, self.pid, libc::WSTOPSIG(status));
+                    }
+                }
+                Err(CaptureError::Trace(_)) => return Ok(ExitStatus::Signal(expected)),
+                Err(other) => return Err(other),
+            }
+        }
+    }
+}
+
+fn is_stop_signal(signal: c_int) -> bool {
+    matches!(
+        signal,
+        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+    )
+}
+
+fn exit_status(status: c_int) -> Option<ExitStatus> {
+    if libc::WIFEXITED(status) {
+        Some(ExitStatus::Code(libc::WEXITSTATUS(status)))
+    } else if libc::WIFSIGNALED(status) {
+        Some(ExitStatus::Signal(libc::WTERMSIG(status)))
+    } else {
+        None
+    }
+}
+
+/// The ways a stopped tracee is restarted or let go.
+#[derive(Debug, Clone, Copy)]
+enum Resume {
+    Cont,
+    Listen,
+    Detach,
+}
+
+/// Restarts or detaches a stopped thread, passing on `signal`. The signal
+/// is any number, real-time ones included, which nix's `Signal` cannot
+/// hold (glibc itself uses signals 32 and 33), so the raw request is made.
+fn resume_with(how: Resume, tid: pid_t, signal: c_int) -> Result<(), CaptureError> {
+    let request = match how {
+        Resume::Cont => libc::PTRACE_CONT,
+        Resume::Listen => libc::PTRACE_LISTEN,
+        Resume::Detach => libc::PTRACE_DETACH,
+    };
+    // SAFETY: these requests take no pointer: `data` is the signal number.
+    let result = unsafe { libc::ptrace(request, tid, 0usize, signal as usize) };
+    if result == -1 {
+        return Err(CaptureError::Trace(format!(
+            "ptrace {how:?} on thread {tid}: {}",
+            io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+/// Restarts a stopped tracee. A thread that died meanwhile (ESRCH) will be
+/// reported by waitpid; nothing else can fail here.
+fn resume(how: Resume, tid: pid_t, signal: c_int) {
+    let _ = resume_with(how, tid, signal);
+}
+
+fn trace_error(what: &str, tid: pid_t, error: nix::errno::Errno) -> CaptureError {
+    CaptureError::Trace(format!("{what} on thread {tid}: {error}"))
+}
+
+/// waitpid, keeping the raw status: nix's `WaitStatus` cannot represent a
+/// stop by a real-time signal (it fails with EINVAL after the status was
+/// consumed, and the thread would stay stopped for ever).
+fn waitpid(pid: pid_t, flags: c_int) -> io::Result<Option<(pid_t, c_int)>> {
+    let mut status = 0;
+    loop {
+        // SAFETY: waitpid writes only `status`.
+        let tid = unsafe { libc::waitpid(pid, &mut status, flags) };
+        match tid {
+            0 => return Ok(None),
+            tid if tid > 0 => return Ok(Some((tid, status))),
+            _ => {
+                let error = io::Error::last_os_error();
+                if error.raw_os_error() != Some(libc::EINTR) {
+                    return Err(error);
+                }
+            }
+        }
+    }
+}
+
+/// waitpid for any child or traced thread; `None` when nothing is ready.
+pub(super) fn wait_any(flags: c_int) -> Result<Option<(pid_t, c_int)>, CaptureError> {
+    match waitpid(-1, flags | libc::__WALL) {
+        Ok(found) => Ok(found),
+        Err(error) if error.raw_os_error() == Some(libc::ECHILD) => Ok(None),
+        Err(error) => Err(CaptureError::Trace(format!("waitpid: {error}"))),
+    }
+}
+
+fn wait_for(pid: pid_t, flags: c_int) -> Result<c_int, CaptureError> {
+    match waitpid(pid, flags) {
+        Ok(Some((_, status))) => Ok(status),
+        Ok(None) => Err(CaptureError::Trace(format!("waitpid {pid}: no status"))),
+        Err(error) => Err(CaptureError::Trace(format!("waitpid {pid}: {error}"))),
+    }
+}
