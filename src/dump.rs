@@ -420,6 +420,7 @@ fn build_thread(
         name: stack.thread_name.clone(),
         crashing,
         exiting: None,
+        starting: None,
         blocked: None,
         walk: match stack.info {
             CallStackInfo::Ok => Walk::Ok,

@@ -205,11 +205,23 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
                     .map(|m| format!("{} ({})", thread_label(t.id), m.stage))
             })
             .collect();
-        let facts = if exiting.is_empty() {
+        let starting: Vec<String> = report
+            .threads
+            .iter()
+            .filter_map(|t| {
+                t.starting
+                    .as_ref()
+                    .map(|m| format!("{} ({})", thread_label(t.id), m.stage))
+            })
+            .collect();
+        let mut facts = if exiting.is_empty() {
             "no thread is exiting".to_string()
         } else {
             format!("exiting: {}", exiting.join(", "))
         };
+        if !starting.is_empty() {
+            facts.push_str(&format!("; starting: {}", starting.join(", ")));
+        }
         let blamed = phase
             .blamed_thread
             .map(|id| format!("; blamed: {}", thread_label(id)))
@@ -293,6 +305,13 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
         let _ = write!(
             header,
             " [exiting: {} at frame {}]",
+            marker.stage, marker.frame_index
+        );
+    }
+    if let Some(marker) = &thread.starting {
+        let _ = write!(
+            header,
+            " [start-up: {} at frame {}]",
             marker.stage, marker.frame_index
         );
     }

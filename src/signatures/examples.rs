@@ -45,6 +45,7 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             name: spec.name.clone(),
             crashing: spec.crashing,
             exiting: None,
+            starting: None,
             blocked: None,
             walk: Walk::Ok,
             frames,

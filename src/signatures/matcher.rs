@@ -16,6 +16,9 @@ const CFI_SCANNED_FRAME: f64 = 0.9;
 const MODULE_ONLY_FRAME: f64 = 0.85;
 const INFERRED_WAIT: f64 = 0.9;
 const INFERRED_EXIT: f64 = 0.95;
+/// A specific rule whose exit condition could not be established (nothing
+/// proves exit, nothing rules it out).
+const EXIT_NOT_PROVEN: f64 = 0.6;
 
 /// Every rule that matches, the answer first: specific rules before generic
 /// ones, then the more specific match, then the higher confidence.
@@ -67,7 +70,7 @@ fn match_conditions(rule: &Rule, c: &Conditions, report: &Report) -> Option<Diag
             SPECIFIC_BASE
         },
     };
-    if !process_conditions(c, report, &mut found) {
+    if !process_conditions(rule, c, report, &mut found) {
         return None;
     }
     let candidates: Vec<&Thread> = match c.thread {
@@ -80,7 +83,7 @@ fn match_conditions(rule: &Rule, c: &Conditions, report: &Report) -> Option<Diag
             evidence: Vec::new(),
             confidence: 1.0,
         };
-        thread_conditions(c, thread, &mut here).then_some((thread, here))
+        thread_conditions(rule, c, report, thread, &mut here).then_some((thread, here))
     })?;
     found.evidence.extend(thread_found.evidence);
     found.confidence *= thread_found.confidence;
@@ -99,8 +102,24 @@ fn match_conditions(rule: &Rule, c: &Conditions, report: &Report) -> Option<Diag
     })
 }
 
+/// A specific rule's exit condition that does not hold may still be met
+/// softly: when the stacks neither prove exit nor rule it out, the rule's
+/// other evidence stands, at lower confidence, with the missing fact said.
+/// Generic rules are about exit itself and are never met this way.
+fn exit_unproven(rule: &Rule, report: &Report, found: &mut Found) -> bool {
+    let Some(why) = report.exit_phase.exit_not_proven.as_deref() else {
+        return false;
+    };
+    if rule.generic {
+        return false;
+    }
+    found.fact(None, None, format!("exit not proven: {why}"));
+    found.confidence *= EXIT_NOT_PROVEN;
+    true
+}
+
 /// Conditions on the dump as a whole.
-fn process_conditions(c: &Conditions, report: &Report, found: &mut Found) -> bool {
+fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut Found) -> bool {
     if let Some(want) = c.crash {
         if report.crashed() != want {
             return false;
@@ -129,7 +148,9 @@ fn process_conditions(c: &Conditions, report: &Report, found: &mut Found) -> boo
         );
     }
     if let Some(want) = c.process_exiting {
-        if report.exit_phase.process_exiting != want {
+        if report.exit_phase.process_exiting != want
+            && !(want && exit_unproven(rule, report, found))
+        {
             return false;
         }
         if want {
@@ -180,7 +201,13 @@ fn process_conditions(c: &Conditions, report: &Report, found: &mut Found) -> boo
 }
 
 /// Conditions on the chosen thread.
-fn thread_conditions(c: &Conditions, thread: &Thread, found: &mut Found) -> bool {
+fn thread_conditions(
+    rule: &Rule,
+    c: &Conditions,
+    report: &Report,
+    thread: &Thread,
+    found: &mut Found,
+) -> bool {
     let id = Some(thread.id);
     if let Some(pattern) = &c.thread_name {
         if !thread.name.as_deref().is_some_and(|n| pattern.matches(n)) {
@@ -197,7 +224,7 @@ fn thread_conditions(c: &Conditions, thread: &Thread, found: &mut Found) -> bool
         );
     }
     if let Some(want) = c.thread_exiting {
-        if thread.exiting.is_some() != want {
+        if thread.exiting.is_some() != want && !(want && exit_unproven(rule, report, found)) {
             return false;
         }
         if let Some(marker) = &thread.exiting {

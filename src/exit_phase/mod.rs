@@ -1,0 +1,502 @@
+//! Is the process exiting or starting, is a thread blocked, which thread is
+//! to blame.
+//!
+//! Decided from the stacks alone, so it works on a hand-written stack as well
+//! as on a dump. Which frames mean what is data, in `frames.toml` beside this
+//! file: frames that run only at exit, only at start-up, or at both times
+//! (decided by their callers), the program's entry functions, and waits.
+//!
+//! Windows system DLLs are often unsymbolized (always, in dumps written under
+//! Wine), so besides named exit functions a thread also counts as exiting
+//! when its C runtime start-up frame has visibly handed over to an unnamed C
+//! runtime function with no `main` above it: main has returned and `exit` is
+//! running. When nothing proves exit and nothing rules it out, the report
+//! says so (`exit_not_proven`), so rules can still answer with less
+//! confidence.
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use serde::Deserialize;
+
+use crate::model::{
+    bare_name, offset, Blocked, ExitMarker, ExitStage, Frame, Report, StartupMarker, StartupStage,
+    SymbolSource, Thread, Trust,
+};
+use crate::pattern::{Case, Pattern};
+
+/// Exception codes that mark how a dump was taken rather than a crash.
+const DUMP_REQUESTED_CODES: [(u32, &str); 2] = [
+    (
+        0xffff_ffff,
+        "dump requested (no crash): written on demand from a live process",
+    ),
+    (
+        0x0517_a7ed,
+        "dump requested (no crash): Crashpad simulated exception",
+    ),
+];
+const BREAKPOINT: u32 = 0x8000_0003;
+
+/// `frames.toml` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    exit: Vec<ExitGroup>,
+    startup: Vec<StartupGroup>,
+    either: Vec<EitherGroup>,
+    program: ProgramFile,
+    waits: WaitsFile,
+    break_in: BreakInFile,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExitGroup {
+    stage: ExitStage,
+    functions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartupGroup {
+    stage: StartupStage,
+    functions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EitherGroup {
+    exit: ExitStage,
+    startup: StartupStage,
+    functions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProgramFile {
+    crt_startup: Vec<String>,
+    main: Vec<String>,
+    runtime_modules: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaitsFile {
+    depth: usize,
+    functions: Vec<String>,
+    system_call_modules: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BreakInFile {
+    functions: Vec<String>,
+    modules: Vec<String>,
+}
+
+/// What a frame says about its thread's phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FramePhase {
+    Exit(ExitStage),
+    Startup(StartupStage),
+    /// Runs at both times: its callers decide.
+    Either(ExitStage, StartupStage),
+}
+
+/// The compiled table.
+struct Tables {
+    phases: Vec<(FramePhase, Vec<Pattern>)>,
+    crt_startup: Vec<Pattern>,
+    main: Vec<Pattern>,
+    runtime_modules: Vec<Pattern>,
+    wait_depth: usize,
+    waits: Vec<Pattern>,
+    syscall_modules: Vec<Pattern>,
+    break_in_functions: Vec<Pattern>,
+    break_in_modules: Vec<Pattern>,
+}
+
+impl Tables {
+    fn parse(text: &str) -> Result<Tables, String> {
+        let file: TableFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let list = |items: &[String], case: Case| -> Result<Vec<Pattern>, String> {
+            items.iter().map(|p| Pattern::new(p, case)).collect()
+        };
+        let mut phases = Vec::new();
+        for group in &file.exit {
+            phases.push((
+                FramePhase::Exit(group.stage),
+                list(&group.functions, Case::Sensitive)?,
+            ));
+        }
+        for group in &file.startup {
+            phases.push((
+                FramePhase::Startup(group.stage),
+                list(&group.functions, Case::Sensitive)?,
+            ));
+        }
+        for group in &file.either {
+            phases.push((
+                FramePhase::Either(group.exit, group.startup),
+                list(&group.functions, Case::Sensitive)?,
+            ));
+        }
+        Ok(Tables {
+            phases,
+            crt_startup: list(&file.program.crt_startup, Case::Sensitive)?,
+            main: list(&file.program.main, Case::Sensitive)?,
+            runtime_modules: list(&file.program.runtime_modules, Case::Insensitive)?,
+            wait_depth: file.waits.depth,
+            waits: list(&file.waits.functions, Case::Sensitive)?,
+            syscall_modules: list(&file.waits.system_call_modules, Case::Insensitive)?,
+            break_in_functions: list(&file.break_in.functions, Case::Sensitive)?,
+            break_in_modules: list(&file.break_in.modules, Case::Insensitive)?,
+        })
+    }
+}
+
+static TABLES: LazyLock<Tables> = LazyLock::new(|| {
+    // Compiled into the binary and checked by a unit test: a broken table
+    // is a build defect, not an input error.
+    Tables::parse(include_str!("frames.toml")).expect("src/exit_phase/frames.toml is valid")
+});
+
+fn any_match(patterns: &[Pattern], name: &str) -> bool {
+    patterns
+        .iter()
+        .any(|p| p.matches(name) || p.matches(bare_name(name)))
+}
+
+/// The phase a frame's names show, with the name that showed it.
+fn frame_phase<'f>(frame: &'f Frame, tables: &Tables) -> Option<(FramePhase, &'f str)> {
+    frame.names().find_map(|name| {
+        tables
+            .phases
+            .iter()
+            .find(|(_, patterns)| any_match(patterns, name))
+            .map(|(phase, _)| (*phase, name))
+    })
+}
+
+/// Fills each thread's `exiting`, `starting` and `blocked`, the exception's
+/// `crash` flag, and the report's exit phase; puts the blamed thread first.
+pub fn classify(report: &mut Report) {
+    let tables = &*TABLES;
+    // First decide whether the exception is a crash at all: a thread that
+    // only requested the dump or broke in is not "crashing", and may well be
+    // the blocked one.
+    if let Some(exception) = &mut report.exception {
+        let code = exception.code;
+        let thread = report.threads.iter().find(|t| t.id == exception.thread_id);
+        let reason = DUMP_REQUESTED_CODES
+            .iter()
+            .find(|(c, _)| *c == code)
+            .map(|(_, why)| why.to_string())
+            .or_else(|| {
+                (code == BREAKPOINT && thread.is_some_and(|t| is_break_in_thread(t, tables))).then(
+                    || {
+                        "debugger break-in (0x80000003 on the debugger's break-in thread)"
+                            .to_string()
+                    },
+                )
+            });
+        if let Some(reason) = reason {
+            exception.crash = false;
+            exception.not_a_crash = Some(reason);
+        }
+    }
+    let crash = report
+        .exception
+        .as_ref()
+        .filter(|e| e.crash)
+        .map(|e| e.thread_id);
+    let debug_info = modules_with_debug_info(report);
+    for thread in &mut report.threads {
+        thread.crashing = crash == Some(thread.id);
+        let (exiting, starting) = thread_phase(thread, tables, &debug_info);
+        thread.exiting = exiting;
+        thread.starting = starting;
+        thread.blocked = blocked_in(thread, tables);
+    }
+    report.exit_phase.process_exiting = report.threads.iter().any(|t| t.exiting.is_some());
+    report.exit_phase.process_starting = report.threads.iter().any(|t| t.starting.is_some());
+    report.exit_phase.exit_not_proven = exit_not_proven(report, tables, &debug_info);
+    report.exit_phase.blamed_thread = crash.or_else(|| {
+        let exiting = || report.threads.iter().filter(|t| t.exiting.is_some());
+        exiting()
+            .find(|t| t.blocked.as_ref().is_some_and(|b| b.certain))
+            .or_else(|| exiting().find(|t| t.blocked.is_some()))
+            .or_else(|| exiting().next())
+            .map(|t| t.id)
+    });
+    let blamed = report.exit_phase.blamed_thread;
+    // The blamed thread first, the others in dump order (a stable sort).
+    report.threads.sort_by_key(|t| Some(t.id) != blamed);
+}
+
+/// Modules whose names come from debug information (not exports): in
+/// those, an unnamed frame is code without debug information, such as the
+/// C runtime's start-up linked in from a library.
+fn modules_with_debug_info(report: &Report) -> BTreeSet<String> {
+    report
+        .modules
+        .iter()
+        .filter(|m| {
+            matches!(
+                m.symbol_source,
+                SymbolSource::Sym | SymbolSource::Pdb | SymbolSource::Dwarf
+            )
+        })
+        .map(|m| m.name.to_ascii_lowercase())
+        .collect()
+}
+
+/// The thread's innermost exit-time and start-up frames. Frames that run
+/// at both times take the phase of the nearest decided frame below them
+/// (their callers); with none, exit when main has visibly returned.
+fn thread_phase(
+    thread: &Thread,
+    tables: &Tables,
+    debug_info: &BTreeSet<String>,
+) -> (Option<ExitMarker>, Option<StartupMarker>) {
+    let main_returned = main_has_returned(thread, tables, debug_info);
+    let mut exiting: Option<ExitMarker> = None;
+    let mut starting: Option<StartupMarker> = None;
+    // From the outermost frame up, remembering what the callers decided.
+    let mut below: Option<FramePhase> = None;
+    for (index, frame) in thread.frames.iter().enumerate().rev() {
+        let Some((phase, function)) = frame_phase(frame, tables) else {
+            continue;
+        };
+        let decided = match phase {
+            FramePhase::Either(exit, startup) => match below {
+                Some(FramePhase::Exit(_)) => FramePhase::Exit(exit),
+                Some(FramePhase::Startup(_)) => FramePhase::Startup(startup),
+                _ if main_returned.as_ref().is_some_and(|(at, _)| *at > index) => {
+                    FramePhase::Exit(exit)
+                }
+                _ => continue,
+            },
+            decided => decided,
+        };
+        below = Some(decided);
+        match decided {
+            FramePhase::Exit(stage) => {
+                exiting = Some(ExitMarker {
+                    frame_index: index,
+                    stage,
+                    function: function.to_string(),
+                })
+            }
+            FramePhase::Startup(stage) => {
+                starting = Some(StartupMarker {
+                    frame_index: index,
+                    stage,
+                    function: function.to_string(),
+                })
+            }
+            FramePhase::Either(..) => {}
+        }
+    }
+    if exiting.is_none() {
+        exiting = main_returned.map(|(index, function)| ExitMarker {
+            frame_index: index,
+            stage: ExitStage::MainReturned,
+            function,
+        });
+    }
+    (exiting, starting)
+}
+
+/// What the C runtime's start-up frame shows about `main`.
+enum Entry {
+    /// Its callee is an unnamed C runtime or system function and no entry
+    /// function is above it: main has returned, `exit` is running.
+    Returned { startup_index: usize, name: String },
+    /// A program entry function (named, or the start-up's callee in the
+    /// program's own code) is on the stack at this index.
+    Running(usize),
+    /// The stack does not say.
+    Unknown,
+}
+
+fn main_has_returned(
+    thread: &Thread,
+    tables: &Tables,
+    debug_info: &BTreeSet<String>,
+) -> Option<(usize, String)> {
+    match program_entry(thread, tables, debug_info) {
+        Entry::Returned {
+            startup_index,
+            name,
+        } => Some((startup_index, name)),
+        _ => None,
+    }
+}
+
+/// Looks at the program's entry on a thread. Going up from the C runtime's
+/// start-up frame, past the start-up's own helpers (frames of its module
+/// found only by scanning, named start-up functions, and unnamed frames in
+/// a module whose other code has debug information: the C runtime linked
+/// in without any), the first call is either `main` or `exit`. `main` is
+/// never in a C runtime or system module, so an unnamed frame there is
+/// `exit`; an unnamed frame anywhere else is `main` itself, stripped.
+fn program_entry(thread: &Thread, tables: &Tables, debug_info: &BTreeSet<String>) -> Entry {
+    if let Some(index) = thread
+        .frames
+        .iter()
+        .position(|f| f.names().any(|n| any_match(&tables.main, n)))
+    {
+        return Entry::Running(index);
+    }
+    let Some((index, startup)) = thread.frames.iter().enumerate().find_map(|(i, f)| {
+        f.names()
+            .find(|n| any_match(&tables.crt_startup, n))
+            .map(|n| (i, n.to_string()))
+    }) else {
+        return Entry::Unknown;
+    };
+    let above = &thread.frames[..index];
+    // A frame in no module above the start-up frame means a corrupt or
+    // smashed stack: nothing is inferred from it.
+    if !above.iter().all(|f| f.module.is_some()) {
+        return Entry::Unknown;
+    }
+    let own = thread.frames[index].module.as_deref();
+    let own_has_debug_info = own.is_some_and(|m| debug_info.contains(&m.to_ascii_lowercase()));
+    let helper = |f: &&Frame| {
+        f.module.as_deref() == own
+            && (f.trust == Trust::Scan
+                || f.names().any(|n| any_match(&tables.crt_startup, n))
+                || (f.function.is_none() && own_has_debug_info))
+    };
+    let Some((callee_index, callee)) = above.iter().enumerate().rev().find(|(_, f)| !helper(f))
+    else {
+        return Entry::Unknown;
+    };
+    if callee.function.is_some() {
+        // A named callee: the exit table or the entry table decides.
+        return Entry::Unknown;
+    }
+    let runtime = callee
+        .module
+        .as_deref()
+        .is_some_and(|m| any_match(&tables.runtime_modules, m));
+    if runtime && callee.module.as_deref() != own {
+        Entry::Returned {
+            startup_index: index,
+            name: startup,
+        }
+    } else if !runtime {
+        Entry::Running(callee_index)
+    } else {
+        Entry::Unknown
+    }
+}
+
+/// Why exit is neither proven nor ruled out, when it is neither. Exit is
+/// proven by an exiting thread; it is ruled out by a thread starting up, or
+/// by `main` running with a known callee (its own code, or a named
+/// function: not an unnamed C runtime function, which could be `exit`).
+fn exit_not_proven(
+    report: &Report,
+    tables: &Tables,
+    debug_info: &BTreeSet<String>,
+) -> Option<String> {
+    if report.exit_phase.process_exiting || report.exit_phase.process_starting {
+        return None;
+    }
+    let main_running = report.threads.iter().any(|thread| {
+        let Entry::Running(index) = program_entry(thread, tables, debug_info) else {
+            return false;
+        };
+        match index.checked_sub(1).and_then(|i| thread.frames.get(i)) {
+            // main at the top of its stack: running its own code.
+            None => true,
+            Some(callee) => {
+                callee.function.is_some()
+                    || callee
+                        .module
+                        .as_deref()
+                        .is_some_and(|m| !any_match(&tables.runtime_modules, m))
+            }
+        }
+    });
+    if main_running {
+        return None;
+    }
+    let unnamed: BTreeSet<&str> = report
+        .threads
+        .iter()
+        .flat_map(|t| &t.frames)
+        .filter(|f| f.function.is_none())
+        .filter_map(|f| f.module.as_deref())
+        .filter(|m| any_match(&tables.runtime_modules, m))
+        .collect();
+    Some(if unnamed.is_empty() {
+        "no thread shows an exit frame, nor main running".to_string()
+    } else {
+        format!(
+            "no thread shows an exit frame, and the C runtime and system frames are unnamed ({})",
+            unnamed.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    })
+}
+
+fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {
+    if thread.crashing {
+        return None;
+    }
+    let top = thread.frames.iter().take(tables.wait_depth).enumerate();
+    for (index, frame) in top {
+        if let Some(name) = frame.names().find(|n| any_match(&tables.waits, n)) {
+            return Some(Blocked {
+                frame_index: index,
+                function: name.to_string(),
+                certain: true,
+            });
+        }
+    }
+    let first = thread.frames.first()?;
+    let module = first.module.as_deref()?;
+    (first.function.is_none() && tables.syscall_modules.iter().any(|p| p.matches(module))).then(
+        || Blocked {
+            frame_index: 0,
+            function: format!("{module} + {}", offset(first.module_offset)),
+            certain: false,
+        },
+    )
+}
+
+/// The thread a debugger injects to break in runs only in ntdll/kernel32
+/// (DbgUiRemoteBreakin -> DbgBreakPoint).
+fn is_break_in_thread(thread: &Thread, tables: &Tables) -> bool {
+    let named = thread
+        .frames
+        .iter()
+        .any(|f| f.names().any(|n| any_match(&tables.break_in_functions, n)));
+    let only_system = !thread.frames.is_empty()
+        && thread.frames.iter().all(|f| {
+            f.module
+                .as_deref()
+                .is_some_and(|m| tables.break_in_modules.iter().any(|p| p.matches(m)))
+        });
+    named || only_system
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_frame_table_is_valid() {
+        let tables = Tables::parse(include_str!("frames.toml")).unwrap();
+        assert!(tables.phases.len() > 10);
+        for (_, patterns) in &tables.phases {
+            for p in patterns {
+                p.check().unwrap();
+            }
+        }
+    }
+}
