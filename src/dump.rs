@@ -319,6 +319,13 @@ fn build_report(
     unloaded_names: &UnloadedNames,
 ) -> Report {
     let crashing_index = exception.and(state.requesting_thread);
+    let os = state.system_info.os;
+    // The crashing thread's instruction pointer: an access fault at that
+    // very address is an execute fault.
+    let crash_ip = crashing_index
+        .and_then(|i| state.threads.get(i))
+        .and_then(|t| t.frames.first())
+        .map(|f| f.instruction);
     let exception = exception.map(|e| Exception {
         code: e.raw.exception_record.exception_code,
         name: state
@@ -331,6 +338,13 @@ fn build_report(
             .as_ref()
             .map(|info| info.address.0)
             .unwrap_or(e.raw.exception_record.exception_address),
+        access_address: access_address(e, os, crash_ip),
+        parameters: {
+            let record = &e.raw.exception_record;
+            let count = (record.number_parameters as usize).min(record.exception_information.len());
+            record.exception_information[..count].to_vec()
+        },
+        abort: None,
         thread_id: e.get_crashing_thread_id(),
         crash: true,
         not_a_crash: None,
@@ -407,6 +421,36 @@ fn build_report(
         diagnoses: Vec::new(),
         crash_signature: None,
     }
+}
+
+/// The data address of a memory access fault: ExceptionInformation[1] of
+/// an access violation or in-page error on Windows; the fault address of
+/// SIGSEGV or SIGBUS on Linux, of EXC_BAD_ACCESS on macOS. `None` for an
+/// execute fault (DEP, a jump into unmapped code): what was touched there
+/// is the instruction pointer itself, not data.
+fn access_address(
+    exception: &MinidumpException,
+    os: minidump::system_info::Os,
+    instruction: Option<u64>,
+) -> Option<u64> {
+    use minidump::system_info::Os;
+    /// ExceptionInformation[0] of an access violation: the access was an
+    /// instruction fetch.
+    const EXECUTE: u64 = 8;
+    let record = &exception.raw.exception_record;
+    let code = record.exception_code;
+    let address = match os {
+        Os::Windows => {
+            let access = matches!(code, 0xc000_0005 | 0xc000_0006)
+                && record.number_parameters >= 2
+                && record.exception_information[0] != EXECUTE;
+            access.then(|| record.exception_information[1])
+        }
+        Os::Linux | Os::Android => matches!(code, 7 | 11).then_some(record.exception_address),
+        Os::MacOs | Os::Ios => (code == 1).then_some(record.exception_address),
+        _ => None,
+    }?;
+    (Some(address) != instruction).then_some(address)
 }
 
 fn build_thread(

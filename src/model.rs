@@ -155,6 +155,19 @@ pub struct Exception {
     /// The faulting address (for access violations the address accessed).
     #[serde(serialize_with = "hex_u64")]
     pub address: u64,
+    /// For a memory access fault (access violation, in-page error,
+    /// SIGSEGV, SIGBUS): the data address the faulting instruction touched.
+    #[serde(serialize_with = "hex_option")]
+    pub access_address: Option<u64>,
+    /// The exception record's parameters (ExceptionInformation) as the
+    /// writer stored them: for 0xC0000409 the fast-fail code first, for
+    /// 0xE06D7363 the C++ exception's magic, object and ThrowInfo.
+    #[serde(serialize_with = "hex_list")]
+    pub parameters: Vec<u64>,
+    /// Set when the crash is an abort, the process ending itself on purpose
+    /// (fail-fast, SIGABRT, `abort`/`std::terminate`/`_purecall` on the
+    /// crashing thread): how it shows.
+    pub abort: Option<String>,
     pub thread_id: u32,
     /// False when the exception only marks how the dump was taken: a
     /// debugger break-in (0x80000003 on the break-in thread) or a "dump
@@ -574,6 +587,10 @@ fn hex_u64<S: Serializer>(value: &u64, s: S) -> Result<S::Ok, S::Error> {
 
 fn hex_u32<S: Serializer>(value: &u32, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(&format_args!("{value:#x}"))
+}
+
+fn hex_list<S: Serializer>(values: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(values.iter().map(|v| format!("{v:#x}")))
 }
 
 fn hex_option<S: Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {

@@ -47,7 +47,15 @@ struct TableFile {
     either: Vec<EitherGroup>,
     program: ProgramFile,
     waits: WaitsFile,
+    abort: AbortFile,
     break_in: BreakInFile,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AbortFile {
+    depth: usize,
+    functions: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -77,6 +85,7 @@ struct EitherGroup {
 struct ProgramFile {
     crt_startup: Vec<String>,
     main: Vec<String>,
+    main_loops: Vec<String>,
     runtime_modules: Vec<String>,
 }
 
@@ -109,10 +118,13 @@ struct Tables {
     phases: Vec<(FramePhase, Vec<Pattern>)>,
     crt_startup: Vec<Pattern>,
     main: Vec<Pattern>,
+    main_loops: Vec<Pattern>,
     runtime_modules: Vec<Pattern>,
     wait_depth: usize,
     waits: Vec<Pattern>,
     syscall_modules: Vec<Pattern>,
+    abort_depth: usize,
+    abort_functions: Vec<Pattern>,
     break_in_functions: Vec<Pattern>,
     break_in_modules: Vec<Pattern>,
 }
@@ -146,10 +158,13 @@ impl Tables {
             phases,
             crt_startup: list(&file.program.crt_startup, Case::Sensitive)?,
             main: list(&file.program.main, Case::Sensitive)?,
+            main_loops: list(&file.program.main_loops, Case::Sensitive)?,
             runtime_modules: list(&file.program.runtime_modules, Case::Insensitive)?,
             wait_depth: file.waits.depth,
             waits: list(&file.waits.functions, Case::Sensitive)?,
             syscall_modules: list(&file.waits.system_call_modules, Case::Insensitive)?,
+            abort_depth: file.abort.depth,
+            abort_functions: list(&file.abort.functions, Case::Sensitive)?,
             break_in_functions: list(&file.break_in.functions, Case::Sensitive)?,
             break_in_modules: list(&file.break_in.modules, Case::Insensitive)?,
         })
@@ -211,6 +226,14 @@ pub fn classify(report: &mut Report) {
         .as_ref()
         .filter(|e| e.crash)
         .map(|e| e.thread_id);
+    let windows = report
+        .system
+        .as_ref()
+        .is_some_and(|s| s.os.starts_with("Windows"));
+    if let Some(exception) = report.exception.as_mut().filter(|e| e.crash) {
+        let thread = report.threads.iter().find(|t| t.id == exception.thread_id);
+        exception.abort = abort_reason(exception, windows, thread, tables);
+    }
     let debug_info = modules_with_debug_info(report);
     for thread in &mut report.threads {
         thread.crashing = crash == Some(thread.id);
@@ -396,9 +419,10 @@ fn program_entry(thread: &Thread, tables: &Tables, debug_info: &BTreeSet<String>
 }
 
 /// Why exit is neither proven nor ruled out, when it is neither. Exit is
-/// proven by an exiting thread; it is ruled out by a thread starting up, or
-/// by `main` running with a known callee (its own code, or a named
-/// function: not an unnamed C runtime function, which could be `exit`).
+/// proven by an exiting thread; it is ruled out by a thread starting up, by
+/// a runtime's main loop, or by `main` running with a known callee (its own
+/// code, or a named function: not an unnamed C runtime function, which
+/// could be `exit`).
 fn exit_not_proven(
     report: &Report,
     tables: &Tables,
@@ -423,7 +447,12 @@ fn exit_not_proven(
             }
         }
     });
-    if main_running {
+    let main_loop = report
+        .threads
+        .iter()
+        .flat_map(|t| &t.frames)
+        .any(|f| f.names().any(|n| any_match(&tables.main_loops, n)));
+    if main_running || main_loop {
         return None;
     }
     let unnamed: BTreeSet<&str> = report
@@ -442,6 +471,60 @@ fn exit_not_proven(
             unnamed.into_iter().collect::<Vec<_>>().join(", ")
         )
     })
+}
+
+/// Codes of 0xC0000409 fast-fail exceptions (winnt.h), by the name a
+/// developer looks up.
+const FAST_FAIL_CODES: &[(u64, &str)] = &[
+    (0, "FAST_FAIL_LEGACY_GS_VIOLATION"),
+    (1, "FAST_FAIL_VTGUARD_CHECK_FAILURE"),
+    (2, "FAST_FAIL_STACK_COOKIE_CHECK_FAILURE"),
+    (3, "FAST_FAIL_CORRUPT_LIST_ENTRY"),
+    (4, "FAST_FAIL_INCORRECT_STACK"),
+    (5, "FAST_FAIL_INVALID_ARG"),
+    (6, "FAST_FAIL_GS_COOKIE_INIT"),
+    (7, "FAST_FAIL_FATAL_APP_EXIT"),
+    (8, "FAST_FAIL_RANGE_CHECK_FAILURE"),
+    (9, "FAST_FAIL_UNSAFE_REGISTRY_ACCESS"),
+    (10, "FAST_FAIL_GUARD_ICALL_CHECK_FAILURE"),
+    (11, "FAST_FAIL_GUARD_WRITE_CHECK_FAILURE"),
+    (12, "FAST_FAIL_INVALID_FIBER_SWITCH"),
+    (13, "FAST_FAIL_INVALID_SET_OF_CONTEXT"),
+    (14, "FAST_FAIL_INVALID_REFERENCE_COUNT"),
+];
+
+/// Why a crash is an abort (the process ended itself on purpose), if it is.
+fn abort_reason(
+    exception: &crate::model::Exception,
+    windows: bool,
+    thread: Option<&Thread>,
+    tables: &Tables,
+) -> Option<String> {
+    match exception.code {
+        0xc000_0409 if windows => {
+            let code = exception.parameters.first().copied();
+            let name = code.and_then(|c| FAST_FAIL_CODES.iter().find(|(n, _)| *n == c));
+            return Some(match (code, name) {
+                (_, Some((c, name))) => format!("fail-fast 0xC0000409, code {c} ({name})"),
+                (Some(c), None) => format!("fail-fast 0xC0000409, code {c}"),
+                (None, None) => "fail-fast 0xC0000409".to_string(),
+            });
+        }
+        0xc000_0602 if windows => return Some("fail-fast exception 0xC0000602".to_string()),
+        6 if !windows => return Some("SIGABRT".to_string()),
+        _ => {}
+    }
+    let (index, name) = thread?
+        .frames
+        .iter()
+        .take(tables.abort_depth)
+        .enumerate()
+        .find_map(|(i, f)| {
+            f.names()
+                .find(|n| any_match(&tables.abort_functions, n))
+                .map(|n| (i, n))
+        })?;
+    Some(format!("{name} at frame {index}"))
 }
 
 fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {

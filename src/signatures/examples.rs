@@ -22,6 +22,23 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
     };
     let mut loaded: BTreeSet<String> = example.modules.iter().cloned().collect();
     let mut unloaded: BTreeSet<String> = example.unloaded_modules.iter().cloned().collect();
+    // The module an access fault's data address lies in.
+    let access = example
+        .access
+        .as_deref()
+        .map(|text| match text.strip_prefix("unloaded:") {
+            Some(name) => (true, name.to_string()),
+            None => (false, text.to_string()),
+        });
+    match &access {
+        Some((true, name)) => {
+            unloaded.insert(name.clone());
+        }
+        Some((false, name)) => {
+            loaded.insert(name.clone());
+        }
+        None => {}
+    }
     let mut threads = Vec::new();
     let mut ids = BTreeSet::new();
     for (t, spec) in example.threads.iter().enumerate() {
@@ -65,6 +82,9 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 code: code.code,
                 name: code.written.clone(),
                 address: 0,
+                access_address: None,
+                parameters: Vec::new(),
+                abort: None,
                 thread_id: *thread_id,
                 crash: true,
                 not_a_crash: None,
@@ -76,6 +96,18 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         (None, _) => return Err("a crashing thread needs an exception".to_string()),
     };
     let base = |i: usize| 0x1000_0000 * (i as u64 + 1);
+    let mut exception = exception;
+    if let (Some(exception), Some((is_unloaded, name))) = (&mut exception, &access) {
+        let (list, first) = if *is_unloaded {
+            (&unloaded, 100)
+        } else {
+            (&loaded, 0)
+        };
+        let index = list.iter().position(|m| m == name).unwrap_or(0);
+        exception.access_address = Some(base(first + index) + 0x2000);
+    } else if access.is_some() {
+        return Err("access needs an exception".to_string());
+    }
     Ok(Report {
         path: String::new(),
         status: Status::Ok,

@@ -18,6 +18,44 @@ mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_signatures.rs"));
 }
 
+/// A module family of families.toml.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Family {
+    pattern: String,
+    /// Every spelling the family must match (checked by a unit test).
+    #[allow(dead_code)]
+    names: Vec<String>,
+    /// Near misses it must not match.
+    #[allow(dead_code)]
+    not: Vec<String>,
+}
+
+/// The module families rules name as `family:NAME` (families.toml).
+static FAMILIES: std::sync::LazyLock<std::collections::BTreeMap<String, Family>> =
+    std::sync::LazyLock::new(|| {
+        // Compiled into the binary and checked by a unit test.
+        toml::from_str(include_str!("families.toml"))
+            .expect("src/signatures/families.toml is valid")
+    });
+
+/// A pattern as a rule writes it, with `family:NAME` replaced by the
+/// family's pattern.
+fn resolve_family(source: &str) -> Result<&str, String> {
+    let Some(name) = source.strip_prefix("family:") else {
+        return Ok(source);
+    };
+    FAMILIES
+        .get(name)
+        .map(|f| f.pattern.as_str())
+        .ok_or_else(|| {
+            format!(
+                "unknown module family {name:?} (known: {})",
+                FAMILIES.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })
+}
+
 /// One problem in a rule file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -277,7 +315,9 @@ type KeyErrors = Vec<(String, String)>;
 fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Conditions, KeyErrors> {
     let mut errors = Vec::new();
     let mut pattern_errors = Vec::new();
-    let mut pattern = |key: String, source: &str, case: Case| match Pattern::new(source, case) {
+    let mut pattern = |key: String, source: &str, case: Case| match resolve_family(source)
+        .and_then(|source| Pattern::new(source, case))
+    {
         Ok(p) => Some(p),
         Err(e) => {
             pattern_errors.push((key, e));
@@ -320,15 +360,21 @@ fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Condit
         Case::Sensitive,
         &mut pattern,
     );
-    let ip_in_unloaded_module = match &spec.ip_in_unloaded_module {
+    let mut unloaded_choice = |key: &str, choice: &Option<UnloadedChoice>| match choice {
         None | Some(UnloadedChoice::Any(false)) => None,
         Some(UnloadedChoice::Any(true)) => Some(None),
-        Some(UnloadedChoice::Named(name)) => Some(pattern(
-            format!("{path}.ip_in_unloaded_module"),
-            name,
-            Case::Insensitive,
-        )),
+        Some(UnloadedChoice::Named(name)) => {
+            Some(pattern(format!("{path}.{key}"), name, Case::Insensitive))
+        }
     };
+    let ip_in_unloaded_module =
+        unloaded_choice("ip_in_unloaded_module", &spec.ip_in_unloaded_module);
+    let access_in_unloaded_module =
+        unloaded_choice("access_in_unloaded_module", &spec.access_in_unloaded_module);
+    let access_in_module = spec
+        .access_in_module
+        .as_deref()
+        .and_then(|name| pattern(format!("{path}.access_in_module"), name, Case::Insensitive));
     let mut frames = Vec::new();
     for (i, frame) in spec.frames.iter().enumerate() {
         let key = |k: &str| format!("{path}.frames[{i}].{k}");
@@ -379,10 +425,13 @@ fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Condit
         thread_name,
         exception,
         crash: spec.crash,
+        abort: spec.abort,
         process_exiting: spec.process_exiting,
         thread_exiting: spec.thread_exiting,
         thread_blocked: spec.thread_blocked,
         ip_in_unloaded_module,
+        access_in_unloaded_module,
+        access_in_module,
         modules_loaded,
         modules_unloaded,
         functions_absent,
@@ -422,5 +471,29 @@ fn check_examples(examples: &[ExampleSpec], report: &mut dyn FnMut(&str, String)
         if let Err(e) = super::examples::to_report(example) {
             report(&format!("examples[{i}]"), e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every family matches each spelling it lists and none of its near
+    /// misses.
+    #[test]
+    fn module_families_match_every_spelling() {
+        assert!(FAMILIES.len() >= 10);
+        for (name, family) in FAMILIES.iter() {
+            let pattern = Pattern::new(&family.pattern, Case::Insensitive).unwrap();
+            pattern.check().unwrap();
+            for spelling in &family.names {
+                assert!(pattern.matches(spelling), "{name} must match {spelling}");
+            }
+            for miss in &family.not {
+                assert!(!pattern.matches(miss), "{name} must not match {miss}");
+            }
+        }
+        assert!(resolve_family("family:nope").is_err());
+        assert_eq!(resolve_family("x.dll"), Ok("x.dll"));
     }
 }

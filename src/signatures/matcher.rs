@@ -147,6 +147,22 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
             ),
         );
     }
+    if let Some(want) = c.abort {
+        let abort = report
+            .exception
+            .as_ref()
+            .filter(|e| e.crash)
+            .and_then(|e| e.abort.as_deref().map(|why| (e.thread_id, why)));
+        if abort.is_some() != want {
+            return false;
+        }
+        if let Some((thread, why)) = abort {
+            found.fact(Some(thread), None, format!("the process aborted: {why}"));
+        }
+    }
+    if !access_conditions(c, report, found) {
+        return false;
+    }
     if let Some(want) = c.process_exiting {
         if report.exit_phase.process_exiting != want
             && !(want && exit_unproven(rule, report, found))
@@ -196,6 +212,59 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
             return false;
         }
         found.fact(None, None, format!("no thread runs {}", pattern.source()));
+    }
+    true
+}
+
+/// Where the data address of an access fault lies: a COM call on a released
+/// object faults reading its vtable, so the instruction pointer is in the
+/// caller and only the data address tells whose memory it was.
+fn access_conditions(c: &Conditions, report: &Report, found: &mut Found) -> bool {
+    if c.access_in_unloaded_module.is_none() && c.access_in_module.is_none() {
+        return true;
+    }
+    let Some(exception) = report.exception.as_ref().filter(|e| e.crash) else {
+        return false;
+    };
+    let Some(address) = exception.access_address else {
+        return false;
+    };
+    let inside = |base: u64, size: u64| address >= base && address - base < size;
+    if let Some(wanted) = &c.access_in_unloaded_module {
+        let Some(module) = report
+            .unloaded_modules
+            .iter()
+            .find(|m| inside(m.base, m.size) && wanted.as_ref().is_none_or(|p| p.matches(&m.name)))
+        else {
+            return false;
+        };
+        found.fact(
+            Some(exception.thread_id),
+            None,
+            format!(
+                "the faulting access {address:#x} lies in unloaded {} + {:#x}",
+                module.name,
+                address - module.base
+            ),
+        );
+    }
+    if let Some(wanted) = &c.access_in_module {
+        let Some(module) = report
+            .modules
+            .iter()
+            .find(|m| inside(m.base, m.size) && wanted.matches(&m.name))
+        else {
+            return false;
+        };
+        found.fact(
+            Some(exception.thread_id),
+            None,
+            format!(
+                "the faulting access {address:#x} lies in {} + {:#x}",
+                module.name,
+                address - module.base
+            ),
+        );
     }
     true
 }

@@ -33,10 +33,18 @@ pub struct Conditions {
     pub thread_name: Option<Pattern>,
     pub exception: Vec<ExceptionCode>,
     pub crash: Option<bool>,
+    /// The crash is (`true`) or is not (`false`) an abort.
+    pub abort: Option<bool>,
     pub process_exiting: Option<bool>,
     pub thread_exiting: Option<bool>,
     pub thread_blocked: Option<bool>,
     pub ip_in_unloaded_module: Option<Option<Pattern>>,
+    /// The access fault's data address lies in an unloaded module (any, or
+    /// one matching the pattern).
+    pub access_in_unloaded_module: Option<Option<Pattern>>,
+    /// The access fault's data address lies in a loaded module matching the
+    /// pattern.
+    pub access_in_module: Option<Pattern>,
     pub modules_loaded: Vec<Pattern>,
     pub modules_unloaded: Vec<Pattern>,
     pub functions_absent: Vec<Pattern>,
@@ -55,10 +63,13 @@ impl Conditions {
         let flags = [
             self.thread_name.is_some(),
             !self.exception.is_empty(),
+            self.abort == Some(true),
             self.process_exiting == Some(true),
             self.thread_exiting == Some(true),
             self.thread_blocked == Some(true),
             self.ip_in_unloaded_module.is_some(),
+            self.access_in_unloaded_module.is_some(),
+            self.access_in_module.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -77,6 +88,8 @@ impl Conditions {
         self.thread_name
             .iter()
             .chain(self.ip_in_unloaded_module.iter().flatten())
+            .chain(self.access_in_unloaded_module.iter().flatten())
+            .chain(&self.access_in_module)
             .chain(&self.modules_loaded)
             .chain(&self.modules_unloaded)
             .chain(&self.functions_absent)

@@ -33,10 +33,13 @@ pub struct MatchSpec {
     #[serde(default)]
     pub exception: Vec<String>,
     pub crash: Option<bool>,
+    pub abort: Option<bool>,
     pub process_exiting: Option<bool>,
     pub thread_exiting: Option<bool>,
     pub thread_blocked: Option<bool>,
     pub ip_in_unloaded_module: Option<UnloadedChoice>,
+    pub access_in_unloaded_module: Option<UnloadedChoice>,
+    pub access_in_module: Option<String>,
     #[serde(default)]
     pub modules_loaded: Vec<String>,
     #[serde(default)]
@@ -83,6 +86,9 @@ pub struct ExampleSpec {
     #[serde(default = "default_os")]
     pub os: String,
     pub exception: Option<String>,
+    /// Where an access fault's data address lies: `MODULE` (a loaded
+    /// module) or `unloaded:MODULE`.
+    pub access: Option<String>,
     #[serde(default)]
     pub modules: Vec<String>,
     #[serde(default)]
