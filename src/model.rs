@@ -370,6 +370,11 @@ pub struct Thread {
     pub crashing: bool,
     /// Set when the thread is running process exit.
     pub exiting: Option<ExitMarker>,
+    /// When the walked frames show no exit but the stack search found a
+    /// return address into a function that runs only at exit: that hit
+    /// (`frame_index` is its index in `stack_search`). Weaker evidence,
+    /// used only by rules that allow stack-search evidence.
+    pub exiting_in_stack: Option<ExitMarker>,
     /// Set when the thread is starting the process or loading a module.
     pub starting: Option<StartupMarker>,
     /// Set when the thread is blocked in a wait.
@@ -377,6 +382,31 @@ pub struct Thread {
     /// Why the stack is short or empty, when it is (`missing_context`, ...); `ok` otherwise.
     pub walk: Walk,
     pub frames: Vec<Frame>,
+    /// When the walk broke off or is mostly stack scanning: return addresses
+    /// into named functions found in the thread's stack memory that no
+    /// walked frame shows, from the top of the stack down. Weaker evidence
+    /// than frames: a stack holds stale return addresses too.
+    pub stack_search: Vec<StackHit>,
+}
+
+/// A return address found in a thread's stack memory by searching it, not by
+/// walking it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StackHit {
+    /// Where it was found, from the thread's stack pointer.
+    #[serde(serialize_with = "hex_u64")]
+    pub stack_offset: u64,
+    /// Found deeper in the stack than the last walked frame.
+    pub below_walk: bool,
+    /// The return address.
+    #[serde(serialize_with = "hex_u64")]
+    pub address: u64,
+    pub module: String,
+    /// The function the address returns into.
+    pub function: String,
+    #[serde(serialize_with = "hex_u64")]
+    pub function_offset: u64,
+    pub symbol_source: SymbolSource,
 }
 
 /// Whether a thread's stack could be walked, and if not, why.

@@ -427,6 +427,104 @@ fn run_captures_a_crash_at_exit_and_dies_of_the_same_signal() {
     );
 }
 
+/// The symbols a test passes so libc's internal start-up function is named
+/// (Breakpad symbols of this machine's libc, committed with the Linux
+/// samples; with another libc build the machine's own debug files are used).
+fn libc_symbols() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps/linux/symbols")
+}
+
+/// Whether a thread's frames hold `__libc_start_call_main`, the start-up
+/// frame the "main has returned" inference keys on: without it a test of
+/// that inference would prove nothing.
+fn has_libc_start(thread: &Value) -> bool {
+    functions(thread)
+        .iter()
+        .any(|f| f == "__libc_start_call_main")
+}
+
+/// Issue 10, "a stripped main is not 'main has returned'": a live program
+/// without symbols, waiting in main, is not exiting. The unnamed frame of
+/// the executable above `__libc_start_call_main` is main itself.
+#[test]
+fn attach_to_a_stripped_program_waiting_in_main_finds_no_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let waiting = Running::start("stripped_main", &[]);
+    waiting.wait_for("waiting in main");
+    let pid = waiting.pid();
+    let out = bin()
+        .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--symbols")
+        .arg(libc_symbols())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &doc["reports"][0];
+    let main = thread(report, u64::from(pid));
+    assert!(has_libc_start(main), "{:#}", main["frames"]);
+    // main itself has no name: the executable is stripped.
+    let unnamed_main = main["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["module"] == "stripped_main" && f["function"].is_null());
+    assert!(unnamed_main, "{:#}", main["frames"]);
+    assert_eq!(
+        report["diagnoses"],
+        serde_json::json!([]),
+        "{:#}",
+        report["diagnoses"]
+    );
+    assert_eq!(report["exit_phase"]["process_exiting"], false);
+    for t in report["threads"].as_array().unwrap() {
+        assert!(t["exiting"].is_null(), "{t:#}");
+    }
+}
+
+/// The same program crashing in main: a crash, but not during exit.
+#[test]
+fn a_stripped_program_crashing_in_main_is_not_an_exit_time_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let report_file = dir.path().join("report.json");
+    let out = bin()
+        .args(["run", "--format", "json", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--symbols")
+        .arg(libc_symbols())
+        .arg("--output")
+        .arg(&report_file)
+        .arg("--")
+        .arg(programs().join("stripped_main"))
+        .arg("crash")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGSEGV),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = &read_json(&report_file)["reports"][0];
+    let pid = report["process"]["pid"].as_u64().unwrap();
+    let crashing = thread(report, pid);
+    assert!(has_libc_start(crashing), "{:#}", crashing["frames"]);
+    assert_eq!(report["exception"]["crash"], true);
+    assert_eq!(
+        report["diagnoses"],
+        serde_json::json!([]),
+        "{:#}",
+        report["diagnoses"]
+    );
+    assert_eq!(report["exit_phase"]["process_exiting"], false);
+}
+
 /// Wrapping never changes a program that ends by itself: same exit status,
 /// same output, stdin passed through, and no dump.
 #[test]

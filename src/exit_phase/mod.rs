@@ -238,6 +238,10 @@ pub fn classify(report: &mut Report) {
     for thread in &mut report.threads {
         thread.crashing = crash == Some(thread.id);
         let (exiting, starting) = thread_phase(thread, tables, &debug_info);
+        thread.exiting_in_stack = match exiting {
+            Some(_) => None,
+            None => exit_in_stack(thread, tables),
+        };
         thread.exiting = exiting;
         thread.starting = starting;
         thread.blocked = blocked_in(thread, tables);
@@ -330,6 +334,29 @@ fn thread_phase(
         });
     }
     (exiting, starting)
+}
+
+/// The first stack-search hit in a function that runs only at exit.
+fn exit_in_stack(thread: &Thread, tables: &Tables) -> Option<ExitMarker> {
+    thread
+        .stack_search
+        .iter()
+        .enumerate()
+        .find_map(|(index, hit)| {
+            tables
+                .phases
+                .iter()
+                .find_map(|(phase, patterns)| match phase {
+                    FramePhase::Exit(stage) if any_match(patterns, &hit.function) => {
+                        Some(ExitMarker {
+                            frame_index: index,
+                            stage: *stage,
+                            function: hit.function.clone(),
+                        })
+                    }
+                    _ => None,
+                })
+        })
 }
 
 /// What the C runtime's start-up frame shows about `main`.

@@ -359,6 +359,52 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
             p.dim(&format!("({how})"))
         );
     }
+    render_stack_search(s, thread, p);
+}
+
+/// Stack-search hits shown per thread in text; JSON has them all.
+const SHOWN_STACK_HITS: usize = 16;
+
+/// Return addresses found in the thread's stack memory that the walk does
+/// not show: weaker evidence, labelled as such.
+fn render_stack_search(s: &mut String, thread: &Thread, p: Paint) {
+    if thread.stack_search.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "    {}",
+        p.dim("stack search (return addresses in stack memory that the walk does not show):")
+    );
+    for hit in thread.stack_search.iter().take(SHOWN_STACK_HITS) {
+        let below = if hit.below_walk {
+            ", below the walked frames"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "         sp+{:<7} {}!{} + {:#x}  {}",
+            format!("{:#x}", hit.stack_offset),
+            clean(&hit.module),
+            p.bold(&clean(&hit.function)),
+            hit.function_offset,
+            p.dim(&format!(
+                "(name from {}{below})",
+                hit.symbol_source.describe()
+            ))
+        );
+    }
+    if thread.stack_search.len() > SHOWN_STACK_HITS {
+        let _ = writeln!(
+            s,
+            "         {}",
+            p.dim(&format!(
+                "... and {} more (JSON lists them all)",
+                thread.stack_search.len() - SHOWN_STACK_HITS
+            ))
+        );
+    }
 }
 
 /// `module!function + offset [file : line]`, or `module + offset` without

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use super::exception::ExceptionCode;
 use super::schema::ExampleSpec;
 use crate::model::{
-    Exception, Frame, Module, ModuleSymbols, Process, Report, Status, SymbolSource, System, Thread,
-    Trust, UnloadedModule, Walk,
+    Exception, Frame, Module, ModuleSymbols, Process, Report, StackHit, Status, SymbolSource,
+    System, Thread, Trust, UnloadedModule, Walk,
 };
 
 /// Builds the report an example describes (before exit-phase classification).
@@ -57,14 +57,37 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             }
             frames.push(frame);
         }
+        let mut stack_search = Vec::new();
+        for (i, text) in spec.stack.iter().enumerate() {
+            let Some((module, function)) = text
+                .split_once('!')
+                .filter(|(m, f)| !m.is_empty() && !f.is_empty())
+            else {
+                return Err(format!(
+                    "threads[{t}].stack[{i}]: {text:?} is not MODULE!FUNCTION"
+                ));
+            };
+            loaded.insert(module.to_string());
+            stack_search.push(StackHit {
+                stack_offset: 0x1000 + 0x100 * i as u64,
+                below_walk: true,
+                address: 0x5000 + i as u64,
+                module: module.to_string(),
+                function: function.to_string(),
+                function_offset: 0x20,
+                symbol_source: SymbolSource::Sym,
+            });
+        }
         threads.push(Thread {
             id: spec.id,
             name: spec.name.clone(),
             crashing: spec.crashing,
             exiting: None,
+            exiting_in_stack: None,
             starting: None,
             blocked: None,
             walk: Walk::Ok,
+            stack_search,
             frames,
         });
     }

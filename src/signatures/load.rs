@@ -432,6 +432,7 @@ fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Condit
         ip_in_unloaded_module,
         access_in_unloaded_module,
         access_in_module,
+        stack_search: spec.stack_search,
         modules_loaded,
         modules_unloaded,
         functions_absent,

@@ -4,7 +4,7 @@
 use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::ThreadChoice;
 use crate::model::{
-    bare_name, hex, offset, Diagnosis, Evidence, ExitStage, Frame, Report, Thread, Trust,
+    bare_name, hex, offset, Diagnosis, Evidence, ExitStage, Frame, Report, StackHit, Thread, Trust,
 };
 use crate::pattern::Pattern;
 
@@ -19,6 +19,9 @@ const INFERRED_EXIT: f64 = 0.95;
 /// A specific rule whose exit condition could not be established (nothing
 /// proves exit, nothing rules it out).
 const EXIT_NOT_PROVEN: f64 = 0.6;
+/// Evidence from a return address found by searching stack memory rather
+/// than by walking the stack.
+const STACK_SEARCH: f64 = 0.7;
 
 /// Every rule that matches, the answer first: specific rules before generic
 /// ones, then the more specific match, then the higher confidence.
@@ -75,7 +78,21 @@ fn match_conditions(rule: &Rule, c: &Conditions, report: &Report) -> Option<Diag
     }
     let candidates: Vec<&Thread> = match c.thread {
         ThreadChoice::Crashing => report.crashing_thread().into_iter().collect(),
-        ThreadChoice::Blamed => report.blamed_thread().into_iter().collect(),
+        ThreadChoice::Blamed => match report.blamed_thread() {
+            Some(thread) => vec![thread],
+            // No walked stack shows exit: with stack-search evidence allowed,
+            // the threads whose stack memory does (blocked ones first).
+            None if c.stack_search => {
+                let mut threads: Vec<&Thread> = report
+                    .threads
+                    .iter()
+                    .filter(|t| t.exiting_in_stack.is_some())
+                    .collect();
+                threads.sort_by_key(|t| t.blocked.is_none());
+                threads
+            }
+            None => Vec::new(),
+        },
         ThreadChoice::Any | ThreadChoice::Named => report.threads.iter().collect(),
     };
     let (thread, thread_found) = candidates.into_iter().find_map(|thread| {
@@ -100,6 +117,44 @@ fn match_conditions(rule: &Rule, c: &Conditions, report: &Report) -> Option<Diag
         workaround: rule.workaround.as_ref().map(|w| w.trim().to_string()),
         references: rule.references.clone(),
     })
+}
+
+/// Describes a stack-search hit the way evidence states it.
+fn describe_hit(thread: &Thread, hit: &StackHit) -> String {
+    let place = if hit.below_walk {
+        "below the walked frames"
+    } else {
+        "among the addresses the walk skipped"
+    };
+    format!(
+        "thread {}: a return address into {}!{}+{:#x} at sp+{:#x}, {place} (stack search)",
+        thread.id, hit.module, hit.function, hit.function_offset, hit.stack_offset
+    )
+}
+
+/// An exit condition met by a thread's stack memory instead of its walked
+/// frames, for rules that allow stack-search evidence.
+fn exit_in_stack(c: &Conditions, thread: &Thread, found: &mut Found) -> bool {
+    if !c.stack_search {
+        return false;
+    }
+    let Some(marker) = &thread.exiting_in_stack else {
+        return false;
+    };
+    let Some(hit) = thread.stack_search.get(marker.frame_index) else {
+        return false;
+    };
+    found.fact(
+        Some(thread.id),
+        None,
+        format!(
+            "{}; it runs only at exit ({})",
+            describe_hit(thread, hit),
+            marker.stage
+        ),
+    );
+    found.confidence *= STACK_SEARCH;
+    true
 }
 
 /// A specific rule's exit condition that does not hold may still be met
@@ -164,8 +219,11 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
         return false;
     }
     if let Some(want) = c.process_exiting {
+        let in_stack = || report.threads.iter().find(|t| t.exiting_in_stack.is_some());
         if report.exit_phase.process_exiting != want
-            && !(want && exit_unproven(rule, report, found))
+            && !(want
+                && (in_stack().is_some_and(|t| exit_in_stack(c, t, found))
+                    || exit_unproven(rule, report, found)))
         {
             return false;
         }
@@ -293,7 +351,9 @@ fn thread_conditions(
         );
     }
     if let Some(want) = c.thread_exiting {
-        if thread.exiting.is_some() != want && !(want && exit_unproven(rule, report, found)) {
+        if thread.exiting.is_some() != want
+            && !(want && (exit_in_stack(c, thread, found) || exit_unproven(rule, report, found)))
+        {
             return false;
         }
         if let Some(marker) = &thread.exiting {
@@ -355,11 +415,35 @@ fn thread_conditions(
         );
     }
     if !c.frames.is_empty() {
-        let Some(indices) = match_frames(&c.frames, &thread.frames, 0, None) else {
-            return false;
+        let walked = thread.frames.len();
+        let searched;
+        let (frames, indices) = match match_frames(&c.frames, &thread.frames, walked, 0, None) {
+            Some(indices) => (&thread.frames[..], indices),
+            // The walk does not show them: with stack-search evidence
+            // allowed, the return addresses found in stack memory follow
+            // the walked frames (deeper in the stack, in order).
+            None if c.stack_search && !thread.stack_search.is_empty() => {
+                searched = with_stack_hits(thread);
+                match match_frames(&c.frames, &searched, walked, 0, None) {
+                    Some(indices) => (&searched[..], indices),
+                    None => return false,
+                }
+            }
+            None => return false,
         };
         for (pattern, index) in c.frames.iter().zip(indices) {
-            let frame = &thread.frames[index];
+            let frame = &frames[index];
+            if let Some(hit) = index
+                .checked_sub(walked)
+                .and_then(|i| thread.stack_search.get(i))
+            {
+                found.fact(id, None, describe_hit(thread, hit));
+                found.confidence *= STACK_SEARCH;
+                if pattern.function.is_none() {
+                    found.confidence *= MODULE_ONLY_FRAME;
+                }
+                continue;
+            }
             found.fact(
                 id,
                 Some(index),
@@ -378,12 +462,38 @@ fn thread_conditions(
     true
 }
 
+/// The thread's walked frames followed by its stack-search hits as frames.
+fn with_stack_hits(thread: &Thread) -> Vec<Frame> {
+    let mut frames = thread.frames.clone();
+    for (i, hit) in thread.stack_search.iter().enumerate() {
+        frames.push(Frame {
+            index: thread.frames.len() + i,
+            instruction: hit.address.wrapping_sub(1),
+            module: Some(hit.module.clone()),
+            function: Some(hit.function.clone()),
+            module_offset: None,
+            function_offset: Some(hit.function_offset),
+            file: None,
+            line: None,
+            trust: Trust::Scan,
+            symbol_source: hit.symbol_source,
+            unloaded_module: None,
+            unloaded_module_offset: None,
+            inlines: Vec::new(),
+        });
+    }
+    frames
+}
+
 /// Finds frames matching `patterns` in order, each within its allowed
-/// distance of the previous match (or of the top). Backtracks, so an early
-/// greedy choice cannot hide a valid match.
+/// distance of the previous match (or of the top). Frames from index
+/// `walked` on are stack-search hits, whose distance from the walked frames
+/// is unknown: `within` does not limit them. Backtracks, so an early greedy
+/// choice cannot hide a valid match.
 fn match_frames(
     patterns: &[FramePattern],
     frames: &[Frame],
+    walked: usize,
     from: usize,
     previous: Option<usize>,
 ) -> Option<Vec<usize>> {
@@ -392,14 +502,14 @@ fn match_frames(
     };
     let start = previous.map_or(0, |p| p + 1);
     let limit = match pattern.within {
-        Some(gap) => (start + gap + 1).min(frames.len()),
+        Some(gap) => start + gap + 1,
         None => frames.len(),
     };
-    (from.max(start)..limit).find_map(|i| {
-        if !frame_matches(pattern, &frames[i]) {
+    (from.max(start)..frames.len()).find_map(|i| {
+        if (i >= limit && i < walked) || !frame_matches(pattern, &frames[i]) {
             return None;
         }
-        let mut tail = match_frames(rest, frames, i + 1, Some(i))?;
+        let mut tail = match_frames(rest, frames, walked, i + 1, Some(i))?;
         tail.insert(0, i);
         Some(tail)
     })

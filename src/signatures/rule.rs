@@ -45,6 +45,8 @@ pub struct Conditions {
     /// The access fault's data address lies in a loaded module matching the
     /// pattern.
     pub access_in_module: Option<Pattern>,
+    /// Stack-search hits may stand in for frames and exit frames.
+    pub stack_search: bool,
     pub modules_loaded: Vec<Pattern>,
     pub modules_unloaded: Vec<Pattern>,
     pub functions_absent: Vec<Pattern>,

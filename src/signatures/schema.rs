@@ -40,6 +40,10 @@ pub struct MatchSpec {
     pub ip_in_unloaded_module: Option<UnloadedChoice>,
     pub access_in_unloaded_module: Option<UnloadedChoice>,
     pub access_in_module: Option<String>,
+    /// Whether return addresses found by searching a thread's stack memory
+    /// (when its walk is poor) may stand in for frames and exit frames.
+    #[serde(default)]
+    pub stack_search: bool,
     #[serde(default)]
     pub modules_loaded: Vec<String>,
     #[serde(default)]
@@ -114,4 +118,8 @@ pub struct ExampleThread {
     #[serde(default)]
     pub crashing: bool,
     pub frames: Vec<String>,
+    /// Return addresses a stack search found below the walked frames, as
+    /// `MODULE!FUNCTION`, nearest first.
+    #[serde(default)]
+    pub stack: Vec<String>,
 }

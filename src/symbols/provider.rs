@@ -169,6 +169,22 @@ impl<'a> DumpSymbols<'a> {
         (!table.is_empty()).then(|| Arc::new(table))
     }
 
+    /// The function an address lies in, with the function's start and the
+    /// source of the name: what a stack search asks of a candidate return
+    /// address (pass the address just before it: the call instruction).
+    pub async fn name_address(
+        &self,
+        module: &(dyn Module + Sync),
+        address: u64,
+    ) -> Option<(String, u64, SymbolSource)> {
+        let mut frame = Collect::new(address);
+        // An error only says the module has no symbols that rule an address
+        // out; a name may still have been set (export tables).
+        let _ = self.fill_symbol(module, &mut frame).await;
+        let (function, base) = frame.function?;
+        Some((function, base, self.frame_source(address)))
+    }
+
     /// Names an address in an unloaded module, from its binary or symbols
     /// found by its code id.
     pub async fn symbolize_unloaded(

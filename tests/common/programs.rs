@@ -50,6 +50,13 @@ pub fn programs() -> &'static Path {
             &[src.join("exit_status.c")],
             &[],
         );
+        // Stripped: not even `main` has a name.
+        gcc(
+            &out,
+            &["-s", "-o", "stripped_main"],
+            &[src.join("stripped_main.c")],
+            &["-lpthread"],
+        );
         gcc(
             &out,
             &["-o", "rt_signals"],
