@@ -633,8 +633,14 @@ fn build_frame(
         (None, Some(name)) => name.source,
         (None, None) => SymbolSource::None,
     };
+    let function_guessed = match (&frame.function_name, unloaded_name) {
+        (Some(_), _) => symbols.frame_guessed(frame.instruction),
+        (None, Some(name)) => name.guessed,
+        (None, None) => false,
+    };
     Frame {
         index,
+        function_guessed,
         instruction: frame.instruction,
         module: module.map(|m| file_name(&m.code_file()).to_string()),
         function: frame

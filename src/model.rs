@@ -505,6 +505,10 @@ pub struct Frame {
     /// File name of the loaded module holding the address (`test_app.exe`).
     pub module: Option<String>,
     pub function: Option<String>,
+    /// The name is only the nearest exported (or symbol-table) name before
+    /// the address: the function it names may end before the address.
+    /// Rules match such names only where they say so.
+    pub function_guessed: bool,
     #[serde(serialize_with = "hex_option")]
     pub module_offset: Option<u64>,
     #[serde(serialize_with = "hex_option")]
@@ -524,8 +528,19 @@ pub struct Frame {
 
 impl Frame {
     /// The names this frame answers to: the functions inlined at its address
-    /// (innermost first), then its own function.
+    /// (innermost first), then its own function, unless that is only a
+    /// guess (`function_guessed`): the exit phase and rules go by certain
+    /// names.
     pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.inlines
+            .iter()
+            .map(|i| i.function.as_str())
+            .chain(self.function.as_deref().filter(|_| !self.function_guessed))
+    }
+
+    /// The names with a guessed function name too, for rules that accept
+    /// the nearest export as evidence.
+    pub fn names_with_guesses(&self) -> impl Iterator<Item = &str> {
         self.inlines
             .iter()
             .map(|i| i.function.as_str())

@@ -345,6 +345,11 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
         // export-derived ones are the least precise.
         let how = match frame.symbol_source {
             SymbolSource::Sym | SymbolSource::None => frame.trust.describe().to_string(),
+            _ if frame.function_guessed => format!(
+                "{}, nearest name from {}: a guess",
+                frame.trust.describe(),
+                frame.symbol_source.describe()
+            ),
             source => format!(
                 "{}, name from {}",
                 frame.trust.describe(),

@@ -195,6 +195,10 @@ fn parse_frame(index: usize, text: &str) -> Result<Frame, String> {
     } else {
         (Some(text.to_string()), None, None)
     };
+    // `MODULE!~FUNCTION`: the name is only the nearest export before the
+    // address, a guess.
+    let guessed = function.as_deref().is_some_and(|f| f.starts_with('~'));
+    let function = function.map(|f| f.trim_start_matches('~').to_string());
     if [&module, &function, &unloaded]
         .iter()
         .all(|p| p.as_deref().is_none_or(str::is_empty))
@@ -203,6 +207,7 @@ fn parse_frame(index: usize, text: &str) -> Result<Frame, String> {
     }
     Ok(Frame {
         index,
+        function_guessed: guessed,
         instruction: 0x1000 + index as u64,
         module_offset: module.as_ref().map(|_| 0x1000),
         function_offset: function.as_ref().map(|_| 0x10),

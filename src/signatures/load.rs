@@ -385,6 +385,7 @@ fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Condit
             ));
         }
         frames.push(FramePattern {
+            guessed: frame.guessed,
             function: frame
                 .function
                 .as_deref()

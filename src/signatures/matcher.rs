@@ -471,6 +471,7 @@ fn with_stack_hits(thread: &Thread) -> Vec<Frame> {
             instruction: hit.address.wrapping_sub(1),
             module: Some(hit.module.clone()),
             function: Some(hit.function.clone()),
+            function_guessed: false,
             module_offset: None,
             function_offset: Some(hit.function_offset),
             file: None,
@@ -531,10 +532,13 @@ fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
         }
     }
     if let Some(p) = &pattern.function {
-        if !frame
-            .names()
-            .any(|n| p.matches(n) || p.matches(bare_name(n)))
-        {
+        let hit = |n: &str| p.matches(n) || p.matches(bare_name(n));
+        let matched = if pattern.guessed {
+            frame.names_with_guesses().any(hit)
+        } else {
+            frame.names().any(hit)
+        };
+        if !matched {
             return false;
         }
     }
@@ -548,6 +552,10 @@ fn name_matches(pattern: &Pattern, name: &str) -> bool {
 
 fn describe(frame: &Frame) -> String {
     match (&frame.module, &frame.function, &frame.unloaded_module) {
+        (Some(m), Some(f), _) if frame.function_guessed => format!(
+            "{m}!{f} + {} (nearest export, a guess: the function may end before this address)",
+            offset(frame.function_offset)
+        ),
         (Some(m), Some(f), _) => format!("{m}!{f}"),
         (Some(m), None, _) => format!("{m} + {}", offset(frame.module_offset)),
         (None, Some(f), _) => f.clone(),

@@ -126,6 +126,8 @@ impl Rule {
 #[derive(Debug)]
 pub struct FramePattern {
     pub function: Option<Pattern>,
+    /// `function` may match a guessed name.
+    pub guessed: bool,
     pub module: Option<Pattern>,
     pub unloaded: Option<Pattern>,
     pub within: Option<usize>,

@@ -78,6 +78,10 @@ pub enum UnloadedChoice {
 #[derive(Debug, Deserialize, Default)]
 pub struct FrameSpec {
     pub function: Option<String>,
+    /// The function pattern may match a name that is only the nearest
+    /// export before the address (a guess).
+    #[serde(default)]
+    pub guessed: bool,
     pub module: Option<String>,
     pub unloaded: Option<String>,
     pub within: Option<usize>,

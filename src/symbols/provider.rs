@@ -32,6 +32,8 @@ pub struct ModuleOutcome {
 #[derive(Debug, Clone)]
 pub struct UnloadedName {
     pub function: String,
+    /// Only the nearest export or symbol before the address.
+    pub guessed: bool,
     pub function_offset: u64,
     pub file: Option<String>,
     pub line: Option<u32>,
@@ -42,6 +44,9 @@ pub struct UnloadedName {
 struct State {
     /// Instruction address -> the source that named it.
     frames: HashMap<u64, SymbolSource>,
+    /// Instruction addresses whose name is only the nearest export or
+    /// symbol before them (see `Symbol::guessed`).
+    guessed: std::collections::HashSet<u64>,
     /// Module base -> its search result.
     modules: HashMap<u64, Arc<Resolution>>,
     /// Module base -> exports read from the dump's memory (None: none there).
@@ -79,6 +84,12 @@ impl<'a> DumpSymbols<'a> {
             .get(&instruction)
             .copied()
             .unwrap_or(SymbolSource::None)
+    }
+
+    /// Whether the name given to the frame at `instruction` is only the
+    /// nearest export or symbol before it.
+    pub fn frame_guessed(&self, instruction: u64) -> bool {
+        self.state().guessed.contains(&instruction)
     }
 
     /// What was found for the module loaded at `base`; `None` when no frame
@@ -214,6 +225,7 @@ impl<'a> DumpSymbols<'a> {
             let (function, function_base) = frame.function?;
             return Some(UnloadedName {
                 function,
+                guessed: false,
                 function_offset: address.wrapping_sub(function_base),
                 file: frame.file,
                 line: frame.line,
@@ -223,6 +235,7 @@ impl<'a> DumpSymbols<'a> {
         let native = resolution.native.as_ref()?;
         let symbol = native.lookup(offset)?;
         Some(UnloadedName {
+            guessed: symbol.guessed,
             function_offset: offset.wrapping_sub(symbol.function_rva),
             function: symbol.function,
             file: symbol.file,
@@ -294,7 +307,11 @@ impl SymbolProvider for DumpSymbols<'_> {
             let source = native.source();
             if let Some(symbol) = native.lookup(rva) {
                 apply(frame, base, &symbol);
-                self.state().frames.insert(instruction, source);
+                let mut state = self.state();
+                state.frames.insert(instruction, source);
+                if symbol.guessed {
+                    state.guessed.insert(instruction);
+                }
             }
             // Only debug information says an address is no function's;
             // exports say too little, so the stack scanner treats such a
@@ -307,9 +324,11 @@ impl SymbolProvider for DumpSymbols<'_> {
         if let Some(table) = self.memory_exports(module) {
             if let Some(symbol) = table.lookup(rva) {
                 apply(frame, base, &symbol);
-                self.state()
-                    .frames
-                    .insert(instruction, SymbolSource::Exports);
+                let mut state = self.state();
+                state.frames.insert(instruction, SymbolSource::Exports);
+                if symbol.guessed {
+                    state.guessed.insert(instruction);
+                }
             }
         }
         Err(FillSymbolError {})

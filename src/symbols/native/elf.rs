@@ -143,6 +143,7 @@ impl NativeSymbols for Dwarf {
             file,
             line,
             inlines: found.into_iter().rev().collect(),
+            guessed: false,
         })
     }
 

@@ -5,7 +5,11 @@
 //! RVA). Readers are `Send + Sync` so that one loaded file serves every dump
 //! of a run, in any thread. Every name is returned exactly as the file
 //! spells it: C names keep their leading underscores, and only names in a
-//! mangling scheme (C++ `_Z`, Rust) are demangled.
+//! mangling scheme (MSVC `?`, Itanium C++ `_Z`, Rust) are undecorated.
+//!
+//! Names from export and symbol tables are honest about what they know: an
+//! address past the real end of the function an export names only gets
+//! that name as a guess (`Symbol::guessed`).
 
 pub mod elf;
 pub mod pdb;
@@ -24,6 +28,43 @@ pub struct Symbol {
     /// Functions inlined at the address, outermost first; each with the
     /// source location inside it.
     pub inlines: Vec<(String, Option<String>, Option<u32>)>,
+    /// The name is the nearest export or symbol before the address, which
+    /// may not be the function the address lies in: its extent is unknown
+    /// or ends before the address.
+    pub guessed: bool,
+}
+
+/// Where functions begin and end, from a PE image's exception directory
+/// (x64 `.pdata`): the start of the function holding an address, so an
+/// export's name can be checked against it.
+#[derive(Debug, Default)]
+pub struct FunctionExtents {
+    /// (begin, end, start of the whole function): a function split into
+    /// chained parts has one entry per part, each knowing its primary start.
+    /// Sorted by begin.
+    entries: Vec<(u64, u64, u64)>,
+}
+
+impl FunctionExtents {
+    pub fn new(mut entries: Vec<(u64, u64, u64)>) -> Self {
+        entries.retain(|(begin, end, _)| begin < end);
+        entries.sort_unstable();
+        FunctionExtents { entries }
+    }
+
+    /// The start of the function holding `rva`, if an entry covers it.
+    pub fn function_start(&self, rva: u64) -> Option<u64> {
+        let index = self
+            .entries
+            .partition_point(|e| e.0 <= rva)
+            .checked_sub(1)?;
+        let (_, end, start) = self.entries[index];
+        (rva < end).then_some(start)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 /// A loaded source of names for one module.
@@ -44,7 +85,14 @@ pub struct AddressTable {
     /// Where the table ends (size of the image or of its code); addresses
     /// past it get no name rather than the last entry's.
     limit: u64,
+    /// Function extents of the image, when it has them (PE x64): an export
+    /// name is certain only for addresses in the function it starts.
+    extents: FunctionExtents,
 }
+
+/// How far past an unsized symbol (no extent known at all) an address may
+/// lie and still get its name, as a guess.
+const UNSIZED_REACH: u64 = 0x1000;
 
 impl AddressTable {
     pub fn new(
@@ -59,7 +107,14 @@ impl AddressTable {
             entries,
             source: Some(source),
             limit,
+            extents: FunctionExtents::default(),
         }
+    }
+
+    /// The same table, checked against the image's function extents.
+    pub fn with_extents(mut self, extents: FunctionExtents) -> Self {
+        self.extents = extents;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -81,17 +136,29 @@ impl NativeSymbols for AddressTable {
             .partition_point(|e| e.0 <= rva)
             .checked_sub(1)?;
         let (start, size, name) = &self.entries[index];
-        // A sized symbol (ELF) covers only its own bytes; an export (no size)
-        // covers everything up to the next one.
-        if size.is_some_and(|size| rva >= start.saturating_add(size.max(1))) {
-            return None;
-        }
+        let guessed = match size {
+            // A sized symbol (ELF) covers only its own bytes.
+            Some(size) if rva >= start.saturating_add((*size).max(1)) => return None,
+            Some(_) => false,
+            // An export covers up to the next one, which is only certain
+            // when the image's extents say the address is in the function
+            // the export starts.
+            None if self.source == Some(SymbolSource::Exports) && !self.extents.is_empty() => {
+                self.extents.function_start(rva) != Some(*start)
+            }
+            None if self.source == Some(SymbolSource::Exports) => rva != *start,
+            // An unsized ELF symbol (`_fini`, assembly labels) says nothing
+            // of its end: far past it, no name at all.
+            None if rva - start > UNSIZED_REACH => return None,
+            None => rva != *start,
+        };
         Some(Symbol {
             function: name.clone(),
             function_rva: *start,
             file: None,
             line: None,
             inlines: Vec::new(),
+            guessed,
         })
     }
 
@@ -100,11 +167,22 @@ impl NativeSymbols for AddressTable {
     }
 }
 
-/// Demangles names in a mangling scheme (Itanium C++ `_Z...`, Rust) and
-/// leaves every other name exactly as it is: `__run_exit_handlers` stays
-/// `__run_exit_handlers`.
+/// Undecorates names in a mangling scheme (MSVC `?...`, Itanium C++
+/// `_Z...`, Rust) and leaves every other name exactly as it is:
+/// `__run_exit_handlers` stays `__run_exit_handlers`. A name that does not
+/// undecorate is kept as written.
 pub fn demangle(name: &str) -> String {
-    if name.starts_with("_Z") || name.starts_with("_R") || name.starts_with("__Z") {
+    if name.starts_with('?') {
+        use msvc_demangler::DemangleFlags as F;
+        let flags = F::NO_FUNCTION_RETURNS
+            | F::NO_MS_KEYWORDS
+            | F::NO_ACCESS_SPECIFIERS
+            | F::NO_MEMBER_TYPE
+            | F::NO_CLASS_TYPE
+            | F::SPACE_AFTER_COMMA
+            | F::HUG_TYPE;
+        msvc_demangler::demangle(name, flags).unwrap_or_else(|_| name.to_string())
+    } else if name.starts_with("_Z") || name.starts_with("_R") || name.starts_with("__Z") {
         addr2line::demangle_auto(name.into(), None).into_owned()
     } else {
         name.to_string()
@@ -127,6 +205,65 @@ mod tests {
             assert_eq!(demangle(name), name);
         }
         assert_eq!(demangle("_ZN3foo3barEv"), "foo::bar()");
+    }
+
+    #[test]
+    fn msvc_names_are_undecorated() {
+        assert_eq!(
+            demangle("?FreeEnvironment@node@@YAXPEAVEnvironment@1@@Z"),
+            "node::FreeEnvironment(node::Environment*)"
+        );
+        assert_eq!(
+            demangle("?Release@EpCatalog@winml@@QEAAJXZ"),
+            "winml::EpCatalog::Release(void)"
+        );
+        // Not a valid decoration: kept as written.
+        assert_eq!(demangle("?not valid"), "?not valid");
+        assert_eq!(
+            demangle("_ZN3amd9HostQueueC1EiPNS_3pal10VirtualGPUE"),
+            "amd::HostQueue::HostQueue(int, amd::pal::VirtualGPU*)"
+        );
+    }
+
+    #[test]
+    fn export_names_past_their_function_are_guesses() {
+        // Two exports; .pdata says 0x1000-0x1040 is the first one's
+        // function and 0x1040-0x1050 an internal one.
+        let table = AddressTable::new(
+            vec![
+                (0x1000, None, "hipFree".into()),
+                (0x2000, None, "hipMalloc".into()),
+            ],
+            SymbolSource::Exports,
+            0x6000,
+        )
+        .with_extents(FunctionExtents::new(vec![
+            (0x1000, 0x1040, 0x1000),
+            (0x1040, 0x1050, 0x1040),
+            (0x2000, 0x2100, 0x2000),
+            // A chained part of hipMalloc, placed after it.
+            (0x3000, 0x3010, 0x2000),
+        ]));
+        assert!(!table.lookup(0x1020).unwrap().guessed);
+        assert!(table.lookup(0x1045).unwrap().guessed);
+        assert!(!table.lookup(0x3008).unwrap().guessed);
+        assert_eq!(table.lookup(0x3008).unwrap().function, "hipMalloc");
+        // Without extents every name past the export's own address guesses.
+        let bare = AddressTable::new(
+            vec![(0x1000, None, "f".into())],
+            SymbolSource::Exports,
+            0x6000,
+        );
+        assert!(!bare.lookup(0x1000).unwrap().guessed);
+        assert!(bare.lookup(0x1001).unwrap().guessed);
+        // An unsized ELF symbol names nothing far past it.
+        let elf = AddressTable::new(
+            vec![(0x100, None, "_fini".into())],
+            SymbolSource::Symtab,
+            0x30_0000,
+        );
+        assert!(elf.lookup(0x110).unwrap().guessed);
+        assert_eq!(elf.lookup(0x22_c487), None);
     }
 
     #[test]

@@ -81,16 +81,20 @@ impl NativeSymbols for Pdb {
             let frames = context.find_frames(rva).ok()??;
             let (outer, inner) = frames.frames.split_last()?;
             Some(Symbol {
-                function: outer.function.clone()?,
+                // Public symbols (no procedure record) keep their decoration.
+                function: super::demangle(outer.function.as_deref()?),
                 function_rva: u64::from(frames.start_rva),
                 file: outer.file.as_deref().map(str::to_string),
                 line: outer.line,
+                guessed: false,
                 inlines: inner
                     .iter()
                     .rev()
                     .map(|f| {
                         (
-                            f.function.clone().unwrap_or_else(|| "?".to_string()),
+                            f.function
+                                .as_deref()
+                                .map_or_else(|| "?".to_string(), super::demangle),
                             f.file.as_deref().map(str::to_string),
                             f.line,
                         )

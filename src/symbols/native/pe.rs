@@ -3,12 +3,13 @@
 //! as it lay in the process's memory when the dump holds it.
 
 use object::pe::{
-    ImageDosHeader, ImageNtHeaders32, ImageNtHeaders64, IMAGE_DIRECTORY_ENTRY_EXPORT,
+    ImageDosHeader, ImageNtHeaders32, ImageNtHeaders64, IMAGE_DIRECTORY_ENTRY_EXCEPTION,
+    IMAGE_DIRECTORY_ENTRY_EXPORT, IMAGE_FILE_MACHINE_AMD64,
 };
 use object::read::pe::{ExportTable, ExportTarget, ImageNtHeaders, ImageOptionalHeader, PeFile};
 use object::{LittleEndian as LE, Object as _};
 
-use super::AddressTable;
+use super::{AddressTable, FunctionExtents};
 use crate::model::file_name;
 use crate::model::SymbolSource;
 use crate::symbols::identity::{debug_id_from_guid, pe_code_id, DebugId};
@@ -51,11 +52,94 @@ fn read_typed<Pe: ImageNtHeaders>(data: &[u8]) -> Result<PeInfo, String> {
         Ok(Some(table)) => export_entries(&table),
         _ => Vec::new(),
     };
+    let extents = match file.data_directories().get(IMAGE_DIRECTORY_ENTRY_EXCEPTION) {
+        Some(dir) if headers.file_header().machine.get(LE) == IMAGE_FILE_MACHINE_AMD64 => {
+            let sections = file.section_table();
+            let read = |rva: u64, len: usize| -> Option<Vec<u8>> {
+                let bytes = sections.pe_data_at(data, u32::try_from(rva).ok()?)?;
+                bytes.get(..len).map(<[u8]>::to_vec)
+            };
+            function_extents(
+                &read,
+                u64::from(dir.virtual_address.get(LE)),
+                u64::from(dir.size.get(LE)),
+            )
+        }
+        _ => FunctionExtents::default(),
+    };
     Ok(PeInfo {
         code_id: pe_code_id(timestamp, size_of_image),
         pdb,
-        exports: AddressTable::new(exports, SymbolSource::Exports, u64::from(size_of_image)),
+        exports: AddressTable::new(exports, SymbolSource::Exports, u64::from(size_of_image))
+            .with_extents(extents),
     })
+}
+
+/// Size of an x64 RUNTIME_FUNCTION entry.
+const RUNTIME_FUNCTION_SIZE: u64 = 12;
+/// UNWIND_INFO flag: the entry continues another one (a function split into
+/// parts), whose RUNTIME_FUNCTION follows the unwind codes.
+const UNW_FLAG_CHAININFO: u8 = 0x4;
+/// Chains are short in practice; a loop in a hostile image must end.
+const MAX_CHAIN: usize = 32;
+
+/// The function extents of an x64 image's exception directory, each part
+/// of a chained function pointing at the function's primary start.
+/// `read(rva, len)` returns the image's bytes at an RVA.
+fn function_extents(
+    read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
+    rva: u64,
+    size: u64,
+) -> FunctionExtents {
+    // A directory larger than any image is hostile or corrupt.
+    if size == 0 || size > 64 << 20 {
+        return FunctionExtents::default();
+    }
+    let Some(table) = read(rva, size as usize) else {
+        return FunctionExtents::default();
+    };
+    let u32_at = |bytes: &[u8], at: usize| -> Option<u64> {
+        Some(u64::from(u32::from_le_bytes(
+            bytes.get(at..at + 4)?.try_into().ok()?,
+        )))
+    };
+    let entry = |bytes: &[u8], at: usize| -> Option<(u64, u64, u64)> {
+        Some((
+            u32_at(bytes, at)?,
+            u32_at(bytes, at + 4)?,
+            u32_at(bytes, at + 8)?,
+        ))
+    };
+    // The parent of a chained part: the RUNTIME_FUNCTION after the unwind
+    // codes (count rounded up to an even number of 2-byte slots).
+    let parent = |unwind: u64| -> Option<(u64, u64, u64)> {
+        let header = read(unwind, 4)?;
+        if header[0] >> 3 & UNW_FLAG_CHAININFO == 0 {
+            return None;
+        }
+        let codes = u64::from(header[2]).next_multiple_of(2);
+        let at = unwind + 4 + codes * 2;
+        entry(&read(at, RUNTIME_FUNCTION_SIZE as usize)?, 0)
+    };
+    let entries = table
+        .chunks_exact(RUNTIME_FUNCTION_SIZE as usize)
+        .filter_map(|chunk| entry(chunk, 0))
+        .map(|(begin, end, unwind)| {
+            let mut start = begin;
+            let mut unwind = unwind;
+            for _ in 0..MAX_CHAIN {
+                match parent(unwind) {
+                    Some((parent_begin, _, parent_unwind)) => {
+                        start = parent_begin;
+                        unwind = parent_unwind;
+                    }
+                    None => break,
+                }
+            }
+            (begin, end, start)
+        })
+        .collect();
+    FunctionExtents::new(entries)
 }
 
 fn export_entries(table: &ExportTable<'_>) -> Vec<(u64, Option<u64>, String)> {
@@ -69,7 +153,7 @@ fn export_entries(table: &ExportTable<'_>) -> Vec<(u64, Option<u64>, String)> {
                 return None; // forwarded to another DLL: no code here
             };
             let name = match export.name {
-                Some(name) => String::from_utf8_lossy(name).into_owned(),
+                Some(name) => super::demangle(&String::from_utf8_lossy(name)),
                 None => format!("#{}", export.ordinal),
             };
             Some((u64::from(rva), None, name))
@@ -117,8 +201,19 @@ fn image_typed<Pe: ImageNtHeaders>(
     }
     let data = read(u64::from(rva), size as usize)?;
     let table = ExportTable::parse(&data, rva).ok()?;
+    let extents = match directories.get(IMAGE_DIRECTORY_ENTRY_EXCEPTION) {
+        Some(dir) if nt.file_header().machine.get(LE) == IMAGE_FILE_MACHINE_AMD64 => {
+            function_extents(
+                read,
+                u64::from(dir.virtual_address.get(LE)),
+                u64::from(dir.size.get(LE)),
+            )
+        }
+        _ => FunctionExtents::default(),
+    };
     Some((
         code_id,
-        AddressTable::new(export_entries(&table), SymbolSource::Exports, image_size),
+        AddressTable::new(export_entries(&table), SymbolSource::Exports, image_size)
+            .with_extents(extents),
     ))
 }
