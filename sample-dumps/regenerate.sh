@@ -135,6 +135,12 @@ build_all() {
     build_pe "$B/vulkan/vulkan-1.dll" "$S/vulkan/vulkan_loader.c" -- "$(base 0x189000000)"
     build_pe "$B/vulkan/ggml-vulkan.dll" "$S/vulkan/ggml_vulkan.c" -- "$(base 0x188000000)" -lvulkan-1
     build_pe "$B/vulkan/llamafile.exe" "$S/vulkan/llamafile.c" -- -municode -lcrashcap
+    # Negative samples: failures next to the exit-time ones (the false-positive corpus)
+    build_pe "$B/hip/hip_batch_infer.exe" "$S/negatives/hip_batch_infer.c" -- -lamdhip64_6
+    build_pe "$B/vulkan/vkcube.exe" "$S/negatives/vkcube.c" -- -municode -lcrashcap -lvulkan-1
+    build_pe "$B/negatives/plugin_registry.exe" "$S/negatives/startup_ctor.cpp" -- -municode -lcrashcap
+    build_pe "$B/negatives/telemetry.dll" "$S/negatives/telemetry.c" -- "$(base 0x18c000000)"
+    build_pe "$B/negatives/plugin_host.exe" "$S/negatives/plugin_host.c" -- -municode
 }
 
 # ---------------------------------------------------------------- wine -----
@@ -198,6 +204,7 @@ scenario_hip() {
     wants pal-fence-wait-at-exit && run_hang pal-fence-wait-at-exit 1500 'C:\apps\hip\hip_pal.exe'
     wants hang-during-work && run_hang hang-during-work 1500 'C:\apps\hip\hip_train_step.exe'
     wants healthy-multithreaded && run_hang healthy-multithreaded 1500 'C:\apps\hip\hip_service.exe'
+    wants hang-at-exit-app-handler && run_hang hang-at-exit-app-handler 1500 'C:\apps\hip\hip_batch_infer.exe'
     return 0
 }
 
@@ -242,6 +249,18 @@ scenario_vulkan() {
     return 0
 }
 
+scenario_negatives() {
+    local B="$BUILD/bin" T="$BUILD/bin/tools"
+    install_into "apps/vkcube" "$B/vulkan/vkcube.exe" "$B/vulkan/vulkan-1.dll" "$B/vulkan/amdvlk64.dll" "$T/crashcap.dll"
+    wants vulkan-render-crash && DT_GPU_PRESENT=1 WINEDLLOVERRIDES="$WINEDLLOVERRIDES;vulkan-1=n" \
+        run_crash vulkan-render-crash 'C:\apps\vkcube\vkcube.exe'
+    install_into "apps/plugins" "$B/negatives/plugin_registry.exe" "$B/negatives/plugin_host.exe" \
+        "$B/negatives/telemetry.dll" "$T/crashcap.dll"
+    wants startup-ctor-crash && run_crash startup-ctor-crash 'C:\apps\plugins\plugin_registry.exe'
+    wants loader-lock-at-startup && run_hang loader-lock-at-startup 1500 'C:\apps\plugins\plugin_host.exe'
+    return 0
+}
+
 # ---------------------------------------------------------------- symbols --
 write_symbols() {
     say "writing Breakpad symbols into $SYM_DIR"
@@ -262,6 +281,9 @@ write_symbols() {
 # ---------------------------------------------------------------- main -----
 main() {
     WANT="${*:-all}"
+    # The PDBs record the compiler's working directory (and the object
+    # paths): build from here, so the same sources give the same ids.
+    cd "$HERE"
     ensure_toolchain
     mkdir -p "$RAW_DIR"
     build_all
@@ -272,7 +294,11 @@ main() {
     scenario_ort
     scenario_node
     scenario_vulkan
+    scenario_negatives
     write_symbols
+    say "writing the Microsoft-style store of binaries and PDBs (poor twins) into $HERE/store"
+    python3 "$SRC/tools/make_store.py" "$HERE/store" "$BUILD/bin" \
+        /usr/lib/x86_64-linux-gnu/wine/x86_64-windows "$RAW_DIR"/*.wine.mdmp.raw
     wineserver -k 2>/dev/null || true
     say "verifying"
     if [ "$WANT" = all ]; then

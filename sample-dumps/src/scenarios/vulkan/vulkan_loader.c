@@ -56,3 +56,28 @@ __declspec(dllexport) VkResult vkEnumeratePhysicalDevices(VkInstance instance, u
     *count = 0;
     return 0;
 }
+
+typedef VkResult (*PFN_vkQueueSubmit)(void *queue, unsigned count, const void *submits, void *fence);
+static PFN_vkQueueSubmit icd_queue_submit;
+
+/* Device creation, reduced to what the loader keeps: the ICD's dispatch
+ * entries for the device's queues. */
+__declspec(dllexport) VkResult vkCreateDevice(void *physical_device, const void *info,
+                                              const void *alloc, void **device)
+{
+    (void)physical_device;
+    (void)info;
+    (void)alloc;
+    if (icd_count == 0) return -3; /* VK_ERROR_INITIALIZATION_FAILED */
+    icd_queue_submit = (PFN_vkQueueSubmit)icds[0].GetInstanceProcAddr(NULL, "vkQueueSubmit");
+    *device = &icds[0];
+    return icd_queue_submit ? 0 : -3;
+}
+
+/* The loader's trampoline: one jump through the queue's dispatch table into
+ * the ICD. */
+__declspec(dllexport) VkResult vkQueueSubmit(void *queue, unsigned count, const void *submits,
+                                             void *fence)
+{
+    return icd_queue_submit(queue, count, submits, fence);
+}
