@@ -326,7 +326,10 @@ fn thread_phase(
             FramePhase::Either(..) => {}
         }
     }
-    if exiting.is_none() {
+    // An unnamed runtime frame under the CRT's start-up routine is exit's
+    // atexit walk only when nothing above it is start-up work: the same
+    // shape is `_initterm` running static constructors.
+    if exiting.is_none() && starting.is_none() {
         exiting = main_returned.map(|(index, function)| ExitMarker {
             frame_index: index,
             stage: ExitStage::MainReturned,
