@@ -6,6 +6,7 @@
 
 pub mod capture;
 pub mod cli;
+pub mod cpp_exception;
 pub mod dump;
 pub mod exit_phase;
 pub mod input;

@@ -168,6 +168,10 @@ pub struct Exception {
     /// (fail-fast, SIGABRT, `abort`/`std::terminate`/`_purecall` on the
     /// crashing thread): how it shows.
     pub abort: Option<String>,
+    /// For an MSVC C++ exception (0xE06D7363): the type thrown
+    /// (`std::runtime_error`), when the dump's memory or the throwing
+    /// module's binary holds its ThrowInfo.
+    pub cpp_type: Option<String>,
     pub thread_id: u32,
     /// False when the exception only marks how the dump was taken: a
     /// debugger break-in (0x80000003 on the break-in thread) or a "dump

@@ -152,6 +152,9 @@ pub fn render_report(report: &Report, p: Paint) -> String {
                 hex(e.address),
                 e.thread_id
             );
+            if let Some(thrown) = &e.cpp_type {
+                let _ = writeln!(s, "           C++ exception of type {}", clean(thrown));
+            }
         }
         None => {
             let _ = writeln!(s, "Exception: none: live or hang dump");

@@ -108,6 +108,7 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 access_address: None,
                 parameters: Vec::new(),
                 abort: None,
+                cpp_type: example.cpp_type.clone(),
                 thread_id: *thread_id,
                 crash: true,
                 not_a_crash: None,

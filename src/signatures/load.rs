@@ -375,6 +375,10 @@ fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Condit
         .access_in_module
         .as_deref()
         .and_then(|name| pattern(format!("{path}.access_in_module"), name, Case::Insensitive));
+    let cpp_exception_type = spec
+        .cpp_exception_type
+        .as_deref()
+        .and_then(|name| pattern(format!("{path}.cpp_exception_type"), name, Case::Sensitive));
     let mut frames = Vec::new();
     for (i, frame) in spec.frames.iter().enumerate() {
         let key = |k: &str| format!("{path}.frames[{i}].{k}");
@@ -433,6 +437,7 @@ fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Condit
         ip_in_unloaded_module,
         access_in_unloaded_module,
         access_in_module,
+        cpp_exception_type,
         stack_search: spec.stack_search,
         modules_loaded,
         modules_unloaded,

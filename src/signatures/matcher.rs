@@ -218,6 +218,21 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
     if !access_conditions(c, report, found) {
         return false;
     }
+    if let Some(wanted) = &c.cpp_exception_type {
+        let thrown = report
+            .exception
+            .as_ref()
+            .filter(|e| e.crash)
+            .and_then(|e| e.cpp_type.as_deref().map(|t| (e.thread_id, t)));
+        let Some((thread, thrown)) = thrown.filter(|(_, t)| wanted.matches(t)) else {
+            return false;
+        };
+        found.fact(
+            Some(thread),
+            None,
+            format!("the C++ exception thrown is a {thrown}"),
+        );
+    }
     if let Some(want) = c.process_exiting {
         let in_stack = || report.threads.iter().find(|t| t.exiting_in_stack.is_some());
         if report.exit_phase.process_exiting != want

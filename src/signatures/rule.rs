@@ -45,6 +45,8 @@ pub struct Conditions {
     /// The access fault's data address lies in a loaded module matching the
     /// pattern.
     pub access_in_module: Option<Pattern>,
+    /// The type a C++ exception threw matches the pattern.
+    pub cpp_exception_type: Option<Pattern>,
     /// Stack-search hits may stand in for frames and exit frames.
     pub stack_search: bool,
     pub modules_loaded: Vec<Pattern>,
@@ -72,6 +74,7 @@ impl Conditions {
             self.ip_in_unloaded_module.is_some(),
             self.access_in_unloaded_module.is_some(),
             self.access_in_module.is_some(),
+            self.cpp_exception_type.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -92,6 +95,7 @@ impl Conditions {
             .chain(self.ip_in_unloaded_module.iter().flatten())
             .chain(self.access_in_unloaded_module.iter().flatten())
             .chain(&self.access_in_module)
+            .chain(&self.cpp_exception_type)
             .chain(&self.modules_loaded)
             .chain(&self.modules_unloaded)
             .chain(&self.functions_absent)

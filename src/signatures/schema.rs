@@ -40,6 +40,9 @@ pub struct MatchSpec {
     pub ip_in_unloaded_module: Option<UnloadedChoice>,
     pub access_in_unloaded_module: Option<UnloadedChoice>,
     pub access_in_module: Option<String>,
+    /// The type an MSVC C++ exception threw (`std::runtime_error`), as a
+    /// pattern; needs the dump's memory or the throwing module's binary.
+    pub cpp_exception_type: Option<String>,
     /// Whether return addresses found by searching a thread's stack memory
     /// (when its walk is poor) may stand in for frames and exit frames.
     #[serde(default)]
@@ -97,6 +100,8 @@ pub struct ExampleSpec {
     /// Where an access fault's data address lies: `MODULE` (a loaded
     /// module) or `unloaded:MODULE`.
     pub access: Option<String>,
+    /// The type a C++ exception threw (`std::runtime_error`).
+    pub cpp_type: Option<String>,
     #[serde(default)]
     pub modules: Vec<String>,
     #[serde(default)]

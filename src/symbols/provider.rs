@@ -247,7 +247,7 @@ impl<'a> DumpSymbols<'a> {
 
 /// Copies `len` bytes at `address` out of the dump's memory, across
 /// adjacent regions (a full-memory dump splits an image by protection).
-fn read_memory(memory: &UnifiedMemoryList<'_>, address: u64, len: usize) -> Option<Vec<u8>> {
+pub fn read_memory(memory: &UnifiedMemoryList<'_>, address: u64, len: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(len.min(1 << 20));
     let mut cursor = address;
     while out.len() < len {

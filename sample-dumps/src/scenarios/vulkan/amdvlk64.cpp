@@ -10,58 +10,53 @@
 #include <string.h>
 
 extern "C" __declspec(dllimport) void _CxxThrowException(void *object, const void *throw_info);
-extern "C" IMAGE_DOS_HEADER __ImageBase;
 
 namespace {
-struct TypeDescriptor {
-    const void *pVFTable;
-    void *spare;
-    char name[32];
-};
-struct CatchableType {
-    unsigned properties;
-    int pType; // RVA of TypeDescriptor
-    int mdisp, pdisp, vdisp;
-    int sizeOrOffset;
-    int copyFunction; // RVA
-};
-struct CatchableTypeArray {
-    int nCatchableTypes;
-    int arrayOfCatchableTypes[2]; // RVAs of CatchableType
-};
-struct ThrowInfo {
-    unsigned attributes;
-    int pmfnUnwind;          // RVA of the destructor
-    int pForwardCompat;      // RVA
-    int pCatchableTypeArray; // RVA
-};
-
 struct runtime_error {
     const void *vftable;
     const char *what;
     char storage[96];
 };
-
-TypeDescriptor td_runtime_error = {nullptr, nullptr, ".?AVruntime_error@std@@"};
-TypeDescriptor td_exception = {nullptr, nullptr, ".?AVexception@std@@"};
-CatchableType ct_runtime_error, ct_exception;
-CatchableTypeArray cta;
-ThrowInfo ti_runtime_error;
-
-int rva(const void *p) { return (int)((const char *)p - (const char *)&__ImageBase); }
-
-NOINLINE void runtime_error_dtor(runtime_error *) {}
-
-NOINLINE void init_throw_info()
-{
-    ct_runtime_error = {0, rva(&td_runtime_error), 0, -1, 0, (int)sizeof(runtime_error), 0};
-    ct_exception = {0, rva(&td_exception), 0, -1, 0, (int)sizeof(runtime_error), 0};
-    cta.nCatchableTypes = 2;
-    cta.arrayOfCatchableTypes[0] = rva(&ct_runtime_error);
-    cta.arrayOfCatchableTypes[1] = rva(&ct_exception);
-    ti_runtime_error = {0, rva((const void *)runtime_error_dtor), 0, rva(&cta)};
-}
 } // namespace
+
+// The exception's type tables, laid out as MSVC emits them on x64: constant
+// data in .rdata whose references are image-relative offsets (.rva), so the
+// thrown type can be read from the binary (TypeDescriptor name
+// ".?AVruntime_error@std@@", catchable as std::runtime_error and
+// std::exception).
+extern "C" NOINLINE void amdvlk_runtime_error_dtor(void *) {}
+extern "C" const unsigned char amdvlk_ti_runtime_error[16];
+asm(R"(
+    .section .rdata,"dr"
+    .p2align 3
+amdvlk_td_runtime_error:
+    .quad 0, 0
+    .asciz ".?AVruntime_error@std@@"
+    .p2align 3
+amdvlk_td_exception:
+    .quad 0, 0
+    .asciz ".?AVexception@std@@"
+    .p2align 2
+amdvlk_ct_runtime_error:
+    .long 0
+    .rva amdvlk_td_runtime_error
+    .long 0, -1, 0, 112, 0
+amdvlk_ct_exception:
+    .long 0
+    .rva amdvlk_td_exception
+    .long 0, -1, 0, 112, 0
+amdvlk_cta_runtime_error:
+    .long 2
+    .rva amdvlk_ct_runtime_error
+    .rva amdvlk_ct_exception
+    .globl amdvlk_ti_runtime_error
+amdvlk_ti_runtime_error:
+    .long 0
+    .rva amdvlk_runtime_error_dtor
+    .long 0
+    .rva amdvlk_cta_runtime_error
+    .text
+)");
 
 namespace Pal {
 enum class Result { Success = 0, ErrorUnavailable = -5, ErrorIncompatibleDevice = -12 };
@@ -116,7 +111,7 @@ static runtime_error g_error_object;
     strcpy(g_error_object.storage, "Pal::CreatePlatform failed: no compatible GPU adapter");
     g_error_object.what = g_error_object.storage;
     (void)r;
-    _CxxThrowException(&g_error_object, &ti_runtime_error);
+    _CxxThrowException(&g_error_object, amdvlk_ti_runtime_error);
     __builtin_unreachable();
 }
 
@@ -181,9 +176,4 @@ extern "C" __declspec(dllexport) int vk_icdNegotiateLoaderICDInterfaceVersion(un
     return 0;
 }
 
-// The ThrowInfo tables hold image-relative offsets; fill them once at load.
-extern "C" BOOL WINAPI DllMain(HINSTANCE, DWORD reason, LPVOID)
-{
-    if (reason == DLL_PROCESS_ATTACH) init_throw_info();
-    return TRUE;
-}
+extern "C" BOOL WINAPI DllMain(HINSTANCE, DWORD, LPVOID) { return TRUE; }
