@@ -174,13 +174,15 @@ impl SymbolConfig {
             match tempfile::Builder::new().prefix("dumptriage-").tempdir() {
                 Ok(dir) => {
                     notes.push(
-                        "no user cache directory and no --symbols-cache: files from symbol                          servers are used for this run only (caching is off)"
+                        "no user cache directory and no --symbols-cache: files from symbol \
+                         servers are used for this run only (caching is off)"
                             .to_string(),
                     );
                     scratch = Some(dir);
                 }
                 Err(e) => notes.push(format!(
-                    "no user cache directory and no --symbols-cache, and no private folder                      for downloads ({e}): symbol servers without a cache are not asked"
+                    "no user cache directory and no --symbols-cache, and no private folder \
+                     for downloads ({e}): symbol servers without a cache are not asked"
                 )),
             }
         }

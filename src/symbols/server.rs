@@ -159,7 +159,7 @@ impl Server {
         Fetched::Failed(why)
     }
 
-    /// Writes the answer to a temporary file beside its final place (so a
+    /// Writes the answer to a temporary file in the cache folder (so a
     /// concurrent or interrupted run never sees half a file), at most
     /// `max_download` bytes, checks it, and renames it into place.
     fn download(
@@ -176,11 +176,12 @@ impl Server {
         if announced.is_some_and(|n| n > limit) {
             return Err(too_large());
         }
-        let dir = path.parent().unwrap_or(&self.cache);
-        std::fs::create_dir_all(dir).map_err(Failure::Cache)?;
+        // In the cache's top folder (the same file system as its final
+        // place); the file's own folders are made only for a file kept.
+        std::fs::create_dir_all(&self.cache).map_err(Failure::Cache)?;
         let mut temp = tempfile::Builder::new()
             .prefix(".dumptriage-download-")
-            .tempfile_in(dir)
+            .tempfile_in(&self.cache)
             .map_err(Failure::Cache)?;
         let mut body = response.into_reader();
         let mut buffer = vec![0u8; 64 * 1024];
@@ -209,6 +210,9 @@ impl Server {
         }
         temp.as_file_mut().flush().map_err(Failure::Cache)?;
         check(temp.path()).map_err(Failure::Refused)?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(Failure::Cache)?;
+        }
         temp.persist(path).map_err(|e| Failure::Cache(e.error))?;
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! A module's PDB by debug file and debug id (GUID + age): from
 //! Microsoft-style stores, flat folders and servers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::super::identity::{DebugId, Identity};
@@ -47,15 +47,34 @@ pub fn pdb(
         .collect();
     let id_text = id.breakpad().to_string();
     let check = |path: &Path| check(path, id);
-    let mut candidates: Vec<(String, PathBuf)> = Vec::new();
+    let open = |shown: String, path: &Path, log: &mut Log| -> Option<Arc<dyn NativeSymbols>> {
+        match Pdb::open(path, id) {
+            Ok(pdb) => {
+                log.file = Some(shown);
+                Some(Arc::new(pdb))
+            }
+            Err(PdbError::Mismatch(found)) => {
+                log.mismatch(&shown, "GUID+age", &found.breakpad().to_string(), &id_text);
+                None
+            }
+            Err(PdbError::Corrupt(why)) => {
+                log.corrupt(&shown, &why);
+                None
+            }
+        }
+    };
+    // In order, the first good file wins: a server is asked only when no
+    // folder before it had one.
     for location in &sources.locations {
         match location {
             Location::Folder(dir) => {
                 let mut hit = false;
                 for rel in &layouts {
                     if let Some(path) = sources.finder.find(dir, rel) {
-                        candidates.push((path.display().to_string(), path));
                         hit = true;
+                        if let Some(found) = open(path.display().to_string(), &path, log) {
+                            return Some(found);
+                        }
                     }
                 }
                 if !hit {
@@ -63,23 +82,15 @@ pub fn pdb(
                 }
             }
             Location::Server(server) => match server.fetch(&key, &check) {
-                Fetched::File(path, _) => candidates.push((server.url_of(&key), path)),
+                Fetched::File(path, _) => {
+                    if let Some(found) = open(server.url_of(&key), &path, log) {
+                        return Some(found);
+                    }
+                }
                 Fetched::NotFound => log.tried(format!("{}: not found", server.url_of(&key))),
                 Fetched::Refused(refusal) => log.refused(&server.url_of(&key), &refusal),
                 Fetched::Failed(why) => log.server_failed(server.url(), why),
             },
-        }
-    }
-    for (shown, path) in candidates {
-        match Pdb::open(&path, id) {
-            Ok(pdb) => {
-                log.file = Some(shown);
-                return Some(Arc::new(pdb));
-            }
-            Err(PdbError::Mismatch(found)) => {
-                log.mismatch(&shown, "GUID+age", &found.breakpad().to_string(), &id_text)
-            }
-            Err(PdbError::Corrupt(why)) => log.corrupt(&shown, &why),
         }
     }
     None

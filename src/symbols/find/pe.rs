@@ -49,15 +49,27 @@ pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<F
     }
     layouts.extend(paths::flat(name));
     let check = |path: &Path| read_checked(path, &code_id).map(|_| ());
-    let mut candidates: Vec<(String, PathBuf)> = Vec::new();
+    let open = |shown: String, path: PathBuf, log: &mut Log| -> Option<FoundBinary> {
+        match read_checked(&path, &code_id) {
+            Ok(info) => Some((path, BinaryInfo::Pe(info))),
+            Err(refusal) => {
+                log.refused(&shown, &refusal);
+                None
+            }
+        }
+    };
+    // In order, the first good file wins: a server is asked only when no
+    // folder before it had one.
     for location in &sources.locations {
         match location {
             Location::Folder(dir) => {
                 let mut hit = false;
                 for rel in &layouts {
                     if let Some(path) = sources.finder.find(dir, rel) {
-                        candidates.push((path.display().to_string(), path));
                         hit = true;
+                        if let Some(found) = open(path.display().to_string(), path, log) {
+                            return Some(found);
+                        }
                     }
                 }
                 if !hit {
@@ -65,7 +77,11 @@ pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<F
                 }
             }
             Location::Server(server) => match server.fetch(&key, &check) {
-                Fetched::File(path, _) => candidates.push((server.url_of(&key), path)),
+                Fetched::File(path, _) => {
+                    if let Some(found) = open(server.url_of(&key), path, log) {
+                        return Some(found);
+                    }
+                }
                 Fetched::NotFound => log.tried(format!("{}: not found", server.url_of(&key))),
                 Fetched::Refused(refusal) => log.refused(&server.url_of(&key), &refusal),
                 Fetched::Failed(why) => log.server_failed(server.url(), why),
@@ -74,13 +90,7 @@ pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<F
     }
     if sources.system {
         if let Some(path) = paths::local_file(&identity.code_file).filter(|p| p.is_file()) {
-            candidates.push((path.display().to_string(), path));
-        }
-    }
-    for (shown, path) in candidates {
-        match read_checked(&path, &code_id) {
-            Ok(info) => return Some((path, BinaryInfo::Pe(info))),
-            Err(refusal) => log.refused(&shown, &refusal),
+            return open(path.display().to_string(), path, log);
         }
     }
     None
