@@ -10,7 +10,7 @@ use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::report::{ColorChoice, Format};
-use crate::symbols::SymbolConfig;
+use crate::symbols::{Limits, SymbolConfig};
 
 const EXIT_STATUS_HELP: &str = "\
 Exit status:
@@ -161,6 +161,33 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
     std::time::Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string())
 }
 
+/// A size in bytes: `4096`, `512K`, `512M`, `4G`, `1T` (powers of 1024; a
+/// trailing `B` or `iB` is allowed, case does not matter).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let lower = text.trim().to_ascii_lowercase();
+    let unit = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (digits, shift) = match unit.char_indices().last() {
+        Some((i, 'k')) => (&unit[..i], 10),
+        Some((i, 'm')) => (&unit[..i], 20),
+        Some((i, 'g')) => (&unit[..i], 30),
+        Some((i, 't')) => (&unit[..i], 40),
+        _ => (unit, 0),
+    };
+    let number: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (examples: 4096, 512M, 4G)"))?;
+    if number == 0 {
+        return Err(format!("`{text}` must be more than 0 bytes"));
+    }
+    number
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| format!("`{text}` is too large"))
+}
+
 /// Options shared by every command that prints a report.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -172,14 +199,36 @@ pub struct ReportArgs {
     pub symbols: Vec<PathBuf>,
 
     /// Where files downloaded from symbol servers are kept
-    /// [default: dumptriage/symbols in the user's cache directory].
+    /// [default: dumptriage/symbols in the user's cache directory; with
+    /// none, downloads are used for the run only].
     #[arg(long = "symbols-cache", value_name = "DIR")]
     pub symbols_cache: Option<PathBuf>,
 
-    /// Seconds one request to a symbol server may take before the server is
-    /// given up for the run (with a warning).
+    /// Seconds a symbol server may stay silent, before it answers or
+    /// between two reads of its answer (a big file that keeps arriving is
+    /// never cut), before it is given up for the run (with a warning).
     #[arg(long = "symbols-timeout", value_name = "SECS", default_value_t = 20)]
     pub symbols_timeout: u64,
+
+    /// Seconds connecting to a symbol server may take before it is given
+    /// up for the run.
+    #[arg(
+        long = "symbols-connect-timeout",
+        value_name = "SECS",
+        default_value_t = 10
+    )]
+    pub symbols_connect_timeout: u64,
+
+    /// Largest file downloaded from a symbol server: bytes, or with a
+    /// K, M, G or T suffix (powers of 1024: 512M, 4G).
+    #[arg(long = "max-download-size", value_name = "SIZE", default_value = "4G", value_parser = parse_size)]
+    pub max_download_size: u64,
+
+    /// Do not look at this machine's own files: neither the module paths
+    /// the dump records nor /usr/lib/debug. Only --symbols, _NT_SYMBOL_PATH
+    /// and the symbols folder beside each dump are searched.
+    #[arg(long = "no-system-symbols")]
+    pub no_system_symbols: bool,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -210,11 +259,16 @@ impl ReportArgs {
         SymbolConfig {
             stores: self.symbols.clone(),
             cache: self.symbols_cache.clone(),
-            timeout: Duration::from_secs(self.symbols_timeout),
+            user_cache: dirs::cache_dir(),
+            limits: Limits {
+                connect_timeout: Duration::from_secs(self.symbols_connect_timeout),
+                read_timeout: Duration::from_secs(self.symbols_timeout),
+                max_download: self.max_download_size,
+            },
             nt_symbol_path: std::env::var("_NT_SYMBOL_PATH")
                 .ok()
                 .filter(|v| !v.trim().is_empty()),
-            system: true,
+            system: !self.no_system_symbols,
         }
     }
 }
@@ -260,5 +314,26 @@ impl ValueEnum for ColorChoice {
             ColorChoice::Always => "always",
             ColorChoice::Never => "never",
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_with_units() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("1K"), Ok(1024));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("2gb"), Ok(2 << 30));
+        assert_eq!(parse_size("1t"), Ok(1 << 40));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("-1G").is_err());
+        assert!(parse_size("99999999999T").is_err());
     }
 }

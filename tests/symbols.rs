@@ -8,9 +8,12 @@
 mod common;
 #[path = "common/httpd.rs"]
 mod httpd;
+#[path = "common/shims.rs"]
+mod shims;
 #[path = "common/synth.rs"]
 mod synth;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
@@ -858,4 +861,776 @@ fn sources_are_shared_by_the_dumps_of_a_run() {
     let requests = server.requests();
     let pdb_requests = requests.iter().filter(|r| r.ends_with(".pdb")).count();
     assert_eq!(pdb_requests, 1, "{requests:?}");
+}
+
+// Issue 10.1: Microsoft symbol stores exactly as symstore lays them out.
+
+/// fakehip.dll with another SizeOfImage (0x6a00): a size with a hex letter,
+/// as most real images have. Its code id is `6553F1006a00`.
+const WIDE_SIZE: u32 = 0x6a00;
+const WIDE_CODE_ID: &str = "6553F1006a00";
+
+fn wide_dll() -> Vec<u8> {
+    let mut dll = std::fs::read(native("fakehip.dll")).unwrap();
+    let pe = u32::from_le_bytes(dll[0x3c..0x40].try_into().unwrap()) as usize;
+    // SizeOfImage: 56 bytes into the optional header (PE32 and PE32+).
+    let at = pe + 24 + 56;
+    dll[at..at + 4].copy_from_slice(&WIDE_SIZE.to_le_bytes());
+    dll
+}
+
+fn put(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// A Wine-style dump (no CodeView record) of the wide-size fakehip, loaded
+/// as `path`.
+fn wide_dump(path: &'static str) -> Vec<u8> {
+    let module = WinModule {
+        path,
+        base: HIP_BASE,
+        size: WIDE_SIZE,
+        timestamp: HIP_TIMESTAMP,
+        pdb: None,
+    };
+    synth::windows_crash(&[module], &[], HIP_BASE + RUN_EXIT_HANDLERS + 4, Vec::new())
+}
+
+/// symstore keys a binary by `%08X%x` (timestamp upper case, image size
+/// lower case) and a PDB by GUID + `%X` age; names keep the case they were
+/// stored with, which is often not the dump's. Found in the exact spelling,
+/// and with every component in another case; a batch lists the store's
+/// root once.
+#[test]
+fn symstore_layout_with_hex_sizes_and_mixed_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let pdb = std::fs::read(native("fakehip.pdb")).unwrap();
+
+    // The exact spelling symstore gives the dump's names.
+    let exact = dir.path().join("exact");
+    put(
+        &exact
+            .join("FAKEHIP.DLL")
+            .join(WIDE_CODE_ID)
+            .join("FAKEHIP.DLL"),
+        &wide_dll(),
+    );
+    put(
+        &exact
+            .join("fakehip.pdb")
+            .join(HIP_DEBUG_ID)
+            .join("fakehip.pdb"),
+        &pdb,
+    );
+    let run = analyze(
+        dir.path(),
+        &wide_dump("C:\\Windows\\System32\\FAKEHIP.DLL"),
+        &["--symbols", s(&exact)],
+        &[],
+    );
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+    assert_eq!(run.frame0()["symbol_source"], "pdb");
+
+    // Stored under other spellings than the dump's (`KERNEL32.dll` in the
+    // dump, `kernel32.dll` in the store; `Ntdll.pdb`).
+    let mixed = dir.path().join("mixed");
+    put(
+        &mixed
+            .join("fakehip.dll")
+            .join(WIDE_CODE_ID)
+            .join("fakehip.dll"),
+        &wide_dll(),
+    );
+    put(
+        &mixed
+            .join("Fakehip.pdb")
+            .join(HIP_DEBUG_ID)
+            .join("Fakehip.pdb"),
+        &pdb,
+    );
+    let dumps = dir.path().join("dumps");
+    for (i, name) in [
+        "C:\\Windows\\System32\\FAKEHIP.DLL",
+        "C:\\Windows\\System32\\FakeHip.dll",
+        "C:\\Windows\\System32\\fakehip.DLL",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        put(&dumps.join(format!("d{i}.dmp")), &wide_dump(name));
+    }
+    let shim = shims::build(dir.path(), "filelog", shims::FILE_LOG)
+        .expect("a C compiler (cc) is needed to build the file-access recorder");
+    let log = dir.path().join("files.log");
+    let out = bin()
+        .args([
+            "analyze",
+            "--format",
+            "json",
+            "-j",
+            "1",
+            "--symbols",
+            s(&mixed),
+        ])
+        .arg(&dumps)
+        .env("LD_PRELOAD", &shim)
+        .env("FILELOG", &log)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for report in doc["reports"].as_array().unwrap() {
+        let frame = &report["threads"][0]["frames"][0];
+        assert_eq!(frame["function"], "__run_exit_handlers", "{report:#}");
+        assert_eq!(frame["symbol_source"], "pdb");
+    }
+    let listed = shims::accesses(&log)
+        .into_iter()
+        .filter(|a| a.op == "opendir" && a.path == mixed)
+        .count();
+    assert_eq!(listed, 1, "the store's root is listed once per run");
+}
+
+/// Downloads land in the cache under the canonical spelling (the dump's
+/// names, symstore's ids), where a later run finds them offline.
+#[test]
+fn downloads_are_cached_in_the_symstore_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    put(
+        &served
+            .join("FakeHip.dll")
+            .join(WIDE_CODE_ID)
+            .join("FakeHip.dll"),
+        &wide_dll(),
+    );
+    copy(
+        &native("fakehip.pdb"),
+        &served
+            .join("fakehip.pdb")
+            .join(HIP_DEBUG_ID)
+            .join("fakehip.pdb"),
+    );
+    let server = httpd::Httpd::start(served, false);
+    let cache = dir.path().join("cache");
+    let dump = wide_dump("C:\\app\\FakeHip.dll");
+    let run = analyze(
+        dir.path(),
+        &dump,
+        &["--symbols", &server.url, "--symbols-cache", s(&cache)],
+        &[],
+    );
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:?}",
+        server.requests()
+    );
+    assert!(cache
+        .join("FakeHip.dll")
+        .join(WIDE_CODE_ID)
+        .join("FakeHip.dll")
+        .is_file());
+    assert!(cache
+        .join("fakehip.pdb")
+        .join(HIP_DEBUG_ID)
+        .join("fakehip.pdb")
+        .is_file());
+    // Offline, from the cache alone.
+    let run = analyze(dir.path(), &dump, &["--symbols", s(&cache)], &[]);
+    assert_eq!(run.frame0()["function"], "__run_exit_handlers");
+}
+
+// Issue 13: names from a dump never leave the symbol folders.
+
+/// Every file below `root`, with its size.
+fn tree(root: &Path) -> BTreeSet<(PathBuf, u64)> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert((path.strip_prefix(root).unwrap().to_path_buf(), meta.len()));
+            }
+        }
+    }
+    out
+}
+
+/// Module names a dump may carry to reach outside the symbol folders: a
+/// parent path, a drive-relative name, a network path, an alternate data
+/// stream, a device, a 4 KB name. Looked up in a store, on a server and in
+/// a cache (and, for the network path, as a path on this machine): nothing
+/// outside the given folders is opened, listed or written, and a name that
+/// is not a plain file name is used nowhere, not even inside them.
+#[test]
+fn names_from_a_dump_never_leave_the_symbol_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let store = root.join("work/store");
+    let cache = root.join("work/cache");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::create_dir_all(&cache).unwrap();
+    // What an escape would find.
+    for bait in ["x.dll", "x.pdb", "work/x.pdb"] {
+        copy(&native("fakehip.pdb"), &root.join(bait));
+    }
+    let served = root.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let server = httpd::Httpd::start(served, false);
+    let shim = shims::build(root, "filelog", shims::FILE_LOG)
+        .expect("a C compiler (cc) is needed to build the file-access recorder");
+
+    let long: &'static str = Box::leak(format!("{}.dll", "z".repeat(4096)).into_boxed_str());
+    let long_pdb: &'static str = Box::leak(format!("{}.pdb", "z".repeat(4096)).into_boxed_str());
+    let names: [(&'static str, &'static str); 6] = [
+        ("..\\..\\x.dll", "..\\..\\x.pdb"),
+        ("C:evil.dll", "C:evil.pdb"),
+        ("//host/share/x.dll", "//host/share/x.pdb"),
+        ("x.dll:stream", "x.pdb:stream"),
+        ("CON.dll", "CON.pdb"),
+        (long, long_pdb),
+    ];
+    let modules: Vec<WinModule> = names
+        .iter()
+        .enumerate()
+        .map(|(i, (path, pdb))| {
+            let mut guid = HIP_GUID;
+            guid[0] = i as u8;
+            WinModule {
+                path,
+                base: 0x7ff0_0000_0000 + 0x100_0000 * i as u64,
+                size: 0x6a00 + 0x100 * i as u32,
+                timestamp: HIP_TIMESTAMP + i as u32,
+                pdb: Some((guid, 1, pdb)),
+            }
+        })
+        .collect();
+    let ips: Vec<u64> = modules.iter().map(|m| m.base + 0x1234).collect();
+    let dump = synth::windows_threads(&modules, &[], &ips, Vec::new());
+    let dump_path = root.join("work/crash.dmp");
+    std::fs::write(&dump_path, &dump).unwrap();
+
+    let log = root.join("files.log");
+    let before = tree(root);
+    let out = bin()
+        .current_dir(&store)
+        .args(["analyze", "--format", "json", "--symbols", s(&store)])
+        .args(["--symbols", &server.url, "--symbols-cache", s(&cache)])
+        .arg(&dump_path)
+        .env("LD_PRELOAD", &shim)
+        .env("FILELOG", &log)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let report = &doc["reports"][0];
+    assert_eq!(report["status"], "ok", "{report:#}");
+
+    // Nothing written anywhere (the cache stays empty: nothing was served).
+    let mut after = tree(root);
+    after.retain(|(p, _)| !p.starts_with("files.log"));
+    assert_eq!(before, after);
+
+    // Every path a name from the dump reached is inside the store or the
+    // cache; the names that are not plain file names reached none.
+    let accesses = shims::accesses(&log);
+    let inside = |p: &Path| p.starts_with(&store) || p.starts_with(&cache);
+    let mut looked_in_store = false;
+    for access in &accesses {
+        let Ok(rel) = access.path.strip_prefix(root) else {
+            // Outside the test's folder: no name from the dump in it.
+            let text = access.path.to_string_lossy();
+            for needle in [
+                "x.dll", "x.pdb", "x.sym", "evil", "stream", "CON.", "zzzz", "host",
+            ] {
+                assert!(!text.contains(needle), "{} {}", access.op, text);
+            }
+            continue;
+        };
+        let text = rel.to_string_lossy();
+        for needle in ["evil", "stream", "CON.", "zzzz", "host"] {
+            assert!(
+                !text.contains(needle),
+                "{} {}",
+                access.op,
+                access.path.display()
+            );
+        }
+        if ["x.dll", "x.pdb", "x.sym"].iter().any(|n| text.contains(n)) {
+            assert!(
+                inside(&access.path),
+                "{} {}",
+                access.op,
+                access.path.display()
+            );
+            looked_in_store |= access.path.starts_with(&store);
+        }
+    }
+    assert!(
+        looked_in_store,
+        "the recorder sees look-ups: {} lines",
+        accesses.len()
+    );
+    for request in server.requests() {
+        for needle in [
+            "evil", "stream", "CON.", "zzzz", "host", "%2F", "%5C", "%3A",
+        ] {
+            assert!(!request.contains(needle), "{request}");
+        }
+    }
+    assert!(server.requests().iter().any(|r| r.contains("x.pdb")));
+
+    // The refused names are said, shortened.
+    let warnings = report["warnings"].to_string();
+    for name in ["C:evil.pdb", "x.pdb:stream", "CON.pdb", "zzzzzzzz"] {
+        assert!(
+            warnings.contains(name) && warnings.contains("not a plain file name"),
+            "{name}: {warnings}"
+        );
+    }
+    assert!(warnings.len() < 8000, "a 4 KB name is not repeated in full");
+}
+
+/// `--no-system-symbols`: the module paths the dump records are not opened,
+/// even when the file is there with the right identity.
+#[test]
+fn no_system_symbols_turns_off_the_machines_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = native("libfakeexit.so").canonicalize().unwrap();
+    let library: &'static str = Box::leak(library.to_str().unwrap().to_string().into_boxed_str());
+    let dump = synth::linux_crash(
+        library,
+        ELF_BASE,
+        0x4000,
+        &build_id_bytes(),
+        ELF_BASE + ELF_WAIT_FOR_STREAMS + 2,
+    );
+    let run = analyze(dir.path(), &dump, &[], &[]);
+    assert_eq!(
+        run.frame0()["function"],
+        "_wait_for_streams",
+        "{:#}",
+        run.report()
+    );
+
+    let shim = shims::build(dir.path(), "filelog", shims::FILE_LOG)
+        .expect("a C compiler (cc) is needed to build the file-access recorder");
+    let log = dir.path().join("files.log");
+    let run = analyze(
+        dir.path(),
+        &dump,
+        &["--no-system-symbols"],
+        &[("LD_PRELOAD", s(&shim)), ("FILELOG", s(&log))],
+    );
+    assert_eq!(run.frame0()["function"], Value::Null);
+    for access in shims::accesses(&log) {
+        assert!(
+            !access.path.starts_with("/usr/lib/debug")
+                && !access.path.to_string_lossy().contains("libfakeexit"),
+            "{} {}",
+            access.op,
+            access.path.display()
+        );
+    }
+}
+
+// Issue 13: symbol files and the cache.
+
+const OTHER_DEBUG_ID: &str = "177DA8A0FB75170A4C4C44205044422F1";
+
+/// A .sym file whose MODULE record is another build's is refused with a
+/// warning naming both ids, from a folder and from a server; the server's
+/// file is not kept in the cache.
+#[test]
+fn a_sym_file_of_another_build_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let sym = store
+        .join("fakehip.pdb")
+        .join(HIP_DEBUG_ID)
+        .join("fakehip.sym");
+    put(
+        &sym,
+        format!(
+            "MODULE windows x86_64 {OTHER_DEBUG_ID} fakehip.pdb\n\
+             FUNC 1030 11 0 function_of_another_build\n"
+        )
+        .as_bytes(),
+    );
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &["--symbols", s(&store)],
+        &[],
+    );
+    assert_eq!(run.frame0()["function"], Value::Null, "{:#}", run.report());
+    assert_eq!(run.module("fakehip.dll")["symbols"], "mismatched");
+    assert!(
+        run.warnings()
+            .iter()
+            .any(|w| w.contains(s(&sym)) && w.contains(OTHER_DEBUG_ID) && w.contains(HIP_DEBUG_ID)),
+        "{:?}",
+        run.warnings()
+    );
+
+    let server = httpd::Httpd::start(store, false);
+    let cache = dir.path().join("cache");
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &["--symbols", &server.url, "--symbols-cache", s(&cache)],
+        &[],
+    );
+    assert_eq!(run.frame0()["function"], Value::Null);
+    assert!(
+        run.warnings()
+            .iter()
+            .any(|w| w.contains(OTHER_DEBUG_ID) && w.contains(HIP_DEBUG_ID)),
+        "{:?}",
+        run.warnings()
+    );
+    assert!(tree(&cache).is_empty(), "{:?}", tree(&cache));
+}
+
+/// A server cannot put a file in a shared cache where another module would
+/// find it: what it sends is kept only under the path built from the ids
+/// of the module it was asked about, and only when it is that module's.
+#[test]
+fn a_server_cannot_poison_a_shared_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    // Asked by code id for fakehip.dll, the server names another module:
+    // the answer may name fakehip's debug id, but not choose a cache path
+    // for `victim.pdb`.
+    put(
+        &served
+            .join("fakehip.dll")
+            .join(HIP_CODE_ID)
+            .join("fakehip.sym"),
+        format!(
+            "MODULE windows x86_64 {OTHER_DEBUG_ID} victim.pdb\n\
+             FUNC 1030 11 0 planted_name\n"
+        )
+        .as_bytes(),
+    );
+    // Asked for fakehip's PDB, it sends another build's.
+    let mut pdb = std::fs::read(native("fakehip.pdb")).unwrap();
+    let mut patched = 0;
+    for i in 0..pdb.len() - 16 {
+        if pdb[i..i + 16] == HIP_GUID {
+            pdb[i] ^= 1;
+            patched += 1;
+        }
+    }
+    assert!(patched > 0);
+    put(
+        &served
+            .join("fakehip.pdb")
+            .join(HIP_DEBUG_ID)
+            .join("fakehip.pdb"),
+        &pdb,
+    );
+    let server = httpd::Httpd::start(served, false);
+    let cache = dir.path().join("cache");
+    let args = [
+        "--symbols",
+        server.url.as_str(),
+        "--symbols-cache",
+        s(&cache),
+    ];
+
+    analyze(
+        dir.path(),
+        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
+        &args,
+        &[],
+    );
+    let files: Vec<PathBuf> = tree(&cache).into_iter().map(|(p, _)| p).collect();
+    assert!(
+        !files.iter().any(|p| p.starts_with("victim.pdb")),
+        "a path another module would use: {files:?}"
+    );
+    // The code-id answer is kept under fakehip's own code id only.
+    for file in &files {
+        assert!(
+            file.starts_with(Path::new("fakehip.dll").join(HIP_CODE_ID)),
+            "{files:?}"
+        );
+    }
+
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &args,
+        &[],
+    );
+    assert_ne!(run.frame0()["symbol_source"], "pdb");
+    assert!(
+        run.warnings()
+            .iter()
+            .any(|w| w.contains("GUID+age") && w.contains(HIP_DEBUG_ID)),
+        "{:?}",
+        run.warnings()
+    );
+    assert!(
+        !cache.join("fakehip.pdb").exists(),
+        "a refused download is not kept: {:?}",
+        tree(&cache)
+    );
+
+    // A module named victim.pdb with that id, read from the cache only.
+    let mut victim = hip_module(true);
+    // OTHER_DEBUG_ID: fakehip's GUID with its last byte 0x2f.
+    let mut other_guid = HIP_GUID;
+    other_guid[15] = 0x2f;
+    victim.pdb = Some((other_guid, 1, "victim.pdb"));
+    victim.path = "C:\\app\\victim.dll";
+    let dump = synth::windows_crash(&[victim], &[], HIP_BASE + RUN_EXIT_HANDLERS + 4, Vec::new());
+    let run = analyze(dir.path(), &dump, &["--symbols", s(&cache)], &[]);
+    assert_eq!(run.module("victim.dll")["debug_id"], OTHER_DEBUG_ID);
+    assert_ne!(run.frame0()["function"], "planted_name");
+}
+
+/// With no user cache directory (no HOME, no XDG_CACHE_HOME, no entry in
+/// the user database) and no --symbols-cache, nothing is written to a
+/// shared folder: downloads serve the run and are gone, with one warning.
+#[test]
+fn no_user_cache_means_no_cache_and_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    write_hip_sym(&served, "FUNC 1030 11 0 __run_exit_handlers\n");
+    let server = httpd::Httpd::start(served, false);
+    let shim = shims::build(dir.path(), "nopasswd", shims::NO_PASSWD)
+        .expect("a C compiler (cc) is needed to build the shim");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let path = dir.path().join("crash.dmp");
+    std::fs::write(&path, hip_dump(true, RUN_EXIT_HANDLERS + 4)).unwrap();
+    let out = bin()
+        .args(["analyze", "--format", "json", "--symbols", &server.url])
+        .arg(&path)
+        .env_remove("HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env("TMPDIR", &tmp)
+        .env("LD_PRELOAD", &shim)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &doc["reports"][0];
+    assert_eq!(
+        report["threads"][0]["frames"][0]["function"], "__run_exit_handlers",
+        "{report:#}"
+    );
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|w| w.contains("caching is off"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{:#}", report["warnings"]);
+    assert!(
+        tree(&tmp).is_empty(),
+        "left in the temporary folder: {:?}",
+        tree(&tmp)
+    );
+    assert!(std::fs::read_dir(&tmp).unwrap().next().is_none());
+}
+
+/// The .sym file the hip dump needs, padded to `size` bytes with records
+/// that change nothing.
+fn padded_sym(size: usize) -> String {
+    let mut text = format!(
+        "MODULE windows x86_64 {HIP_DEBUG_ID} fakehip.pdb\nFILE 0 fakehip.c\n\
+         FUNC 1030 11 0 __run_exit_handlers\n1030 11 9 0\n"
+    );
+    let mut n = 0;
+    while text.len() < size {
+        text.push_str(&format!("PUBLIC {:x} 0 padding_{n}\n", 0x5000 + n));
+        n += 1;
+    }
+    text
+}
+
+/// A server that stops sending in the middle of a file is given up after
+/// one read timeout, like one that cannot be reached: it is not asked for
+/// the module's other files, and nothing half-written stays in the cache.
+#[test]
+fn a_server_that_stalls_mid_body_is_given_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    put(
+        &served
+            .join("fakehip.pdb")
+            .join(HIP_DEBUG_ID)
+            .join("fakehip.sym"),
+        padded_sym(4000).as_bytes(),
+    );
+    ms_store(&served);
+    let server = httpd::Httpd::with(served, httpd::Behaviour::StallAfter(100));
+    let folder = dir.path().join("build");
+    copy(&native("fakehip.pdb"), &folder.join("fakehip.pdb"));
+    let cache = dir.path().join("cache");
+    let start = Instant::now();
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &[
+            "--symbols",
+            server.url.as_str(),
+            "--symbols",
+            s(&folder),
+            "--symbols-timeout",
+            "1",
+            "--symbols-cache",
+            s(&cache),
+        ],
+        &[],
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(run.out.status.code(), Some(0));
+    // The folder after the server still names the frame.
+    assert_eq!(run.frame0()["function"], "__run_exit_handlers");
+    assert_eq!(run.frame0()["symbol_source"], "pdb");
+    assert_eq!(server.requests().len(), 1, "{:?}", server.requests());
+    assert!(
+        run.warnings()
+            .iter()
+            .any(|w| w.contains("symbol server") && w.contains(&server.url)),
+        "{:?}",
+        run.warnings()
+    );
+    assert!(tree(&cache).is_empty(), "{:?}", tree(&cache));
+}
+
+/// The read timeout is per read: a file that keeps arriving, for longer
+/// than the timeout in all, is downloaded whole.
+#[test]
+fn a_slow_download_that_keeps_arriving_is_not_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    put(
+        &served
+            .join("fakehip.pdb")
+            .join(HIP_DEBUG_ID)
+            .join("fakehip.sym"),
+        padded_sym(1200).as_bytes(),
+    );
+    let server = httpd::Httpd::with(
+        served,
+        httpd::Behaviour::Trickle {
+            chunk: 100,
+            pause: Duration::from_millis(250),
+        },
+    );
+    let cache = dir.path().join("cache");
+    let start = Instant::now();
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &[
+            "--symbols",
+            server.url.as_str(),
+            "--symbols-timeout",
+            "1",
+            "--symbols-cache",
+            s(&cache),
+        ],
+        &[],
+    );
+    assert!(
+        start.elapsed() > Duration::from_secs(2),
+        "the test trickles"
+    );
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:?}",
+        run.warnings()
+    );
+    assert_eq!(run.frame0()["symbol_source"], "sym");
+    assert!(cache
+        .join("fakehip.pdb")
+        .join(HIP_DEBUG_ID)
+        .join("fakehip.sym")
+        .is_file());
+}
+
+/// `--max-download-size`: a larger file is refused with a warning, whether
+/// the server announces its length or not, and nothing is kept.
+#[test]
+fn downloads_are_capped() {
+    for behaviour in [httpd::Behaviour::Serve, httpd::Behaviour::NoLength] {
+        let dir = tempfile::tempdir().unwrap();
+        let served = dir.path().join("served");
+        put(
+            &served
+                .join("fakehip.pdb")
+                .join(HIP_DEBUG_ID)
+                .join("fakehip.sym"),
+            padded_sym(8000).as_bytes(),
+        );
+        let server = httpd::Httpd::with(served, behaviour);
+        let cache = dir.path().join("cache");
+        let args = [
+            "--symbols",
+            server.url.as_str(),
+            "--symbols-cache",
+            s(&cache),
+        ];
+        let capped: Vec<&str> = args
+            .iter()
+            .copied()
+            .chain(["--max-download-size", "4K"])
+            .collect();
+        let run = analyze(
+            dir.path(),
+            &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+            &capped,
+            &[],
+        );
+        assert_eq!(run.out.status.code(), Some(0), "{behaviour:?}");
+        assert_eq!(run.frame0()["function"], Value::Null, "{behaviour:?}");
+        assert!(
+            run.warnings()
+                .iter()
+                .any(|w| w.contains("larger than the download limit of 4096 bytes")),
+            "{behaviour:?}: {:?}",
+            run.warnings()
+        );
+        assert!(tree(&cache).is_empty(), "{behaviour:?}: {:?}", tree(&cache));
+
+        // Within the default limit, the same file is used.
+        let run = analyze(
+            dir.path(),
+            &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+            &args,
+            &[],
+        );
+        assert_eq!(
+            run.frame0()["function"],
+            "__run_exit_handlers",
+            "{behaviour:?}"
+        );
+    }
+    let out = bin()
+        .args(["analyze", "--max-download-size", "lots", "x.dmp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a size"));
 }

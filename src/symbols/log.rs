@@ -44,3 +44,54 @@ impl Log {
         }
     }
 }
+
+/// Why a file found for a module is not used.
+#[derive(Debug, Clone)]
+pub(super) enum Refusal {
+    /// It belongs to another build: `what` (GUID+age, timestamp+size,
+    /// debug id, build id) is `found` in the file, not the module's.
+    Mismatch {
+        what: &'static str,
+        found: String,
+        expected: String,
+    },
+    /// Unreadable or not the kind of file it should be.
+    Corrupt(String),
+    /// Larger than the download limit.
+    TooLarge { limit: u64 },
+}
+
+impl Log {
+    /// Notes a refused file under the name it is shown by.
+    pub fn refused(&mut self, shown: &str, refusal: &Refusal) {
+        match refusal {
+            Refusal::Mismatch {
+                what,
+                found,
+                expected,
+            } => self.mismatch(shown, what, found, expected),
+            Refusal::Corrupt(why) => self.corrupt(shown, why),
+            Refusal::TooLarge { limit } => {
+                let line = format!(
+                    "{shown}: larger than the download limit of {limit} bytes \
+                     (--max-download-size): not downloaded"
+                );
+                self.tried.push(line.clone());
+                self.warnings.push(line);
+            }
+        }
+    }
+
+    /// Notes a name from the dump that cannot be a file name, so nothing
+    /// was looked up by it.
+    pub fn unusable_name(&mut self, what: &str, name: &str) {
+        let line = format!(
+            "{what} {} is not a plain file name: no file is looked up by it",
+            super::paths::shown(name)
+        );
+        self.tried.push(line.clone());
+        if !self.warnings.contains(&line) {
+            self.warnings.push(line);
+        }
+    }
+}

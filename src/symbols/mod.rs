@@ -31,29 +31,38 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use provider::DumpSymbols;
+pub use server::{Limits, DEFAULT_MAX_DOWNLOAD};
 pub use sources::{Location, Sources};
 
 use server::{is_url, Server};
 
-/// How long one request to a symbol server may take by default.
+/// How long a symbol server may stay silent (before answering, or between
+/// two reads of its answer) by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long connecting to a symbol server may take by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The symbol sources of one run, as the user gave them.
 #[derive(Debug, Clone)]
 pub struct SymbolConfig {
     /// `--symbols` entries in order: folders (any layout) and http(s) URLs.
     pub stores: Vec<PathBuf>,
-    /// Where downloads are kept (`--symbols-cache`); the user's cache
-    /// directory when unset.
+    /// Where downloads are kept (`--symbols-cache`).
     pub cache: Option<PathBuf>,
-    /// Limit for each request to a symbol server.
-    pub timeout: Duration,
+    /// The user's own cache directory (`~/.cache` on Linux), the default
+    /// home of the download cache; `None` when the user has none.
+    pub user_cache: Option<PathBuf>,
+    /// Timeouts and the download size limit for symbol servers.
+    pub limits: Limits,
     /// The value of `_NT_SYMBOL_PATH`, searched after `stores`.
     pub nt_symbol_path: Option<String>,
-    /// Also look where the dump says each module was loaded from, and in
-    /// this machine's debug directories (/usr/lib/debug): what makes dumps
-    /// of this machine's own processes symbolize with no set-up. Every file
-    /// found there is still checked against the module's identity.
+    /// Also look where the dump says each module was loaded from (when that
+    /// is a local absolute path of this OS), and in this machine's debug
+    /// directories (/usr/lib/debug): what makes dumps of this machine's own
+    /// processes symbolize with no set-up. Every file found there is still
+    /// checked against the module's identity. `--no-system-symbols` turns
+    /// it off.
     pub system: bool,
 }
 
@@ -62,7 +71,12 @@ impl Default for SymbolConfig {
         SymbolConfig {
             stores: Vec::new(),
             cache: None,
-            timeout: DEFAULT_TIMEOUT,
+            user_cache: None,
+            limits: Limits {
+                connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+                read_timeout: DEFAULT_TIMEOUT,
+                max_download: DEFAULT_MAX_DOWNLOAD,
+            },
             nt_symbol_path: None,
             system: true,
         }
@@ -90,20 +104,21 @@ impl SymbolConfig {
     }
 
     /// The download cache: `--symbols-cache`, else the first cache named in
-    /// `_NT_SYMBOL_PATH`, else `dumptriage/symbols` in the user's cache dir.
-    fn default_cache(&self, nt: &[ntpath::Element]) -> PathBuf {
+    /// `_NT_SYMBOL_PATH`, else `dumptriage/symbols` in the user's cache
+    /// directory. Never a shared folder such as /tmp, where anyone could
+    /// put files in first: with no user cache directory, `None`.
+    fn default_cache(&self, nt: &[ntpath::Element]) -> Option<PathBuf> {
         if let Some(cache) = &self.cache {
-            return cache.clone();
+            return Some(cache.clone());
         }
         for element in nt {
             if let ntpath::Element::Cache(dir) = element {
-                return dir.clone();
+                return Some(dir.clone());
             }
         }
-        dirs::cache_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join("dumptriage")
-            .join("symbols")
+        self.user_cache
+            .as_ref()
+            .map(|dir| dir.join("dumptriage").join("symbols"))
     }
 
     /// Builds the sources shared by every dump of the run. Each symbol file
@@ -124,7 +139,8 @@ impl SymbolConfig {
                 locations.push(Location::Folder(dir));
             }
         };
-        let mut servers: Vec<(String, PathBuf)> = Vec::new();
+        // Servers with their own cache, and those that use the default one.
+        let mut servers: Vec<(String, Option<PathBuf>)> = Vec::new();
         for entry in &self.stores {
             let text = entry.to_string_lossy();
             if is_url(&text) {
@@ -139,23 +155,50 @@ impl SymbolConfig {
                     add_folder(&mut locations, dir)
                 }
                 ntpath::Element::Server { url, cache: own } => {
-                    servers.push((url, own.unwrap_or_else(|| cache.clone())))
+                    servers.push((url, own.or_else(|| cache.clone())))
                 }
             }
         }
         // Downloads are read back from the cache before any server is asked,
         // so a cache folder is also searched as a store (first among servers).
         for (_, server_cache) in &servers {
-            add_folder(&mut locations, server_cache.clone());
+            if let Some(dir) = server_cache {
+                add_folder(&mut locations, dir.clone());
+            }
+        }
+        // No cache to keep downloads in: they go to a folder of this run's
+        // own (created private, removed at the end), and are not kept.
+        let mut notes = Vec::new();
+        let mut scratch = None;
+        if servers.iter().any(|(_, c)| c.is_none()) {
+            match tempfile::Builder::new().prefix("dumptriage-").tempdir() {
+                Ok(dir) => {
+                    notes.push(
+                        "no user cache directory and no --symbols-cache: files from symbol \
+                         servers are used for this run only (caching is off)"
+                            .to_string(),
+                    );
+                    scratch = Some(dir);
+                }
+                Err(e) => notes.push(format!(
+                    "no user cache directory and no --symbols-cache, and no private folder \
+                     for downloads ({e}): symbol servers without a cache are not asked"
+                )),
+            }
         }
         for (url, server_cache) in servers {
+            let Some(dir) =
+                server_cache.or_else(|| scratch.as_ref().map(|d| d.path().to_path_buf()))
+            else {
+                continue;
+            };
             locations.push(Location::Server(Arc::new(Server::new(
                 &url,
-                &server_cache,
-                self.timeout,
+                &dir,
+                self.limits,
             ))));
         }
-        Sources::new(locations, self.system)
+        Sources::new(locations, self.system, notes, scratch)
     }
 }
 
@@ -177,5 +220,31 @@ mod tests {
             ..SymbolConfig::default()
         };
         assert!(config.sources().uses_network());
+    }
+
+    /// Without a user cache directory nothing falls back to a shared
+    /// folder: downloads are kept for the run only, and the report says so.
+    #[test]
+    fn no_user_cache_means_no_cache() {
+        let config = SymbolConfig {
+            stores: vec!["http://127.0.0.1:1/".into()],
+            ..SymbolConfig::default()
+        };
+        let sources = config.sources();
+        assert!(!sources
+            .locations
+            .iter()
+            .any(|l| matches!(l, Location::Folder(_))));
+        assert_eq!(sources.notes().len(), 1);
+        assert!(sources.notes()[0].contains("caching is off"));
+
+        let config = SymbolConfig {
+            user_cache: Some("/home/u/.cache".into()),
+            ..config
+        };
+        let sources = config.sources();
+        assert!(sources.notes().is_empty());
+        assert!(sources.locations.iter().any(|l| matches!(l,
+            Location::Folder(d) if *d == Path::new("/home/u/.cache/dumptriage/symbols"))));
     }
 }

@@ -132,6 +132,7 @@ impl<'a> DumpSymbols<'a> {
             }
         }
         out.extend(state.notes.iter().cloned());
+        out.extend(self.sources.notes().iter().cloned());
         out
     }
 

@@ -24,12 +24,13 @@ use std::sync::{Arc, Mutex};
 use futures_util::lock::Mutex as AsyncMutex;
 use minidump_unwind::{FrameSymbolizer, Symbolizer};
 
-use super::breakpad::{self, BreakpadSupplier};
+use super::breakpad::{self, BreakpadSupplier, Handed};
 use super::find;
 use super::identity::{Format, Identity};
 use super::log::Log;
 use super::native::elf::ElfInfo;
 use super::native::{pe, NativeSymbols};
+use super::paths::Finder;
 use super::server::Server;
 use crate::model::{ModuleSymbols, SymbolSource};
 
@@ -84,22 +85,52 @@ pub struct Sources {
     /// Look beside the module paths the dump records, and in the system's
     /// debug directories (for dumps of this machine's processes).
     pub(super) system: bool,
+    /// Folder look-ups, each folder listed once per run.
+    pub(super) finder: Arc<Finder>,
+    /// .sym files a code-id look-up found, for the Breakpad supplier.
+    handed: Handed,
     symbolizer: Symbolizer,
     breakpad_log: Arc<Mutex<HashMap<Identity, Log>>>,
     resolutions: Mutex<HashMap<Identity, Slot>>,
+    /// Warnings about the run's set-up, given with every report.
+    notes: Vec<String>,
+    /// The private folder downloads go to when there is no cache; removed
+    /// when the run ends.
+    _scratch: Option<tempfile::TempDir>,
 }
 
 impl Sources {
-    pub fn new(locations: Vec<Location>, system: bool) -> Sources {
+    pub fn new(
+        locations: Vec<Location>,
+        system: bool,
+        notes: Vec<String>,
+        scratch: Option<tempfile::TempDir>,
+    ) -> Sources {
         let breakpad_log = Arc::new(Mutex::new(HashMap::new()));
-        let supplier = BreakpadSupplier::new(locations.clone(), breakpad_log.clone());
+        let finder = Arc::new(Finder::default());
+        let handed = Handed::default();
+        let supplier = BreakpadSupplier::new(
+            locations.clone(),
+            breakpad_log.clone(),
+            finder.clone(),
+            handed.clone(),
+        );
         Sources {
             locations,
             system,
+            finder,
+            handed,
             symbolizer: Symbolizer::new(supplier),
             breakpad_log,
             resolutions: Mutex::new(HashMap::new()),
+            notes,
+            _scratch: scratch,
         }
+    }
+
+    /// Warnings about the run's set-up (no cache, ...).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// Whether any source can reach the network (only when a URL was given).
@@ -153,7 +184,7 @@ impl Sources {
                 }
             }
             if identity.debug_id.is_none() {
-                breakpad::code_id_lookup(&self.locations, &mut identity, &mut log);
+                breakpad::code_id_lookup(&self.locations, &self.handed, &mut identity, &mut log);
             }
         }
 

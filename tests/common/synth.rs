@@ -89,6 +89,18 @@ pub fn windows_crash(
     crash_ip: u64,
     memory: Vec<(u64, Vec<u8>)>,
 ) -> Vec<u8> {
+    windows_threads(modules, unloaded, &[crash_ip], memory)
+}
+
+/// [`windows_crash`] with one thread per address in `ips` (the first one
+/// crashing), so that a frame lands in each module named there.
+pub fn windows_threads(
+    modules: &[WinModule],
+    unloaded: &[WinModule],
+    ips: &[u64],
+    memory: Vec<(u64, Vec<u8>)>,
+) -> Vec<u8> {
+    let crash_ip = ips[0];
     let e = Endian::Little;
     let system = SystemInfo::new(e)
         .set_processor_architecture(9)
@@ -114,22 +126,21 @@ pub fn windows_crash(
         let module = UnloadedModule::new(e, m.base, m.size, &name, m.timestamp, 0);
         dump = dump.add_unloaded_module(module).add(name);
     }
-    let stack_base = 0x9_0000u64;
-    let stack = Memory::with_section(
-        Section::with_endian(e).append_repeated(0, 0x100),
-        stack_base,
-    );
-    let context = amd64_context(e, crash_ip, stack_base);
-    let thread = Thread::new(e, 0x1f00, &stack, &context);
+    for (i, ip) in ips.iter().enumerate() {
+        let stack_base = 0x9_0000u64 + 0x1000 * i as u64;
+        let stack = Memory::with_section(
+            Section::with_endian(e).append_repeated(0, 0x100),
+            stack_base,
+        );
+        let context = amd64_context(e, *ip, stack_base);
+        let thread = Thread::new(e, 0x1f00 + i as u32, &stack, &context);
+        dump = dump.add_thread(thread).add_memory(stack).add(context);
+    }
     let mut exception = Exception::new(e);
     exception.thread_id = 0x1f00;
     exception.exception_record.exception_code = 0xc000_0005;
     exception.exception_record.exception_address = crash_ip;
-    dump = dump
-        .add_thread(thread)
-        .add_memory(stack)
-        .add(context)
-        .add_exception(exception);
+    dump = dump.add_exception(exception);
     for (address, bytes) in memory {
         let region = Memory::with_section(Section::with_endian(e).append_bytes(&bytes), address);
         dump = dump.add_memory(region);

@@ -11,7 +11,7 @@ use super::super::identity::{debug_id_from_build_id, same_code_id, CodeId, Ident
 use super::super::log::Log;
 use super::super::native::elf::{self, Dwarf, ElfInfo};
 use super::super::native::NativeSymbols;
-use super::super::paths::{map_file, safe};
+use super::super::paths::{self, map_file};
 use super::super::sources::{BinaryInfo, FoundBinary, Location, Sources};
 
 /// DWARF for an ELF module: separate debug files by build id, the binary
@@ -21,8 +21,11 @@ pub fn debug_info(
     identity: &Identity,
     log: &mut Log,
 ) -> (Option<Arc<dyn NativeSymbols>>, Option<FoundBinary>) {
-    let build_id = identity.build_id().map(str::to_ascii_lowercase);
-    let name = safe(identity.code_name());
+    let build_id = identity
+        .build_id()
+        .and_then(paths::hex_id)
+        .map(str::to_ascii_lowercase);
+    let name = paths::component(identity.code_name());
     let check = |info: &ElfInfo| -> Result<(), String> {
         let found = info
             .build_id
@@ -50,8 +53,7 @@ pub fn debug_info(
         .unwrap_or_else(|| "no identity".to_string());
 
     // Separate debug files named by build id.
-    let mut debug_candidates: Vec<PathBuf> = Vec::new();
-    let mut roots: Vec<PathBuf> = sources
+    let roots: Vec<PathBuf> = sources
         .locations
         .iter()
         .filter_map(|l| match l {
@@ -59,37 +61,41 @@ pub fn debug_info(
             Location::Server(_) => None,
         })
         .collect();
-    if sources.system {
-        roots.push(PathBuf::from("/"));
-    }
-    if let Some(id) = build_id.as_deref().filter(|id| id.len() > 2) {
-        let (head, tail) = id.split_at(2);
-        let file = format!("{tail}.debug");
+    let mut debug_candidates: Vec<PathBuf> = Vec::new();
+    if let Some(id) = build_id.as_deref() {
+        let layouts = paths::build_id_debug(id);
         for root in &roots {
-            for sub in [".build-id", "usr/lib/debug/.build-id"] {
-                if root == Path::new("/") && sub == ".build-id" {
-                    continue;
-                }
-                debug_candidates.push(root.join(sub).join(head).join(&file));
+            for rel in &layouts {
+                debug_candidates.extend(sources.finder.find(root, rel));
             }
+        }
+        if sources.system {
+            debug_candidates.extend(paths::system_build_id_debug(id));
         }
     }
 
     // The binary: where the dump says it was, then in the folders.
     let mut binary_candidates: Vec<PathBuf> = Vec::new();
+    let mut looked: Vec<String> = Vec::new();
     if sources.system {
-        let path = PathBuf::from(&identity.code_file);
-        if path.is_absolute() {
+        if let Some(path) = paths::local_file(&identity.code_file) {
+            looked.push(path.display().to_string());
             binary_candidates.push(path);
         }
     }
     if let Some(name) = name {
-        for root in roots.iter().filter(|r| *r != Path::new("/")) {
-            binary_candidates.push(root.join(name));
-            if let Some(id) = &build_id {
-                binary_candidates.push(root.join(name).join(id).join(name));
+        let mut layouts: Vec<paths::Rel> = paths::flat(name).into_iter().collect();
+        if let Some(id) = &build_id {
+            layouts.extend(paths::elf_binary(name, id));
+        }
+        for root in &roots {
+            for rel in &layouts {
+                looked.push(rel.under(root).display().to_string());
+                binary_candidates.extend(sources.finder.find(root, rel));
             }
         }
+    } else if !identity.code_name().is_empty() {
+        log.unusable_name("code file", identity.code_name());
     }
 
     let open = |path: &Path, log: &mut Log| -> Option<(Mmap, ElfInfo)> {
@@ -139,17 +145,14 @@ pub fn debug_info(
             }
         }
     }
-    if build_id.is_some() && !debug_candidates.is_empty() {
+    if build_id.is_some() && (!roots.is_empty() || sources.system) {
+        let mut searched: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        if sources.system {
+            searched.push("/usr/lib/debug".to_string());
+        }
         log.tried(format!(
             "no debug file by build id in {}",
-            roots
-                .iter()
-                .map(|r| match r == Path::new("/") {
-                    true => "/usr/lib/debug".to_string(),
-                    false => r.display().to_string(),
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
+            searched.join(", ")
         ));
     }
 
@@ -161,15 +164,11 @@ pub fn debug_info(
         }
     }
     let Some((binary_path, map, info)) = binary else {
-        if !binary_candidates.is_empty() {
+        if !looked.is_empty() {
             log.tried(format!(
                 "no binary {} (looked at {})",
                 identity.code_name(),
-                binary_candidates
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                looked.join(", ")
             ));
         }
         return (None, None);
@@ -183,15 +182,17 @@ pub fn debug_info(
             }
         }
     }
-    if let Some(link) = info.debuglink.as_deref().and_then(safe) {
+    // The link is a name from the binary: one plain file name, or nothing.
+    if let Some(link) = info.debuglink.as_deref().filter(|l| paths::plain(l)) {
         let dir = binary_path.parent().unwrap_or(Path::new("/"));
         let mut links = vec![dir.join(link), dir.join(".debug").join(link)];
         if sources.system {
-            let rel = dir.strip_prefix("/").unwrap_or(dir);
-            links.push(Path::new("/usr/lib/debug").join(rel).join(link));
+            links.extend(paths::system_debuglink(dir, link));
         }
-        for root in roots.iter().filter(|r| *r != Path::new("/")) {
-            links.push(root.join(link));
+        if let Some(rel) = paths::flat(link) {
+            for root in &roots {
+                links.extend(sources.finder.find(root, &rel));
+            }
         }
         for path in links {
             if path == binary_path {

@@ -3,71 +3,94 @@
 //! dump records. Its export table and its CodeView record (which names the
 //! PDB) are what the search uses.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::super::identity::{same_code_id, Identity};
-use super::super::log::Log;
+use super::super::log::{Log, Refusal};
 use super::super::native::pe;
-use super::super::paths::{map_file, safe};
+use super::super::paths::{self, map_file};
 use super::super::server::Fetched;
 use super::super::sources::{BinaryInfo, FoundBinary, Location, Sources};
 
+/// Reads `path` as a PE image whose timestamp and size are `code_id`.
+fn read_checked(path: &Path, code_id: &str) -> Result<pe::PeInfo, Refusal> {
+    let info = map_file(path)
+        .map_err(|e| e.to_string())
+        .and_then(|m| pe::read_file(&m))
+        .map_err(Refusal::Corrupt)?;
+    if same_code_id(&info.code_id, code_id) {
+        Ok(info)
+    } else {
+        Err(Refusal::Mismatch {
+            what: "timestamp+size",
+            found: info.code_id,
+            expected: code_id.to_string(),
+        })
+    }
+}
+
 /// The PE binary of a module, found by CODE_FILE and CODE_ID.
 pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<FoundBinary> {
-    let code_id = identity.code_id.as_deref()?;
-    let name = safe(identity.code_name())?;
-    let upper = code_id.to_ascii_uppercase();
-    let mut candidates: Vec<(String, PathBuf)> = Vec::new();
+    let code_id = paths::pe_code_id(identity.code_id.as_deref()?)?;
+    let recorded = identity.code_name();
+    let Some(name) = paths::component(recorded) else {
+        if !recorded.is_empty() {
+            log.unusable_name("code file", recorded);
+        }
+        return None;
+    };
+    let key = paths::pe_binary(name, &code_id)?;
+    let mut layouts = vec![key.clone()];
+    if let (Some(debug), Some(id)) = (
+        identity.debug_name().and_then(paths::component),
+        identity.debug_id.as_ref(),
+    ) {
+        layouts.extend(paths::pe_binary_by_debug_id(debug, id, name));
+    }
+    layouts.extend(paths::flat(name));
+    let check = |path: &Path| read_checked(path, &code_id).map(|_| ());
+    let open = |shown: String, path: PathBuf, log: &mut Log| -> Option<FoundBinary> {
+        match read_checked(&path, &code_id) {
+            Ok(info) => Some((path, BinaryInfo::Pe(info))),
+            Err(refusal) => {
+                log.refused(&shown, &refusal);
+                None
+            }
+        }
+    };
+    // In order, the first good file wins: a server is asked only when no
+    // folder before it had one.
     for location in &sources.locations {
         match location {
             Location::Folder(dir) => {
-                let mut paths = vec![dir.join(name).join(&upper).join(name)];
-                if let (Some(debug), Some(id)) = (
-                    identity.debug_name().and_then(safe),
-                    identity.debug_id.as_ref(),
-                ) {
-                    paths.push(dir.join(debug).join(id.breakpad().to_string()).join(name));
-                }
-                paths.push(dir.join(name));
                 let mut hit = false;
-                for path in paths {
-                    if path.is_file() {
-                        candidates.push((path.display().to_string(), path));
+                for rel in &layouts {
+                    if let Some(path) = sources.finder.find(dir, rel) {
                         hit = true;
+                        if let Some(found) = open(path.display().to_string(), path, log) {
+                            return Some(found);
+                        }
                     }
                 }
                 if !hit {
-                    log.tried(format!("{}: no {name} ({upper})", dir.display()));
+                    log.tried(format!("{}: no {name} ({code_id})", dir.display()));
                 }
             }
-            Location::Server(server) => match server.fetch(&[name, &upper, name]) {
+            Location::Server(server) => match server.fetch(&key, &check) {
                 Fetched::File(path, _) => {
-                    candidates.push((server.url_of(&[name, &upper, name]), path));
+                    if let Some(found) = open(server.url_of(&key), path, log) {
+                        return Some(found);
+                    }
                 }
-                Fetched::NotFound => log.tried(format!(
-                    "{}: not found",
-                    server.url_of(&[name, &upper, name])
-                )),
+                Fetched::NotFound => log.tried(format!("{}: not found", server.url_of(&key))),
+                Fetched::Refused(refusal) => log.refused(&server.url_of(&key), &refusal),
                 Fetched::Failed(why) => log.server_failed(server.url(), why),
             },
         }
     }
-    if sources.system && !identity.code_file.contains('\\') {
-        let path = PathBuf::from(&identity.code_file);
-        if path.is_absolute() && path.is_file() {
-            candidates.push((path.display().to_string(), path));
-        }
-    }
-    for (shown, path) in candidates {
-        match map_file(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|m| pe::read_file(&m))
-        {
-            Ok(info) if same_code_id(&info.code_id, code_id) => {
-                return Some((path, BinaryInfo::Pe(info)));
-            }
-            Ok(info) => log.mismatch(&shown, "timestamp+size", &info.code_id, &upper),
-            Err(why) => log.corrupt(&shown, &why),
+    if sources.system {
+        if let Some(path) = paths::local_file(&identity.code_file).filter(|p| p.is_file()) {
+            return open(path.display().to_string(), path, log);
         }
     }
     None

@@ -50,15 +50,7 @@ impl Pdb {
         // the minidump itself.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| corrupt(&e))?;
         let mut pdb = PDB::open(Cursor::new(map)).map_err(|e| corrupt(&e))?;
-        let info = pdb.pdb_information().map_err(|e| corrupt(&e))?;
-        // The DBI stream's age is the one the linker wrote into the image;
-        // the PDB info stream's can be newer after incremental links.
-        let age = pdb
-            .debug_information()
-            .ok()
-            .and_then(|dbi| dbi.age())
-            .unwrap_or(info.age);
-        let found = DebugId::from_parts(info.guid, age);
+        let found = pdb_identity(&mut pdb).map_err(|e| corrupt(&e))?;
         if found != expected {
             return Err(PdbError::Mismatch(found));
         }
@@ -71,6 +63,30 @@ impl Pdb {
             cell: Mutex::new(cell),
         })
     }
+}
+
+/// The GUID and age of the PDB at `path`, without loading anything else:
+/// a download is checked with it before it is kept.
+pub fn identity(path: &Path) -> Result<DebugId, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // SAFETY: as in `Pdb::open`.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
+    let mut pdb = PDB::open(Cursor::new(map)).map_err(|e| e.to_string())?;
+    pdb_identity(&mut pdb).map_err(|e| e.to_string())
+}
+
+fn pdb_identity(
+    pdb: &mut PDB<'static, Cursor<Mmap>>,
+) -> Result<DebugId, pdb_addr2line::pdb::Error> {
+    let info = pdb.pdb_information()?;
+    // The DBI stream's age is the one the linker wrote into the image;
+    // the PDB info stream's can be newer after incremental links.
+    let age = pdb
+        .debug_information()
+        .ok()
+        .and_then(|dbi| dbi.age())
+        .unwrap_or(info.age);
+    Ok(DebugId::from_parts(info.guid, age))
 }
 
 impl NativeSymbols for Pdb {
