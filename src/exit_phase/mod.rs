@@ -573,13 +573,17 @@ fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {
     }
     let first = thread.frames.first()?;
     let module = first.module.as_deref()?;
-    (first.function.is_none() && tables.syscall_modules.iter().any(|p| p.matches(module))).then(
-        || Blocked {
-            frame_index: 0,
-            function: format!("{module} + {}", offset(first.module_offset)),
-            certain: false,
+    // Unnamed, or named only by the nearest export (system-call stubs are
+    // leaf functions without unwind entries, so their extent is unknown).
+    let unnamed = first.function.is_none() || first.function_guessed;
+    (unnamed && tables.syscall_modules.iter().any(|p| p.matches(module))).then(|| Blocked {
+        frame_index: 0,
+        function: match (&first.function, first.function_guessed) {
+            (Some(name), true) => format!("{module}!{name} (nearest export)"),
+            _ => format!("{module} + {}", offset(first.module_offset)),
         },
-    )
+        certain: false,
+    })
 }
 
 /// The thread a debugger injects to break in runs only in ntdll/kernel32

@@ -1,0 +1,236 @@
+//! The poor twins of the Windows samples (sample-dumps/README.md, "Poor
+//! twins"): the same capture, with symbols as users really have them.
+//!
+//! - raw: the dump exactly as Wine's MiniDumpWriteDump wrote it (no debug
+//!   ids, no unloaded-module list, no thread names), with a Microsoft symbol
+//!   store in symstore's layout and case (`sample-dumps/store`: the
+//!   programs' binaries and PDBs, Windows' DLLs as binaries only);
+//! - flat: the completed dump with the programs' binaries and PDBs side by
+//!   side in one folder, and no Breakpad .sym at all.
+//!
+//! (The third twin, the completed dump with .sym files for the program's own
+//! modules only, is the sample itself: tests/samples.rs.) Each twin must get
+//! the diagnosis sample-dumps/twins.toml gives: the sample's own, or the
+//! generic that remains true where the information is really gone, with the
+//! reason written down there.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Deserialize)]
+struct Twins {
+    twin: Vec<Twin>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Twin {
+    sample: String,
+    /// diagnoses[0] of the raw twin; "" means none at all.
+    raw: String,
+    /// diagnoses[0] of the flat twin; "" means none at all.
+    flat: String,
+    /// Why a twin's answer differs from the sample's, where it does.
+    #[serde(default)]
+    why: String,
+}
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps")
+}
+
+fn twins() -> Vec<Twin> {
+    let text = std::fs::read_to_string(samples().join("twins.toml")).unwrap();
+    toml::from_str::<Twins>(&text).unwrap().twin
+}
+
+/// The sample's own expected diagnosis (expected.toml), "" for none.
+fn sample_signature(name: &str) -> String {
+    let text = std::fs::read_to_string(samples().join("expected.toml")).unwrap();
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    doc["dump"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["file"].as_str() == Some(&format!("{name}.dmp")))
+        .unwrap_or_else(|| panic!("{name} is not in expected.toml"))["signature"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn first_diagnosis(report: &Value) -> String {
+    report["diagnoses"][0]["signature"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// One analysis run over several dumps; reports keyed by the dump's stem.
+fn analyze(paths: &[PathBuf], symbols: &Path) -> Vec<(String, Value)> {
+    let mut args: Vec<String> = vec![
+        "analyze".into(),
+        "--format".into(),
+        "json".into(),
+        "--symbols".into(),
+        symbols.display().to_string(),
+    ];
+    args.extend(paths.iter().map(|p| p.display().to_string()));
+    let out = common::bin().args(&args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    common::reports_by_stem(&doc)
+        .into_iter()
+        .map(|(stem, r)| (stem, r.clone()))
+        .collect()
+}
+
+fn report_for<'a>(reports: &'a [(String, Value)], sample: &str) -> &'a Value {
+    &reports
+        .iter()
+        .find(|(stem, _)| stem.starts_with(sample))
+        .unwrap_or_else(|| panic!("no report for {sample}"))
+        .1
+}
+
+#[test]
+fn every_twin_is_listed_with_a_reason_where_it_differs() {
+    let twins = twins();
+    let text = std::fs::read_to_string(samples().join("expected.toml")).unwrap();
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    let windows = doc["dump"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| !d["file"].as_str().unwrap().ends_with("-linux.dmp"))
+        .count();
+    assert_eq!(twins.len(), windows, "one twin entry per Windows sample");
+    for twin in &twins {
+        let own = sample_signature(&twin.sample);
+        if (twin.raw != own || twin.flat != own) && twin.why.trim().is_empty() {
+            panic!(
+                "{}: a twin's answer differs from the sample's ({own:?}) without a reason",
+                twin.sample
+            );
+        }
+    }
+}
+
+#[test]
+fn raw_dumps_with_a_symstore_store_get_their_diagnosis() {
+    let twins = twins();
+    let paths: Vec<PathBuf> = twins
+        .iter()
+        .map(|t| {
+            samples()
+                .join("raw")
+                .join(format!("{}.wine.mdmp.raw", t.sample))
+        })
+        .collect();
+    let reports = analyze(&paths, &samples().join("store"));
+    let mut failures = Vec::new();
+    for twin in &twins {
+        let report = report_for(&reports, &twin.sample);
+        assert_eq!(report["status"], "ok", "{}", twin.sample);
+        let got = first_diagnosis(report);
+        if got != twin.raw {
+            failures.push(format!(
+                "{}: raw twin {got:?}, want {:?}",
+                twin.sample, twin.raw
+            ));
+        }
+        // Symbols came from the store: the program's own modules by their
+        // PDBs, found through the binaries' code ids (the raw dump has no
+        // debug ids).
+        let from_pdb = report["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["symbol_source"] == "pdb");
+        if !from_pdb {
+            failures.push(format!("{}: no module named from its PDB", twin.sample));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn completed_dumps_with_binaries_and_pdbs_only_get_their_diagnosis() {
+    let twins = twins();
+    // A folder as a user has it: the dumps, and the binaries and PDBs they
+    // built, side by side; no .sym, no store layout.
+    let dir = tempfile::tempdir().unwrap();
+    let flat = dir.path().join("bin");
+    std::fs::create_dir(&flat).unwrap();
+    for entry in walk(&samples().join("store")) {
+        let name = entry.file_name().unwrap();
+        let lower = name.to_string_lossy().to_ascii_lowercase();
+        // Windows' own DLLs are not the user's build output.
+        if !is_windows_dll(&lower) {
+            std::fs::copy(&entry, flat.join(name)).unwrap();
+        }
+    }
+    let mut paths = Vec::new();
+    for twin in &twins {
+        let to = dir.path().join(format!("{}.dmp", twin.sample));
+        std::fs::copy(samples().join(format!("{}.dmp", twin.sample)), &to).unwrap();
+        paths.push(to);
+    }
+    let reports = analyze(&paths, &flat);
+    let mut failures = Vec::new();
+    for twin in &twins {
+        let report = report_for(&reports, &twin.sample);
+        assert_eq!(report["status"], "ok", "{}", twin.sample);
+        let got = first_diagnosis(report);
+        if got != twin.flat {
+            failures.push(format!(
+                "{}: flat twin {got:?}, want {:?}",
+                twin.sample, twin.flat
+            ));
+        }
+        let from_sym = report["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["symbol_source"] == "sym");
+        if from_sym {
+            failures.push(format!("{}: a .sym was used", twin.sample));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn is_windows_dll(lower: &str) -> bool {
+    matches!(
+        lower,
+        "ntdll.dll"
+            | "kernel32.dll"
+            | "kernelbase.dll"
+            | "msvcrt.dll"
+            | "ucrtbase.dll"
+            | "dbghelp.dll"
+            | "zlib1.dll"
+    )
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
