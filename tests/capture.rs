@@ -488,6 +488,51 @@ fn attach_to_a_stripped_program_waiting_in_main_finds_no_exit() {
     }
 }
 
+/// Issue 10's false-positive corpus: a healthy GPU service captured by
+/// `attach`, whose PAL queue thread waits on a fence and whose HIP runtime
+/// has its teardown handler registered, gets no diagnosis and no exit.
+#[test]
+fn attach_to_a_healthy_gpu_daemon_finds_nothing_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = Running::start("healthy_gpu_daemon", &[]);
+    daemon.wait_for("healthy_gpu_daemon: serving");
+    let pid = daemon.pid();
+    let out = bin()
+        .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--symbols")
+        .arg(libc_symbols())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &doc["reports"][0];
+    // The threads the GPU hang signatures look at are there ...
+    let all: Vec<String> = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(functions)
+        .collect();
+    for wanted in ["PalFenceWait", "serve_requests", "request_worker"] {
+        assert!(all.iter().any(|f| f == wanted), "{wanted} not in {all:?}");
+    }
+    // ... and nothing is diagnosed.
+    assert_eq!(
+        report["diagnoses"],
+        serde_json::json!([]),
+        "{:#}",
+        report["diagnoses"]
+    );
+    assert_eq!(report["exit_phase"]["process_exiting"], false);
+    assert!(report["exit_phase"]["blamed_thread"].is_null());
+}
+
 /// The same program crashing in main: a crash, but not during exit.
 #[test]
 fn a_stripped_program_crashing_in_main_is_not_an_exit_time_crash() {

@@ -59,6 +59,12 @@ pub fn programs() -> &'static Path {
         );
         gcc(
             &out,
+            &["-o", "healthy_gpu_daemon"],
+            &[src.join("healthy_gpu_daemon.c")],
+            &["-L.", "-lamdhip64", rpath, "-lpthread"],
+        );
+        gcc(
+            &out,
             &["-o", "rt_signals"],
             &[src.join("rt_signals.c")],
             &["-lpthread"],
