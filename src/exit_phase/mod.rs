@@ -541,6 +541,11 @@ fn abort_reason(
             });
         }
         0xc000_0602 if windows => return Some("fail-fast exception 0xC0000602".to_string()),
+        // What crash reporters record for abort() caught by their SIGABRT
+        // handler: the status of a fatal application exit.
+        0x4000_0015 if windows => {
+            return Some("abort(): STATUS_FATAL_APP_EXIT 0x40000015".to_string())
+        }
         6 if !windows => return Some("SIGABRT".to_string()),
         _ => {}
     }

@@ -23,6 +23,7 @@ pub const EXCEPTION_NAMES: &[(&str, u32, bool)] = &[
     ("STATUS_HEAP_CORRUPTION", 0xc000_0374, false),
     ("STATUS_STACK_BUFFER_OVERRUN", 0xc000_0409, false),
     ("STATUS_FAIL_FAST_EXCEPTION", 0xc000_0602, false),
+    ("STATUS_FATAL_APP_EXIT", 0x4000_0015, false),
     ("STATUS_BREAKPOINT", 0x8000_0003, false),
     ("EXCEPTION_CPP", 0xe06d_7363, false),
     ("CPP_EXCEPTION", 0xe06d_7363, false),

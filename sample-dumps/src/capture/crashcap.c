@@ -16,11 +16,17 @@
  *      Catching the first-chance exception there is what `procdump -e 1` or an
  *      attached debugger would do.
  *
+ *   3. a SIGABRT handler (signal()), as crash reporters install one to catch
+ *      abort() (std::terminate calls it): the dump records the context of
+ *      the handler's caller and the exception code STATUS_FATAL_APP_EXIT
+ *      (0x40000015), the status Windows gives a fatal application exit.
+ *
  * The dump goes to %DUMPTRIAGE_DUMP% and the sidecar (thread names, unloaded
  * modules, CodeView records read from this live process) to %DUMPTRIAGE_SIDECAR%.
  */
 #include <windows.h>
 #include <dbghelp.h>
+#include <signal.h>
 #include <stdio.h>
 #include "dtcollect.h"
 
@@ -91,6 +97,20 @@ static LONG WINAPI on_vectored(EXCEPTION_POINTERS *ep)
     return EXCEPTION_CONTINUE_SEARCH;
 }
 
+static void on_abort_signal(int sig)
+{
+    (void)sig;
+    CONTEXT context;
+    EXCEPTION_RECORD record;
+    ZeroMemory(&record, sizeof record);
+    RtlCaptureContext(&context);
+    record.ExceptionCode = 0x40000015; /* STATUS_FATAL_APP_EXIT */
+    record.ExceptionFlags = EXCEPTION_NONCONTINUABLE;
+    record.ExceptionAddress = (void *)context.Rip;
+    EXCEPTION_POINTERS ep = {&record, &context};
+    write_dump(&ep, "in-process-abort-signal-handler");
+}
+
 __declspec(dllexport) int crashcap_install(void)
 {
     DWORD n = GetEnvironmentVariableW(L"DUMPTRIAGE_DUMP", g_dump_path, MAX_PATH);
@@ -104,6 +124,7 @@ __declspec(dllexport) int crashcap_install(void)
         GetModuleHandleW(L"ntdll.dll"), "RtlDllShutdownInProgress");
     SetUnhandledExceptionFilter(on_unhandled);
     AddVectoredExceptionHandler(1, on_vectored);
+    signal(SIGABRT, on_abort_signal);
     return 0;
 }
 

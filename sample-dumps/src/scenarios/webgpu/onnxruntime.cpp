@@ -3,7 +3,10 @@
 //
 //  * logging::LoggingManager owns the default logger; LOGS_DEFAULT goes through
 //    LoggingManager::DefaultLogger() and a logging::Capture whose destructor
-//    hands the message to Logger::Log.
+//    hands the message to Logger::Log. With no default logger registered,
+//    DefaultLogger() throws (ORT_THROW: an OnnxRuntimeException, C++
+//    exception 0xE06D7363); thrown through a destructor, which is noexcept,
+//    the C++ runtime calls std::terminate, which calls abort().
 //  * OrtEnv is a process-wide singleton held by a function-local static, so at
 //    DLL unload it is destroyed before the file-scope statics below.
 //  * webgpu::WebGpuContextFactory keeps the WebGPU instance in a static RAII
@@ -29,7 +32,93 @@ __declspec(dllimport) void *wgpuInstanceCreateDevice(void *instance,
 __declspec(dllimport) void wgpuDeviceRelease(void *device);
 }
 
+// ------------------------------------------------- C++ exception support --
+// The stand-ins are built without C++ exceptions (see cxxrt.inc), so what an
+// MSVC build's compiler and C++ runtime do is spelled out here:
+//  * ORT_THROW raises 0xE06D7363 through _CxxThrowException with the
+//    exception's ThrowInfo, laid out as MSVC emits it (constant .rdata,
+//    image-relative offsets): onnxruntime::OnnxRuntimeException, catchable
+//    as std::exception;
+//  * when such an exception reaches a noexcept function (a destructor), the
+//    frame handler calls std::terminate during dispatch; the vectored
+//    handler below does that for the regions marked noexcept;
+//  * std::terminate calls abort(), which raises SIGABRT (crash reporters
+//    catch abort() there) and ends the process.
+extern "C" __declspec(dllimport) void _CxxThrowException(void *object, const void *throw_info);
+extern "C" NOINLINE void ort_exception_dtor(void *) {}
+extern "C" const unsigned char ort_ti_OnnxRuntimeException[16];
+asm(R"(
+    .section .rdata,"dr"
+    .p2align 3
+ort_td_OnnxRuntimeException:
+    .quad 0, 0
+    .asciz ".?AVOnnxRuntimeException@onnxruntime@@"
+    .p2align 3
+ort_td_exception:
+    .quad 0, 0
+    .asciz ".?AVexception@std@@"
+    .p2align 2
+ort_ct_OnnxRuntimeException:
+    .long 0
+    .rva ort_td_OnnxRuntimeException
+    .long 0, -1, 0, 160, 0
+ort_ct_exception:
+    .long 0
+    .rva ort_td_exception
+    .long 0, -1, 0, 160, 0
+ort_cta_OnnxRuntimeException:
+    .long 2
+    .rva ort_ct_OnnxRuntimeException
+    .rva ort_ct_exception
+    .globl ort_ti_OnnxRuntimeException
+ort_ti_OnnxRuntimeException:
+    .long 0
+    .rva ort_exception_dtor
+    .long 0
+    .rva ort_cta_OnnxRuntimeException
+    .text
+)");
+
+namespace std {
+[[noreturn]] NOINLINE void terminate() noexcept
+{
+    abort(); // the C runtime's: raise(SIGABRT), then the process ends
+    __builtin_unreachable();
+}
+} // namespace std
+
 namespace onnxruntime {
+
+class OnnxRuntimeException {
+  public:
+    const void *vftable = nullptr;
+    char what_[152];
+};
+
+static OnnxRuntimeException g_thrown;
+
+[[noreturn]] NOINLINE static void ThrowOnnxRuntimeException(const char *message)
+{
+    strncpy(g_thrown.what_, message, sizeof g_thrown.what_ - 1);
+    _CxxThrowException(&g_thrown, ort_ti_OnnxRuntimeException);
+    __builtin_unreachable();
+}
+
+// How deep the current thread is in functions the compiler marked noexcept
+// (only the destructors on the exit path here).
+static volatile LONG g_noexcept_depth;
+struct NoexceptRegion {
+    NoexceptRegion() { InterlockedIncrement(&g_noexcept_depth); }
+    ~NoexceptRegion() { InterlockedDecrement(&g_noexcept_depth); }
+};
+
+NOINLINE static LONG CALLBACK NoexceptBoundary(EXCEPTION_POINTERS *ep)
+{
+    if (ep->ExceptionRecord->ExceptionCode == 0xE06D7363 && g_noexcept_depth > 0)
+        std::terminate();
+    return EXCEPTION_CONTINUE_SEARCH;
+}
+
 namespace logging {
 
 enum class Severity { kVERBOSE = 0, kINFO = 1, kWARNING = 2, kERROR = 3, kFATAL = 4 };
@@ -92,9 +181,15 @@ class LoggingManager {
     }
     NOINLINE ~LoggingManager()
     {
-        delete s_default_logger_; // s_default_logger_ is left pointing at it
+        delete s_default_logger_;
+        s_default_logger_ = nullptr;
     }
-    NOINLINE static const Logger &DefaultLogger() { return *s_default_logger_; }
+    NOINLINE static const Logger &DefaultLogger()
+    {
+        if (s_default_logger_ == nullptr)
+            ThrowOnnxRuntimeException("Attempt to use DefaultLogger but none has been registered.");
+        return *s_default_logger_;
+    }
     NOINLINE static bool HasDefaultLogger() { return s_default_logger_ != nullptr; }
     CLogSink sink_;
     static Logger *s_default_logger_;
@@ -260,6 +355,7 @@ NOINLINE WebGpuContext::WebGpuContext(void *instance)
 
 NOINLINE WebGpuContext::~WebGpuContext()
 {
+    NoexceptRegion noexcept_destructor; // destructors are noexcept
     if (device_) wgpuDeviceRelease(device_);
 }
 
@@ -465,3 +561,10 @@ static const char *GetVersionString() { return "1.22.0-standin"; }
 static const OrtApiBase ort_api_base = {ORT_API_CALL_GetApi, GetVersionString};
 
 extern "C" __declspec(dllexport) const OrtApiBase *OrtGetApiBase(void) { return &ort_api_base; }
+
+extern "C" BOOL WINAPI DllMain(HINSTANCE, DWORD reason, LPVOID)
+{
+    // The C++ runtime's part of exception dispatch (see NoexceptBoundary).
+    if (reason == DLL_PROCESS_ATTACH) AddVectoredExceptionHandler(1, onnxruntime::NoexceptBoundary);
+    return TRUE;
+}
