@@ -31,6 +31,8 @@ use super::log::Log;
 use super::native::elf::ElfInfo;
 use super::native::{pe, NativeSymbols};
 use super::server::Server;
+use super::unwind::elf::ElfUnwinder;
+use super::unwind::{self, Unwinder};
 use crate::model::{ModuleSymbols, SymbolSource};
 
 /// A place symbols are looked for.
@@ -87,6 +89,9 @@ pub struct Sources {
     symbolizer: Symbolizer,
     breakpad_log: Arc<Mutex<HashMap<Identity, Log>>>,
     resolutions: Mutex<HashMap<Identity, Slot>>,
+    /// Unwind tables read from the binaries, by module identity (None:
+    /// none found).
+    unwinders: Mutex<HashMap<Identity, Option<Arc<dyn Unwinder>>>>,
 }
 
 impl Sources {
@@ -99,6 +104,7 @@ impl Sources {
             symbolizer: Symbolizer::new(supplier),
             breakpad_log,
             resolutions: Mutex::new(HashMap::new()),
+            unwinders: Mutex::new(HashMap::new()),
         }
     }
 
@@ -129,6 +135,59 @@ impl Sources {
         let resolution = Arc::new(self.search(identity.clone()).await);
         *guard = Some(resolution.clone());
         resolution
+    }
+
+    /// The unwind tables of a module's binary, for a module the search
+    /// found no .sym file for: the binary it found, else one looked for now
+    /// by code id (PE) or build id (ELF); for ELF also the `.debug_frame`
+    /// of the separate debug file the names came from. Read once per run.
+    pub fn unwinder(&self, resolution: &Resolution) -> Option<Arc<dyn Unwinder>> {
+        let identity = &resolution.identity;
+        if let Some(known) = self.lock_unwinders().get(identity) {
+            return known.clone();
+        }
+        // What is tried here is not reported: the symbol search already
+        // said where names were looked for.
+        let mut log = Log::default();
+        let found: Option<Arc<dyn Unwinder>> = match identity.format() {
+            Format::Pe => {
+                let path = resolution
+                    .binary
+                    .clone()
+                    .or_else(|| find::pe::binary(self, identity, &mut log).map(|(path, _)| path));
+                path.and_then(|path| unwind::pe::from_file(&path))
+                    .map(|unwinder| Arc::new(unwinder) as Arc<dyn Unwinder>)
+            }
+            Format::Elf => {
+                let binary = resolution
+                    .binary
+                    .clone()
+                    .or_else(|| find::elf::binary(self, identity, &mut log));
+                let debug = match resolution.source() {
+                    SymbolSource::Dwarf => resolution
+                        .file
+                        .as_ref()
+                        .map(PathBuf::from)
+                        .filter(|file| Some(file) != binary.as_ref()),
+                    _ => None,
+                };
+                ElfUnwinder::load(binary.as_deref(), debug.as_deref())
+                    .map(|unwinder| Arc::new(unwinder) as Arc<dyn Unwinder>)
+            }
+        };
+        self.lock_unwinders()
+            .entry(identity.clone())
+            .or_insert(found)
+            .clone()
+    }
+
+    fn lock_unwinders(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<Identity, Option<Arc<dyn Unwinder>>>> {
+        match self.unwinders.lock() {
+            Ok(map) => map,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 
     async fn search(&self, mut identity: Identity) -> Resolution {

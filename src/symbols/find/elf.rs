@@ -14,21 +14,48 @@ use super::super::native::NativeSymbols;
 use super::super::paths::{map_file, safe};
 use super::super::sources::{BinaryInfo, FoundBinary, Location, Sources};
 
-/// DWARF for an ELF module: separate debug files by build id, the binary
-/// itself, then its `.gnu_debuglink`. Also returns the binary found.
-pub fn debug_info(
-    sources: &Sources,
-    identity: &Identity,
-    log: &mut Log,
-) -> (Option<Arc<dyn NativeSymbols>>, Option<FoundBinary>) {
-    let build_id = identity.build_id().map(str::to_ascii_lowercase);
-    let name = safe(identity.code_name());
-    let check = |info: &ElfInfo| -> Result<(), String> {
+/// Where an ELF module's files are looked for, and how each is checked.
+struct Finder<'s> {
+    sources: &'s Sources,
+    identity: &'s Identity,
+    build_id: Option<String>,
+    module_has: String,
+    roots: Vec<PathBuf>,
+}
+
+impl<'s> Finder<'s> {
+    fn new(sources: &'s Sources, identity: &'s Identity) -> Self {
+        let mut roots: Vec<PathBuf> = sources
+            .locations
+            .iter()
+            .filter_map(|l| match l {
+                Location::Folder(dir) => Some(dir.clone()),
+                Location::Server(_) => None,
+            })
+            .collect();
+        if sources.system {
+            roots.push(PathBuf::from("/"));
+        }
+        Finder {
+            sources,
+            identity,
+            build_id: identity.build_id().map(str::to_ascii_lowercase),
+            module_has: identity
+                .code_id
+                .clone()
+                .or_else(|| identity.debug_id.map(|d| d.breakpad().to_string()))
+                .unwrap_or_else(|| "no identity".to_string()),
+            roots,
+        }
+    }
+
+    /// Whether a file's build id is the module's; `Err` has the file's.
+    fn check(&self, info: &ElfInfo) -> Result<(), String> {
         let found = info
             .build_id
             .as_deref()
             .map(|id| CodeId::from_binary(id).to_string());
-        match (&identity.code_id, &identity.debug_id, found) {
+        match (&self.identity.code_id, &self.identity.debug_id, found) {
             (Some(want), _, Some(found)) if same_code_id(want, &found) => Ok(()),
             (Some(_), _, Some(found)) => Err(found),
             (None, Some(want), Some(_)) => {
@@ -42,57 +69,48 @@ pub fn debug_info(
             (_, _, None) => Err("no build id".to_string()),
             (None, None, Some(found)) => Err(found),
         }
-    };
-    let module_has = identity
-        .code_id
-        .clone()
-        .or_else(|| identity.debug_id.map(|d| d.breakpad().to_string()))
-        .unwrap_or_else(|| "no identity".to_string());
-
-    // Separate debug files named by build id.
-    let mut debug_candidates: Vec<PathBuf> = Vec::new();
-    let mut roots: Vec<PathBuf> = sources
-        .locations
-        .iter()
-        .filter_map(|l| match l {
-            Location::Folder(dir) => Some(dir.clone()),
-            Location::Server(_) => None,
-        })
-        .collect();
-    if sources.system {
-        roots.push(PathBuf::from("/"));
     }
-    if let Some(id) = build_id.as_deref().filter(|id| id.len() > 2) {
-        let (head, tail) = id.split_at(2);
-        let file = format!("{tail}.debug");
-        for root in &roots {
-            for sub in [".build-id", "usr/lib/debug/.build-id"] {
-                if root == Path::new("/") && sub == ".build-id" {
-                    continue;
+
+    /// Separate debug files named by build id.
+    fn debug_candidates(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if let Some(id) = self.build_id.as_deref().filter(|id| id.len() > 2) {
+            let (head, tail) = id.split_at(2);
+            let file = format!("{tail}.debug");
+            for root in &self.roots {
+                for sub in [".build-id", "usr/lib/debug/.build-id"] {
+                    if root == Path::new("/") && sub == ".build-id" {
+                        continue;
+                    }
+                    out.push(root.join(sub).join(head).join(&file));
                 }
-                debug_candidates.push(root.join(sub).join(head).join(&file));
             }
         }
+        out
     }
 
-    // The binary: where the dump says it was, then in the folders.
-    let mut binary_candidates: Vec<PathBuf> = Vec::new();
-    if sources.system {
-        let path = PathBuf::from(&identity.code_file);
-        if path.is_absolute() {
-            binary_candidates.push(path);
-        }
-    }
-    if let Some(name) = name {
-        for root in roots.iter().filter(|r| *r != Path::new("/")) {
-            binary_candidates.push(root.join(name));
-            if let Some(id) = &build_id {
-                binary_candidates.push(root.join(name).join(id).join(name));
+    /// The binary: where the dump says it was, then in the folders.
+    fn binary_candidates(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if self.sources.system {
+            let path = PathBuf::from(&self.identity.code_file);
+            if path.is_absolute() {
+                out.push(path);
             }
         }
+        if let Some(name) = safe(self.identity.code_name()) {
+            for root in self.roots.iter().filter(|r| *r != Path::new("/")) {
+                out.push(root.join(name));
+                if let Some(id) = &self.build_id {
+                    out.push(root.join(name).join(id).join(name));
+                }
+            }
+        }
+        out
     }
 
-    let open = |path: &Path, log: &mut Log| -> Option<(Mmap, ElfInfo)> {
+    /// Maps and checks one candidate file.
+    fn open(&self, path: &Path, log: &mut Log) -> Option<(Mmap, ElfInfo)> {
         if !path.is_file() {
             return None;
         }
@@ -105,10 +123,10 @@ pub fn debug_info(
             }
         };
         match elf::read_file(&map) {
-            Ok(info) => match check(&info) {
+            Ok(info) => match self.check(&info) {
                 Ok(()) => Some((map, info)),
                 Err(found) => {
-                    log.mismatch(&shown, "build id", &found, &module_has);
+                    log.mismatch(&shown, "build id", &found, &self.module_has);
                     None
                 }
             },
@@ -117,7 +135,52 @@ pub fn debug_info(
                 None
             }
         }
-    };
+    }
+
+    /// The first candidate binary that is the module's.
+    fn binary(&self, log: &mut Log) -> Option<(PathBuf, Mmap, ElfInfo)> {
+        let candidates = self.binary_candidates();
+        for path in &candidates {
+            if let Some((map, info)) = self.open(path, log) {
+                return Some((path.clone(), map, info));
+            }
+        }
+        if !candidates.is_empty() {
+            log.tried(format!(
+                "no binary {} (looked at {})",
+                self.identity.code_name(),
+                candidates
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        None
+    }
+}
+
+/// The ELF binary of a module, found and checked as [`debug_info`] does:
+/// what the unwinder reads `.eh_frame` from when the names came from a
+/// separate debug file.
+pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<PathBuf> {
+    Finder::new(sources, identity)
+        .binary(log)
+        .map(|(path, _, _)| path)
+}
+
+/// DWARF for an ELF module: separate debug files by build id, the binary
+/// itself, then its `.gnu_debuglink`. Also returns the binary found.
+pub fn debug_info(
+    sources: &Sources,
+    identity: &Identity,
+    log: &mut Log,
+) -> (Option<Arc<dyn NativeSymbols>>, Option<FoundBinary>) {
+    let finder = Finder::new(sources, identity);
+    let build_id = finder.build_id.clone();
+    let roots = finder.roots.clone();
+    let debug_candidates = finder.debug_candidates();
+    let open = |path: &Path, log: &mut Log| finder.open(path, log);
     let load_dwarf =
         |path: &Path, map: &Mmap, info: ElfInfo, log: &mut Log| match Dwarf::load(map, info) {
             Ok(dwarf) => {
@@ -153,25 +216,7 @@ pub fn debug_info(
         ));
     }
 
-    let mut binary: Option<(PathBuf, Mmap, ElfInfo)> = None;
-    for path in &binary_candidates {
-        if let Some((map, info)) = open(path, log) {
-            binary = Some((path.clone(), map, info));
-            break;
-        }
-    }
-    let Some((binary_path, map, info)) = binary else {
-        if !binary_candidates.is_empty() {
-            log.tried(format!(
-                "no binary {} (looked at {})",
-                identity.code_name(),
-                binary_candidates
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
+    let Some((binary_path, map, info)) = finder.binary(log) else {
         return (None, None);
     };
     if info.has_dwarf {
