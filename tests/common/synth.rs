@@ -89,6 +89,24 @@ pub fn windows_crash(
     crash_ip: u64,
     memory: Vec<(u64, Vec<u8>)>,
 ) -> Vec<u8> {
+    windows_crash_on_stack(
+        modules,
+        unloaded,
+        crash_ip,
+        (0x9_0000, vec![0; 0x100]),
+        memory,
+    )
+}
+
+/// The same with the crashing thread's stack given: its base (the stack
+/// pointer of the context) and its bytes.
+pub fn windows_crash_on_stack(
+    modules: &[WinModule],
+    unloaded: &[WinModule],
+    crash_ip: u64,
+    (stack_base, stack_bytes): (u64, Vec<u8>),
+    memory: Vec<(u64, Vec<u8>)>,
+) -> Vec<u8> {
     let e = Endian::Little;
     let system = SystemInfo::new(e)
         .set_processor_architecture(9)
@@ -114,9 +132,8 @@ pub fn windows_crash(
         let module = UnloadedModule::new(e, m.base, m.size, &name, m.timestamp, 0);
         dump = dump.add_unloaded_module(module).add(name);
     }
-    let stack_base = 0x9_0000u64;
     let stack = Memory::with_section(
-        Section::with_endian(e).append_repeated(0, 0x100),
+        Section::with_endian(e).append_bytes(&stack_bytes),
         stack_base,
     );
     let context = amd64_context(e, crash_ip, stack_base);
@@ -171,4 +188,23 @@ pub fn linux_crash(path: &str, base: u64, size: u32, build_id: &[u8], crash_ip: 
         .add_exception(exception)
         .finish()
         .expect("synthetic dump")
+}
+
+/// A PE file laid out as the loader maps it (sections at their RVAs): what
+/// a full-memory dump holds of a module.
+pub fn mapped_image(file: &[u8]) -> Vec<u8> {
+    use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
+    use object::LittleEndian as LE;
+    let pe = PeFile64::parse(file).unwrap();
+    let optional = pe.nt_headers().optional_header();
+    let mut image = vec![0u8; optional.size_of_image() as usize];
+    let headers = optional.size_of_headers() as usize;
+    image[..headers].copy_from_slice(&file[..headers]);
+    for section in pe.section_table().iter() {
+        let va = section.virtual_address.get(LE) as usize;
+        let raw = section.pe_data(file).unwrap();
+        let n = raw.len().min(image.len() - va);
+        image[va..va + n].copy_from_slice(&raw[..n]);
+    }
+    image
 }

@@ -262,37 +262,39 @@ fn apply(
             .wrapping_add(*offset as u64),
         CfaRule::Expression(_) => return None,
     };
-    let mut out = registers.clone();
-    let mut return_address = None;
-    for (register, rule) in row.registers() {
-        let number = usize::from(register.0);
-        if number > RIP {
-            continue; // vector and control registers are not tracked
-        }
-        let value = match rule {
+    let evaluate = |rule: &RegisterRule<usize>| -> Option<u64> {
+        match rule {
             RegisterRule::Undefined => None,
-            RegisterRule::SameValue => registers.get(number),
+            RegisterRule::SameValue => None,
             RegisterRule::Offset(offset) => stack(cfa.wrapping_add(*offset as u64)),
             RegisterRule::ValOffset(offset) => Some(cfa.wrapping_add(*offset as u64)),
             RegisterRule::Register(other) => registers.get(usize::from(other.0)),
             // Expression rules are declined; the register is lost.
             _ => None,
-        };
-        if number == RIP {
-            // An undefined return address marks the outermost frame: a
-            // caller at 0 ends the walk.
-            return_address = match rule {
-                RegisterRule::Undefined => Some(0),
-                _ => Some(value?),
-            };
-            continue;
         }
-        match value {
-            Some(value) => out.set(number, value),
-            None => out.clear(number),
+    };
+    // An undefined return address (gimli lists no rule for it) marks the
+    // outermost frame (`_start`, a thread's start routine): a caller at 0
+    // ends the walk.
+    let return_address = match row.register(gimli::Register(RIP as u16)) {
+        RegisterRule::Undefined => 0,
+        rule => evaluate(&rule)?,
+    };
+    let mut out = registers.clone();
+    for (register, rule) in row.registers() {
+        let number = usize::from(register.0);
+        if number >= RIP {
+            continue; // the return address, vector and control registers
+        }
+        match rule {
+            RegisterRule::SameValue => {}
+            rule => match evaluate(rule) {
+                Some(value) => out.set(number, value),
+                None => out.clear(number),
+            },
         }
     }
-    out.set(RIP, return_address?);
+    out.set(RIP, return_address);
     out.set(RSP, cfa);
     Some(out)
 }
