@@ -167,28 +167,34 @@ impl ElfUnwinder {
                     bases = hdr_bases;
                     Some(parsed)
                 });
-                let index = match header.as_ref().and_then(|h| h.table()) {
-                    Some(_) => Vec::new(),
-                    None => index(&section, &bases),
+                let indexed = header.as_ref().and_then(|h| h.table()).is_some();
+                let index = match indexed {
+                    true => Vec::new(),
+                    false => index(&section, &bases),
                 };
-                unwinder.eh_frame = Some(EhFrameTable {
-                    section,
-                    bases,
-                    header,
-                    index,
-                });
-                read.push(if unwinder.eh_frame.as_ref()?.header.is_some() {
-                    ".eh_frame (.eh_frame_hdr)"
-                } else {
-                    ".eh_frame"
-                });
+                // A section with no entry (just its terminator) describes
+                // nothing.
+                if indexed || !index.is_empty() {
+                    read.push(match indexed {
+                        true => ".eh_frame (.eh_frame_hdr)",
+                        false => ".eh_frame",
+                    });
+                    unwinder.eh_frame = Some(EhFrameTable {
+                        section,
+                        bases,
+                        header,
+                        index,
+                    });
+                }
             }
             unwinder.debug_frame = debug_frame(&file, endian);
             if unwinder.debug_frame.is_some() {
                 read.push(".debug_frame");
             }
             unwinder.code = Some(map);
-            unwinder.what = format!("{} of {}", read.join(" and "), path.display());
+            if !read.is_empty() {
+                unwinder.what = format!("{} of {}", read.join(" and "), path.display());
+            }
         }
         if unwinder.debug_frame.is_none() {
             if let Some(path) = debug {
@@ -341,5 +347,49 @@ impl Unwinder for ElfUnwinder {
 
     fn nonvolatile(&self) -> &'static [usize] {
         NONVOLATILE_SYSV
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn native(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/native")
+            .join(name)
+    }
+
+    /// libfakeexit.so has no CFI of its own (-fno-asynchronous-unwind-tables);
+    /// its debug file has .debug_frame. Offsets from objdump.
+    #[test]
+    fn return_addresses_need_code_and_a_call() {
+        let unwinder = ElfUnwinder::load(
+            Some(&native("libfakeexit.so")),
+            Some(&native("libfakeexit.so.debug")),
+        )
+        .unwrap();
+        assert!(unwinder.debug_frame.is_some());
+        // After `call 4a9` in __cxa_finalize_streams.
+        assert_eq!(
+            unwinder.return_address(0x4c8),
+            Some(ReturnAddress::Plausible)
+        );
+        // After a `mov`, inside a function.
+        assert_eq!(
+            unwinder.return_address(0x4ce),
+            Some(ReturnAddress::Impossible)
+        );
+        // In .data: not code at all.
+        assert_eq!(
+            unwinder.return_address(0x2004),
+            Some(ReturnAddress::Impossible)
+        );
+    }
+
+    #[test]
+    fn files_without_call_frame_information_give_no_unwinder() {
+        assert!(ElfUnwinder::load(Some(&native("libfakeexit.so")), None).is_none());
+        assert!(ElfUnwinder::load(Some(&native("fakehip.dll")), None).is_none());
     }
 }
