@@ -55,6 +55,9 @@ pub struct Resolution {
     pub native: Option<Arc<dyn NativeSymbols>>,
     /// The binary found for the module, for exports and for callers.
     pub binary: Option<PathBuf>,
+    /// Whether the search already looked for the module's PE binary (so a
+    /// `None` above means there is none to find).
+    pub pe_binary_searched: bool,
     /// The file or URL names come from.
     pub file: Option<String>,
     pub status: ModuleSymbols,
@@ -151,10 +154,13 @@ impl Sources {
         let mut log = Log::default();
         let found: Option<Arc<dyn Unwinder>> = match identity.format() {
             Format::Pe => {
-                let path = resolution
-                    .binary
-                    .clone()
-                    .or_else(|| find::pe::binary(self, identity, &mut log).map(|(path, _)| path));
+                let path = match (&resolution.binary, resolution.pe_binary_searched) {
+                    (Some(path), _) => Some(path.clone()),
+                    (None, true) => None,
+                    (None, false) => {
+                        find::pe::binary(self, identity, &mut log).map(|(path, _)| path)
+                    }
+                };
                 path.and_then(|path| unwind::pe::from_file(&path))
                     .map(|unwinder| Arc::new(unwinder) as Arc<dyn Unwinder>)
             }
@@ -233,7 +239,7 @@ impl Sources {
                 .unwrap_or_default();
             log.merge(breakpad_log);
             if found {
-                return finish(identity, log, true, None, binary.map(|b| b.0));
+                return finish(identity, log, true, None, binary, binary_searched);
             }
         }
 
@@ -250,12 +256,13 @@ impl Sources {
             }
         };
         if native.is_some() {
-            return finish(identity, log, false, native, binary.map(|b| b.0));
+            return finish(identity, log, false, native, binary, binary_searched);
         }
 
         // 4. Export tables.
         if format == Format::Pe && !binary_searched {
             binary = find::pe::binary(self, &identity, &mut log);
+            binary_searched = true;
         }
         let native: Option<Arc<dyn NativeSymbols>> = match binary {
             Some((ref path, BinaryInfo::Pe(ref mut info))) if !info.exports.is_empty() => {
@@ -275,7 +282,7 @@ impl Sources {
             }
             _ => None,
         };
-        finish(identity, log, false, native, binary.map(|b| b.0))
+        finish(identity, log, false, native, binary, binary_searched)
     }
 }
 
@@ -284,7 +291,8 @@ fn finish(
     mut log: Log,
     breakpad: bool,
     native: Option<Arc<dyn NativeSymbols>>,
-    binary: Option<PathBuf>,
+    binary: Option<FoundBinary>,
+    binary_searched: bool,
 ) -> Resolution {
     if log.tried.is_empty() && !breakpad && native.is_none() {
         log.tried(
@@ -300,11 +308,13 @@ fn finish(
     } else {
         ModuleSymbols::Missing
     };
+    let pe_binary_searched = binary_searched && identity.format() == Format::Pe;
     Resolution {
         identity,
         breakpad,
         native,
-        binary,
+        binary: binary.map(|b| b.0),
+        pe_binary_searched,
         file: log.file,
         status,
         tried: log.tried,

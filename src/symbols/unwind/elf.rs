@@ -200,6 +200,9 @@ impl ElfUnwinder {
             if let Some(path) = debug {
                 let map = map_file(path).ok()?;
                 let file = object::File::parse(&*map).ok()?;
+                if file.architecture() != object::Architecture::X86_64 {
+                    return None;
+                }
                 if let Some(table) = debug_frame(&file, endian(&file)) {
                     if binary.is_none() {
                         unwinder.bias =

@@ -15,7 +15,6 @@ pub mod elf;
 pub mod pe;
 
 /// Registers by their DWARF x86-64 numbers, as both unwinders name them.
-pub const RAX: usize = 0;
 pub const RBX: usize = 3;
 pub const RSI: usize = 4;
 pub const RDI: usize = 5;
@@ -51,14 +50,6 @@ impl Registers {
         if let Some(slot) = self.values.get_mut(register) {
             *slot = None;
         }
-    }
-
-    /// (DWARF number, value) of every known register.
-    pub fn known(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        self.values
-            .iter()
-            .enumerate()
-            .filter_map(|(i, v)| v.map(|v| (i, v)))
     }
 }
 
