@@ -317,6 +317,68 @@ fn unwind_tables_from_the_images_in_a_full_memory_dump() {
 
 const HIP_BASE: u64 = 0x7ffa_2000_0000;
 
+fn fakehip() -> WinModule {
+    WinModule {
+        path: "C:\\Program Files\\App\\fakehip.dll",
+        base: HIP_BASE,
+        size: 0x6000,
+        timestamp: 0x6553_f100,
+        pdb: Some((
+            [
+                0xa0, 0xa8, 0x7d, 0x17, 0x75, 0xfb, 0x0a, 0x17, 0x4c, 0x4c, 0x44, 0x20, 0x50, 0x44,
+                0x42, 0x2e,
+            ],
+            1,
+            "fakehip.pdb",
+        )),
+    }
+}
+
+/// A folder with fakehip.dll and its PDB side by side.
+fn fakehip_folder(dir: &Path) -> PathBuf {
+    let symbols = dir.join("symbols");
+    std::fs::create_dir(&symbols).unwrap();
+    for file in ["fakehip.dll", "fakehip.pdb"] {
+        std::fs::copy(data("native").join(file), symbols.join(file)).unwrap();
+    }
+    symbols
+}
+
+/// The thread's own instruction is no return address, and keeps its name:
+/// only stack-scan candidates are checked.
+#[test]
+fn the_context_frame_keeps_its_name_wherever_it_stopped() {
+    // Stopped at 0x1010 (after a `mov`) in __hipUnregisterFatBinary, whose
+    // prologue is `sub rsp, 0x28`: its caller's return address is above
+    // those 0x28 bytes. The caller is fakehip.dll itself, at 0x101b.
+    let mut stack = vec![0u8; 0x28];
+    stack.extend_from_slice(&(HIP_BASE + 0x101b).to_le_bytes());
+    stack.resize(0x100, 0);
+    let dump = synth::windows_crash_on_stack(
+        &[fakehip()],
+        &[],
+        HIP_BASE + 0x1010,
+        (0x9_0000, stack),
+        vec![],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let symbols = fakehip_folder(dir.path());
+    let path = dir.path().join("context.dmp");
+    std::fs::write(&path, dump).unwrap();
+    let report = analyze(&path, &symbols);
+    let frames = frames(&report["threads"][0]);
+    assert_eq!(frames[0]["function"], "__hipUnregisterFatBinary");
+    assert_eq!(frames[0]["trust"], "context");
+    // Its caller, unwound by fakehip.dll's .pdata (sub rsp, 0x28), keeps
+    // its name too.
+    assert_eq!(
+        frames[1]["instruction"],
+        format!("{:#x}", HIP_BASE + 0x101a)
+    );
+    assert_eq!(frames[1]["trust"], "cfi");
+    assert_eq!(frames[1]["function"], "__hipUnregisterFatBinary");
+}
+
 /// A stack holding a pointer into the middle of a function (not after a
 /// call) above a real return address: the scanner takes the return address
 /// and passes over the pointer, because fakehip.dll's .pdata and code say
@@ -335,30 +397,12 @@ fn a_pointer_into_the_middle_of_a_function_is_not_a_frame() {
         stack.extend_from_slice(&word.to_le_bytes());
     }
     stack.resize(0x100, 0);
-    let module = WinModule {
-        path: "C:\\Program Files\\App\\fakehip.dll",
-        base: HIP_BASE,
-        size: 0x6000,
-        timestamp: 0x6553_f100,
-        pdb: Some((
-            [
-                0xa0, 0xa8, 0x7d, 0x17, 0x75, 0xfb, 0x0a, 0x17, 0x4c, 0x4c, 0x44, 0x20, 0x50, 0x44,
-                0x42, 0x2e,
-            ],
-            1,
-            "fakehip.pdb",
-        )),
-    };
     // The thread stopped in code no module holds: only a scan finds its
     // caller.
     let dump =
-        synth::windows_crash_on_stack(&[module], &[], 0x5000_0000, (0x9_0000, stack), vec![]);
+        synth::windows_crash_on_stack(&[fakehip()], &[], 0x5000_0000, (0x9_0000, stack), vec![]);
     let dir = tempfile::tempdir().unwrap();
-    let symbols = dir.path().join("symbols");
-    std::fs::create_dir(&symbols).unwrap();
-    for file in ["fakehip.dll", "fakehip.pdb"] {
-        std::fs::copy(data("native").join(file), symbols.join(file)).unwrap();
-    }
+    let symbols = fakehip_folder(dir.path());
     let path = dir.path().join("scan.dmp");
     std::fs::write(&path, dump).unwrap();
     let report = analyze(&path, &symbols);
