@@ -252,7 +252,10 @@ impl<'a> DumpSymbols<'a> {
         let Some(rva) = instruction.checked_sub(module.base_address()) else {
             return false;
         };
-        unwinder.return_address(rva + 1) == Some(ReturnAddress::Impossible)
+        let Some(candidate) = rva.checked_add(1) else {
+            return false;
+        };
+        unwinder.return_address(candidate) == Some(ReturnAddress::Impossible)
     }
 
     /// The function an address lies in, with the function's start and the

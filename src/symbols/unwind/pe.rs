@@ -454,7 +454,7 @@ impl<I: ImageBytes> Unwinder for PeUnwinder<I> {
         let pc = if callee.first {
             callee.rva
         } else {
-            callee.rva + 1
+            callee.rva.checked_add(1)?
         };
         let reached = pc - function.begin;
         if callee.first && reached >= info.prolog_size {
