@@ -112,7 +112,8 @@ impl Analyzer {
         // The memory streams, for export tables of images a full-memory
         // dump holds.
         let memory = dump.get_memory();
-        let symbols = DumpSymbols::new(&self.sources, memory.as_ref());
+        let symbols = DumpSymbols::new(&self.sources, memory.as_ref())
+            .with_context_instructions(context_instructions(&dump));
         let state = futures_executor::block_on(minidump_processor::process_minidump_with_options(
             &dump,
             &symbols,
@@ -181,6 +182,33 @@ async fn thrown_type(
             .or_else(|| from_binary(address, len))
     };
     crate::cpp_exception::thrown_type(code, parameters, &read)
+}
+
+/// The instruction pointers of the threads' contexts and of the
+/// exception's: where the walks' first frames are.
+fn context_instructions<'a, T>(dump: &Minidump<'a, T>) -> Vec<u64>
+where
+    T: std::ops::Deref<Target = [u8]> + 'a,
+{
+    use minidump::{MinidumpMiscInfo, MinidumpSystemInfo, MinidumpThreadList};
+    let Ok(system) = dump.get_stream::<MinidumpSystemInfo>() else {
+        return Vec::new();
+    };
+    let misc = dump.get_stream::<MinidumpMiscInfo>().ok();
+    let mut out = Vec::new();
+    if let Ok(threads) = dump.get_stream::<MinidumpThreadList>() {
+        for thread in &threads.threads {
+            if let Some(context) = thread.context(&system, misc.as_ref()) {
+                out.push(context.get_instruction_pointer());
+            }
+        }
+    }
+    if let Ok(exception) = dump.get_stream::<MinidumpException>() {
+        if let Some(context) = exception.context(&system, misc.as_ref()) {
+            out.push(context.get_instruction_pointer());
+        }
+    }
+    out
 }
 
 fn file_kind(kind: &std::fs::FileType) -> &'static str {
@@ -761,6 +789,7 @@ fn build_module(
             .map_or(ModuleSymbols::NotNeeded, |o| o.status),
         symbol_source: outcome.as_ref().map_or(SymbolSource::None, |o| o.source),
         symbol_file: outcome.as_ref().and_then(|o| o.file.clone()),
+        unwind_info: outcome.as_ref().and_then(|o| o.unwind.clone()),
         symbols_tried: outcome.map(|o| o.tried).unwrap_or_default(),
         name,
         path,

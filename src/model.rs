@@ -604,6 +604,10 @@ pub struct Module {
     /// Every place looked at for this module's symbols and what was found
     /// there, in the order tried; empty when no lookup was needed.
     pub symbols_tried: Vec<String>,
+    /// Where the unwind information for this module's frames came from
+    /// when no .sym file gave it: the binary's (or the image's) `.pdata`,
+    /// `.eh_frame` or `.debug_frame`. `None` when none was used.
+    pub unwind_info: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -301,30 +301,12 @@ fn export_table_of_the_binary() {
     );
 }
 
-/// The PE file laid out as the loader maps it: sections at their RVAs.
-fn mapped_image(file: &[u8]) -> Vec<u8> {
-    use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
-    use object::LittleEndian as LE;
-    let pe = PeFile64::parse(file).unwrap();
-    let optional = pe.nt_headers().optional_header();
-    let mut image = vec![0u8; optional.size_of_image() as usize];
-    let headers = optional.size_of_headers() as usize;
-    image[..headers].copy_from_slice(&file[..headers]);
-    for section in pe.section_table().iter() {
-        let va = section.virtual_address.get(LE) as usize;
-        let raw = section.pe_data(file).unwrap();
-        let n = raw.len().min(image.len() - va);
-        image[va..va + n].copy_from_slice(&raw[..n]);
-    }
-    image
-}
-
 /// A full-memory dump holds the module's image: its export table names
 /// frames with no file on disk at all.
 #[test]
 fn export_table_from_a_full_memory_dump() {
     let dir = tempfile::tempdir().unwrap();
-    let image = mapped_image(&std::fs::read(native("fakehip.dll")).unwrap());
+    let image = synth::mapped_image(&std::fs::read(native("fakehip.dll")).unwrap());
     let dump = synth::windows_crash(
         &[hip_module(true)],
         &[],

@@ -510,6 +510,20 @@ fn render_modules(s: &mut String, report: &Report) {
             let _ = writeln!(s, "    {}: {from}", clean(&m.name));
         }
     }
+    let unwound: Vec<_> = report
+        .modules
+        .iter()
+        .filter_map(|m| Some((m, m.unwind_info.as_deref()?)))
+        .collect();
+    if !unwound.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nUnwound from the binaries' own unwind tables (no .sym file):"
+        );
+        for (m, from) in unwound {
+            let _ = writeln!(s, "    {}: {}", clean(&m.name), clean(from));
+        }
+    }
     if !report.unloaded_modules.is_empty() {
         let _ = writeln!(s, "\nUnloaded modules:");
         for m in &report.unloaded_modules {

@@ -165,6 +165,7 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 symbol_source: SymbolSource::Sym,
                 symbol_file: None,
                 symbols_tried: Vec::new(),
+                unwind_info: None,
             })
             .collect(),
         unloaded_modules: unloaded

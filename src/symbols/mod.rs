@@ -25,6 +25,7 @@ mod paths;
 pub mod provider;
 pub mod server;
 pub mod sources;
+pub mod unwind;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! named each frame and which modules it looked up. It also reads export
 //! tables from the dump's own memory, which only this dump has.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +17,8 @@ use minidump_unwind::{
 use super::identity::{same_code_id, Format, Identity};
 use super::native::{pe, AddressTable, NativeSymbols, Symbol};
 use super::sources::{Resolution, Sources};
+use super::unwind::pe::{ImageBytes, PeUnwinder};
+use super::unwind::{Callee, Registers, ReturnAddress, Unwinder, NAMES, RIP, RSP};
 use crate::model::{ModuleSymbols, SymbolSource};
 
 /// What the report says about one module's symbols.
@@ -26,6 +28,9 @@ pub struct ModuleOutcome {
     pub source: SymbolSource,
     pub file: Option<String>,
     pub tried: Vec<String>,
+    /// Where frames of the module were unwound from, when no .sym file
+    /// gave the CFI: the binary's (or its image's) unwind tables.
+    pub unwind: Option<String>,
 }
 
 /// A name for an address in an unloaded module.
@@ -41,7 +46,7 @@ pub struct UnloadedName {
 }
 
 #[derive(Default)]
-struct State {
+struct State<'a> {
     /// Instruction address -> the source that named it.
     frames: HashMap<u64, SymbolSource>,
     /// Instruction addresses whose name is only the nearest export or
@@ -51,6 +56,14 @@ struct State {
     modules: HashMap<u64, Arc<Resolution>>,
     /// Module base -> exports read from the dump's memory (None: none there).
     memory_exports: HashMap<u64, Option<Arc<AddressTable>>>,
+    /// Module base -> its unwind tables (None: none found).
+    unwinders: HashMap<u64, Option<Arc<dyn Unwinder + 'a>>>,
+    /// Module base -> where its frames were unwound from, once one was.
+    unwound: HashMap<u64, String>,
+    /// Instructions of frames the walker has kept: the contexts' own, and
+    /// return address - 1 of callers found by CFI. Stack-scan validation
+    /// never takes the name from these.
+    kept: HashSet<u64>,
     notes: BTreeSet<String>,
 }
 
@@ -58,7 +71,7 @@ struct State {
 pub struct DumpSymbols<'a> {
     sources: &'a Sources,
     memory: Option<&'a UnifiedMemoryList<'a>>,
-    state: Mutex<State>,
+    state: Mutex<State<'a>>,
 }
 
 impl<'a> DumpSymbols<'a> {
@@ -70,7 +83,15 @@ impl<'a> DumpSymbols<'a> {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    /// Marks the instruction pointers of the dump's thread and exception
+    /// contexts: frames 0 stop anywhere, not after a call, and stack-scan
+    /// validation must not take their names.
+    pub fn with_context_instructions(self, instructions: impl IntoIterator<Item = u64>) -> Self {
+        self.state().kept.extend(instructions);
+        self
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State<'a>> {
         match self.state.lock() {
             Ok(state) => state,
             Err(poisoned) => poisoned.into_inner(),
@@ -103,6 +124,7 @@ impl<'a> DumpSymbols<'a> {
             source: resolution.source(),
             file: resolution.file.clone(),
             tried: resolution.tried.clone(),
+            unwind: state.unwound.get(&base).cloned(),
         };
         if outcome.source == SymbolSource::None {
             if let Some(table) = memory {
@@ -179,6 +201,62 @@ impl<'a> DumpSymbols<'a> {
             }
         }
         (!table.is_empty()).then(|| Arc::new(table))
+    }
+
+    /// The unwind tables of a module without a .sym file: from its binary
+    /// (found by the search, or now by code id or build id), else from its
+    /// image in a full-memory dump. Once per module and dump; the files'
+    /// tables are shared by the run.
+    async fn unwinder(&self, module: &(dyn Module + Sync)) -> Option<Arc<dyn Unwinder + 'a>> {
+        let base = module.base_address();
+        if let Some(known) = self.state().unwinders.get(&base) {
+            return known.clone();
+        }
+        let resolution = self.resolve(module).await;
+        let found: Option<Arc<dyn Unwinder + 'a>> = match self.sources.unwinder(&resolution) {
+            Some(unwinder) => Some(unwinder),
+            None => self.memory_unwinder(module),
+        };
+        self.state().unwinders.insert(base, found.clone());
+        found
+    }
+
+    fn memory_unwinder(&self, module: &(dyn Module + Sync)) -> Option<Arc<dyn Unwinder + 'a>> {
+        let memory = self.memory?;
+        let identity = Identity::of(module);
+        if identity.format() != Format::Pe {
+            return None;
+        }
+        let image = MemoryImage {
+            memory,
+            base: module.base_address(),
+        };
+        let what = ".pdata of the module's image in the dump".to_string();
+        let (unwinder, code_id) = PeUnwinder::new(image, what)?;
+        if let Some(want) = &identity.code_id {
+            if !same_code_id(want, &code_id) {
+                return None; // the export-table reader says why
+            }
+        }
+        Some(Arc::new(unwinder))
+    }
+
+    /// Whether the unwind tables say a stack-scan candidate for a caller's
+    /// frame at `instruction` (return address - 1) cannot be one.
+    async fn not_a_return_address(&self, module: &(dyn Module + Sync), instruction: u64) -> bool {
+        if self.state().kept.contains(&instruction) {
+            return false;
+        }
+        let Some(unwinder) = self.unwinder(module).await else {
+            return false;
+        };
+        let Some(rva) = instruction.checked_sub(module.base_address()) else {
+            return false;
+        };
+        let Some(candidate) = rva.checked_add(1) else {
+            return false;
+        };
+        unwinder.return_address(candidate) == Some(ReturnAddress::Impossible)
     }
 
     /// The function an address lies in, with the function's start and the
@@ -266,6 +344,22 @@ pub fn read_memory(memory: &UnifiedMemoryList<'_>, address: u64, len: usize) -> 
     Some(out)
 }
 
+/// A PE image as the dump's memory holds it (full-memory dumps).
+struct MemoryImage<'a> {
+    memory: &'a UnifiedMemoryList<'a>,
+    base: u64,
+}
+
+impl ImageBytes for MemoryImage<'_> {
+    fn read(&self, rva: u64, len: usize) -> Option<Vec<u8>> {
+        let address = self.base.checked_add(rva)?;
+        let region = self.memory.memory_at_address(address)?;
+        let start = usize::try_from(address.checked_sub(region.base_address())?).ok()?;
+        let available = region.bytes().get(start..)?;
+        (!available.is_empty()).then(|| available[..available.len().min(len)].to_vec())
+    }
+}
+
 fn apply(frame: &mut (dyn FrameSymbolizer + Send), base: u64, symbol: &Symbol) {
     let function_base = base.wrapping_add(symbol.function_rva);
     frame.set_function(&symbol.function, function_base, 0);
@@ -304,6 +398,12 @@ impl SymbolProvider for DumpSymbols<'_> {
             return result;
         }
         let rva = instruction.checked_sub(base).ok_or(FillSymbolError {})?;
+        // A stack-scan candidate the module's unwind tables rule out (no
+        // function holds it, or no call precedes it) is no function's: the
+        // scanner then passes over it.
+        if self.not_a_return_address(module, instruction).await {
+            return Ok(());
+        }
         if let Some(native) = &resolution.native {
             let source = native.source();
             if let Some(symbol) = native.lookup(rva) {
@@ -340,14 +440,67 @@ impl SymbolProvider for DumpSymbols<'_> {
         module: &(dyn Module + Sync),
         walker: &mut (dyn FrameWalker + Send),
     ) -> Option<()> {
-        // CFI comes from .sym files only; without one the walker falls back
-        // to frame pointers and stack scanning.
         let resolution = self.resolve(module).await;
-        if !resolution.breakpad {
+        if resolution.breakpad {
+            let placed = resolution.identity.at(module.base_address(), module.size());
+            let mut recording = RecordingWalker {
+                inner: walker,
+                return_address: None,
+            };
+            let walked = self
+                .sources
+                .symbolizer()
+                .walk_frame(&placed, &mut recording)
+                .await;
+            if let (Some(()), Some(ra)) = (walked, recording.return_address) {
+                self.state().kept.insert(ra.wrapping_sub(1));
+            }
+            return walked;
+        }
+        // Without a .sym file: the binary's own unwind tables (x86-64 only;
+        // other CPUs fall back to frame pointers and stack scanning).
+        let mut registers = Registers::default();
+        for (number, name) in NAMES.iter().enumerate() {
+            if let Some(value) = walker.get_callee_register(name) {
+                registers.set(number, value);
+            }
+        }
+        let (Some(rsp), Some(_)) = (registers.get(RSP), registers.get(RIP)) else {
+            return None;
+        };
+        let unwinder = self.unwinder(module).await?;
+        let base = module.base_address();
+        let callee = Callee {
+            rva: walker.get_instruction().checked_sub(base)?,
+            first: !walker.has_grand_callee(),
+        };
+        let caller = {
+            let stack = |address: u64| walker.get_register_at_address(address);
+            unwinder.unwind(callee, &registers, &stack)?
+        };
+        let (caller_rip, caller_rsp) = (caller.get(RIP)?, caller.get(RSP)?);
+        // A caller below its callee is a wrong answer, which would end the
+        // walk: let the other methods try instead.
+        if caller_rsp <= rsp {
             return None;
         }
-        let placed = resolution.identity.at(module.base_address(), module.size());
-        self.sources.symbolizer().walk_frame(&placed, walker).await
+        walker.set_cfa(caller_rsp)?;
+        walker.set_ra(caller_rip)?;
+        for &number in unwinder.nonvolatile() {
+            match caller.get(number) {
+                Some(value) => {
+                    walker.set_caller_register(NAMES[number], value);
+                }
+                None => walker.clear_caller_register(NAMES[number]),
+            }
+        }
+        let mut state = self.state();
+        state.kept.insert(caller_rip.wrapping_sub(1));
+        state
+            .unwound
+            .entry(base)
+            .or_insert_with(|| unwinder.describe());
+        Some(())
     }
 
     async fn get_file_path(
@@ -360,6 +513,46 @@ impl SymbolProvider for DumpSymbols<'_> {
             (FileKind::Binary, Some(path)) => Ok(path.clone()),
             _ => Err(FileError::NotFound),
         }
+    }
+}
+
+/// Passes a walker through, noting the return address the CFI gave.
+struct RecordingWalker<'w> {
+    inner: &'w mut (dyn FrameWalker + Send),
+    return_address: Option<u64>,
+}
+
+impl FrameWalker for RecordingWalker<'_> {
+    fn get_instruction(&self) -> u64 {
+        self.inner.get_instruction()
+    }
+    fn has_grand_callee(&self) -> bool {
+        self.inner.has_grand_callee()
+    }
+    fn get_grand_callee_parameter_size(&self) -> u32 {
+        self.inner.get_grand_callee_parameter_size()
+    }
+    fn get_register_at_address(&self, address: u64) -> Option<u64> {
+        self.inner.get_register_at_address(address)
+    }
+    fn get_callee_register(&self, name: &str) -> Option<u64> {
+        self.inner.get_callee_register(name)
+    }
+    fn set_caller_register(&mut self, name: &str, val: u64) -> Option<()> {
+        self.inner.set_caller_register(name, val)
+    }
+    fn clear_caller_register(&mut self, name: &str) {
+        self.inner.clear_caller_register(name)
+    }
+    fn set_cfa(&mut self, val: u64) -> Option<()> {
+        self.inner.set_cfa(val)
+    }
+    fn set_ra(&mut self, val: u64) -> Option<()> {
+        self.return_address = Some(val);
+        self.inner.set_ra(val)
+    }
+    fn set_cfi_rules_start_address(&mut self, addr: Option<u64>) {
+        self.inner.set_cfi_rules_start_address(addr)
     }
 }
 

@@ -32,6 +32,8 @@ use super::native::elf::ElfInfo;
 use super::native::{pe, NativeSymbols};
 use super::paths::Finder;
 use super::server::Server;
+use super::unwind::elf::ElfUnwinder;
+use super::unwind::{self, Unwinder};
 use crate::model::{ModuleSymbols, SymbolSource};
 
 /// A place symbols are looked for.
@@ -54,6 +56,9 @@ pub struct Resolution {
     pub native: Option<Arc<dyn NativeSymbols>>,
     /// The binary found for the module, for exports and for callers.
     pub binary: Option<PathBuf>,
+    /// Whether the search already looked for the module's PE binary (so a
+    /// `None` above means there is none to find).
+    pub pe_binary_searched: bool,
     /// The file or URL names come from.
     pub file: Option<String>,
     pub status: ModuleSymbols,
@@ -97,6 +102,9 @@ pub struct Sources {
     /// The private folder downloads go to when there is no cache; removed
     /// when the run ends.
     _scratch: Option<tempfile::TempDir>,
+    /// Unwind tables read from the binaries, by module identity (None:
+    /// none found).
+    unwinders: Mutex<HashMap<Identity, Option<Arc<dyn Unwinder>>>>,
 }
 
 impl Sources {
@@ -125,6 +133,7 @@ impl Sources {
             resolutions: Mutex::new(HashMap::new()),
             notes,
             _scratch: scratch,
+            unwinders: Mutex::new(HashMap::new()),
         }
     }
 
@@ -160,6 +169,62 @@ impl Sources {
         let resolution = Arc::new(self.search(identity.clone()).await);
         *guard = Some(resolution.clone());
         resolution
+    }
+
+    /// The unwind tables of a module's binary, for a module the search
+    /// found no .sym file for: the binary it found, else one looked for now
+    /// by code id (PE) or build id (ELF); for ELF also the `.debug_frame`
+    /// of the separate debug file the names came from. Read once per run.
+    pub fn unwinder(&self, resolution: &Resolution) -> Option<Arc<dyn Unwinder>> {
+        let identity = &resolution.identity;
+        if let Some(known) = self.lock_unwinders().get(identity) {
+            return known.clone();
+        }
+        // What is tried here is not reported: the symbol search already
+        // said where names were looked for.
+        let mut log = Log::default();
+        let found: Option<Arc<dyn Unwinder>> = match identity.format() {
+            Format::Pe => {
+                let path = match (&resolution.binary, resolution.pe_binary_searched) {
+                    (Some(path), _) => Some(path.clone()),
+                    (None, true) => None,
+                    (None, false) => {
+                        find::pe::binary(self, identity, &mut log).map(|(path, _)| path)
+                    }
+                };
+                path.and_then(|path| unwind::pe::from_file(&path))
+                    .map(|unwinder| Arc::new(unwinder) as Arc<dyn Unwinder>)
+            }
+            Format::Elf => {
+                let binary = resolution
+                    .binary
+                    .clone()
+                    .or_else(|| find::elf::binary(self, identity, &mut log));
+                let debug = match resolution.source() {
+                    SymbolSource::Dwarf => resolution
+                        .file
+                        .as_ref()
+                        .map(PathBuf::from)
+                        .filter(|file| Some(file) != binary.as_ref()),
+                    _ => None,
+                };
+                ElfUnwinder::load(binary.as_deref(), debug.as_deref())
+                    .map(|unwinder| Arc::new(unwinder) as Arc<dyn Unwinder>)
+            }
+        };
+        self.lock_unwinders()
+            .entry(identity.clone())
+            .or_insert(found)
+            .clone()
+    }
+
+    fn lock_unwinders(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<Identity, Option<Arc<dyn Unwinder>>>> {
+        match self.unwinders.lock() {
+            Ok(map) => map,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 
     async fn search(&self, mut identity: Identity) -> Resolution {
@@ -205,7 +270,7 @@ impl Sources {
                 .unwrap_or_default();
             log.merge(breakpad_log);
             if found {
-                return finish(identity, log, true, None, binary.map(|b| b.0));
+                return finish(identity, log, true, None, binary, binary_searched);
             }
         }
 
@@ -222,12 +287,13 @@ impl Sources {
             }
         };
         if native.is_some() {
-            return finish(identity, log, false, native, binary.map(|b| b.0));
+            return finish(identity, log, false, native, binary, binary_searched);
         }
 
         // 4. Export tables.
         if format == Format::Pe && !binary_searched {
             binary = find::pe::binary(self, &identity, &mut log);
+            binary_searched = true;
         }
         let native: Option<Arc<dyn NativeSymbols>> = match binary {
             Some((ref path, BinaryInfo::Pe(ref mut info))) if !info.exports.is_empty() => {
@@ -247,7 +313,7 @@ impl Sources {
             }
             _ => None,
         };
-        finish(identity, log, false, native, binary.map(|b| b.0))
+        finish(identity, log, false, native, binary, binary_searched)
     }
 }
 
@@ -256,7 +322,8 @@ fn finish(
     mut log: Log,
     breakpad: bool,
     native: Option<Arc<dyn NativeSymbols>>,
-    binary: Option<PathBuf>,
+    binary: Option<FoundBinary>,
+    binary_searched: bool,
 ) -> Resolution {
     if log.tried.is_empty() && !breakpad && native.is_none() {
         log.tried(
@@ -272,11 +339,13 @@ fn finish(
     } else {
         ModuleSymbols::Missing
     };
+    let pe_binary_searched = binary_searched && identity.format() == Format::Pe;
     Resolution {
         identity,
         breakpad,
         native,
-        binary,
+        binary: binary.map(|b| b.0),
+        pe_binary_searched,
         file: log.file,
         status,
         tried: log.tried,

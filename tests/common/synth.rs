@@ -100,7 +100,40 @@ pub fn windows_threads(
     ips: &[u64],
     memory: Vec<(u64, Vec<u8>)>,
 ) -> Vec<u8> {
-    let crash_ip = ips[0];
+    let stacks = ips
+        .iter()
+        .enumerate()
+        .map(|(i, ip)| (*ip, 0x9_0000u64 + 0x1000 * i as u64, vec![0; 0x100]))
+        .collect();
+    windows_stacks(modules, unloaded, stacks, memory)
+}
+
+/// [`windows_crash`] with the crashing thread's stack given: its base (the
+/// stack pointer of the context) and its bytes.
+pub fn windows_crash_on_stack(
+    modules: &[WinModule],
+    unloaded: &[WinModule],
+    crash_ip: u64,
+    (stack_base, stack_bytes): (u64, Vec<u8>),
+    memory: Vec<(u64, Vec<u8>)>,
+) -> Vec<u8> {
+    windows_stacks(
+        modules,
+        unloaded,
+        vec![(crash_ip, stack_base, stack_bytes)],
+        memory,
+    )
+}
+
+/// Threads given as (instruction pointer, stack base, stack bytes), the
+/// first one crashing.
+fn windows_stacks(
+    modules: &[WinModule],
+    unloaded: &[WinModule],
+    threads: Vec<(u64, u64, Vec<u8>)>,
+    memory: Vec<(u64, Vec<u8>)>,
+) -> Vec<u8> {
+    let crash_ip = threads[0].0;
     let e = Endian::Little;
     let system = SystemInfo::new(e)
         .set_processor_architecture(9)
@@ -126,13 +159,9 @@ pub fn windows_threads(
         let module = UnloadedModule::new(e, m.base, m.size, &name, m.timestamp, 0);
         dump = dump.add_unloaded_module(module).add(name);
     }
-    for (i, ip) in ips.iter().enumerate() {
-        let stack_base = 0x9_0000u64 + 0x1000 * i as u64;
-        let stack = Memory::with_section(
-            Section::with_endian(e).append_repeated(0, 0x100),
-            stack_base,
-        );
-        let context = amd64_context(e, *ip, stack_base);
+    for (i, (ip, stack_base, bytes)) in threads.into_iter().enumerate() {
+        let stack = Memory::with_section(Section::with_endian(e).append_bytes(&bytes), stack_base);
+        let context = amd64_context(e, ip, stack_base);
         let thread = Thread::new(e, 0x1f00 + i as u32, &stack, &context);
         dump = dump.add_thread(thread).add_memory(stack).add(context);
     }
@@ -182,4 +211,23 @@ pub fn linux_crash(path: &str, base: u64, size: u32, build_id: &[u8], crash_ip: 
         .add_exception(exception)
         .finish()
         .expect("synthetic dump")
+}
+
+/// A PE file laid out as the loader maps it (sections at their RVAs): what
+/// a full-memory dump holds of a module.
+pub fn mapped_image(file: &[u8]) -> Vec<u8> {
+    use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
+    use object::LittleEndian as LE;
+    let pe = PeFile64::parse(file).unwrap();
+    let optional = pe.nt_headers().optional_header();
+    let mut image = vec![0u8; optional.size_of_image() as usize];
+    let headers = optional.size_of_headers() as usize;
+    image[..headers].copy_from_slice(&file[..headers]);
+    for section in pe.section_table().iter() {
+        let va = section.virtual_address.get(LE) as usize;
+        let raw = section.pe_data(file).unwrap();
+        let n = raw.len().min(image.len() - va);
+        image[va..va + n].copy_from_slice(&raw[..n]);
+    }
+    image
 }

@@ -210,3 +210,10 @@ pub fn debug_info(
     }
     (None, Some((binary_path, BinaryInfo::Elf(info))))
 }
+
+/// The ELF binary of a module, found and checked as [`debug_info`] does:
+/// what the unwinder reads `.eh_frame` from when the names came from a
+/// separate debug file.
+pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<PathBuf> {
+    debug_info(sources, identity, log).1.map(|(path, _)| path)
+}
