@@ -147,6 +147,7 @@ fn raw_dumps_with_a_symstore_store_get_their_diagnosis() {
                 twin.sample, twin.raw
             ));
         }
+        thrown_type_is_read(&twin.sample, report, &mut failures);
         // Symbols came from the store: the program's own modules by their
         // PDBs, found through the binaries' code ids (the raw dump has no
         // debug ids).
@@ -196,6 +197,7 @@ fn completed_dumps_with_binaries_and_pdbs_only_get_their_diagnosis() {
                 twin.sample, twin.flat
             ));
         }
+        thrown_type_is_read(&twin.sample, report, &mut failures);
         let from_sym = report["modules"]
             .as_array()
             .unwrap()
@@ -206,6 +208,18 @@ fn completed_dumps_with_binaries_and_pdbs_only_get_their_diagnosis() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The driver's C++ exception in the Vulkan probe sample: with the binary at
+/// hand, the type thrown is read from its throw tables (issue 15).
+fn thrown_type_is_read(sample: &str, report: &Value, failures: &mut Vec<String>) {
+    if sample != "vulkan-probe-driver-exception" {
+        return;
+    }
+    let thrown = &report["exception"]["cpp_type"];
+    if thrown != "std::runtime_error" {
+        failures.push(format!("{sample}: C++ exception type {thrown}"));
+    }
 }
 
 fn is_windows_dll(lower: &str) -> bool {

@@ -509,8 +509,8 @@ impl SymbolProvider for DumpSymbols<'_> {
         file_kind: FileKind,
     ) -> Result<PathBuf, FileError> {
         let resolution = self.resolve(module).await;
-        match (file_kind, &resolution.binary) {
-            (FileKind::Binary, Some(path)) => Ok(path.clone()),
+        match file_kind {
+            FileKind::Binary => self.sources.binary(&resolution).ok_or(FileError::NotFound),
             _ => Err(FileError::NotFound),
         }
     }

@@ -184,22 +184,12 @@ impl Sources {
         // said where names were looked for.
         let mut log = Log::default();
         let found: Option<Arc<dyn Unwinder>> = match identity.format() {
-            Format::Pe => {
-                let path = match (&resolution.binary, resolution.pe_binary_searched) {
-                    (Some(path), _) => Some(path.clone()),
-                    (None, true) => None,
-                    (None, false) => {
-                        find::pe::binary(self, identity, &mut log).map(|(path, _)| path)
-                    }
-                };
-                path.and_then(|path| unwind::pe::from_file(&path))
-                    .map(|unwinder| Arc::new(unwinder) as Arc<dyn Unwinder>)
-            }
+            Format::Pe => self
+                .binary_with(resolution, &mut log)
+                .and_then(|path| unwind::pe::from_file(&path))
+                .map(|unwinder| Arc::new(unwinder) as Arc<dyn Unwinder>),
             Format::Elf => {
-                let binary = resolution
-                    .binary
-                    .clone()
-                    .or_else(|| find::elf::binary(self, identity, &mut log));
+                let binary = self.binary_with(resolution, &mut log);
                 let debug = match resolution.source() {
                     SymbolSource::Dwarf => resolution
                         .file
@@ -216,6 +206,27 @@ impl Sources {
             .entry(identity.clone())
             .or_insert(found)
             .clone()
+    }
+
+    /// The module's binary: the one the search found, else one looked for
+    /// now by code id (PE) or build id (ELF).
+    pub fn binary(&self, resolution: &Resolution) -> Option<PathBuf> {
+        self.binary_with(resolution, &mut Log::default())
+    }
+
+    fn binary_with(&self, resolution: &Resolution, log: &mut Log) -> Option<PathBuf> {
+        let identity = &resolution.identity;
+        match identity.format() {
+            Format::Pe => match (&resolution.binary, resolution.pe_binary_searched) {
+                (Some(path), _) => Some(path.clone()),
+                (None, true) => None,
+                (None, false) => find::pe::binary(self, identity, log).map(|(path, _)| path),
+            },
+            Format::Elf => resolution
+                .binary
+                .clone()
+                .or_else(|| find::elf::binary(self, identity, log)),
+        }
     }
 
     fn lock_unwinders(
