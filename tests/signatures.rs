@@ -359,6 +359,7 @@ fn named_threads_module_lists_and_exception_names_match_real_dumps() {
         ("finalizer-thread", "winml-epcatalog-release.dmp"),
         ("segv-by-name", "crash-at-exit-after-dlclose-linux.dmp"),
         ("segv-by-name", "cuda-runtime-teardown-at-exit-linux.dmp"),
+        ("segv-by-name", "tls-destructor-crash-at-exit-linux.dmp"),
     ]
     .iter()
     .map(|(a, b)| (a.to_string(), b.to_string()))

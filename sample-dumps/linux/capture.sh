@@ -13,12 +13,15 @@ build=/tmp/dumptriage-linux-samples
 say() { printf '== %s\n' "$*" >&2; }
 
 command -v gcc >/dev/null || { echo "gcc is required" >&2; exit 1; }
+command -v g++ >/dev/null || { echo "g++ is required" >&2; exit 1; }
 command -v dump_syms >/dev/null || cargo install --locked dump_syms
 cargo build --release --locked --manifest-path "$root/Cargo.toml"
 dt=$root/target/release/dumptriage
 
 rm -rf "$build" && mkdir -p "$build" && cd "$build"
-cflags=(-g -O0 -fno-omit-frame-pointer)
+# Source paths relative to the checkout: the binaries, their build ids and
+# the symbol files are the same whichever folder the script runs from.
+cflags=(-g -O0 -fno-omit-frame-pointer "-ffile-prefix-map=$root/=")
 rpath='-Wl,-rpath,$ORIGIN'
 say "building tests/programs"
 gcc "${cflags[@]}" -fPIC -shared -o libpal.so "$programs/libpal.c" -lpthread
@@ -29,6 +32,12 @@ gcc "${cflags[@]}" -o unload_crash "$programs/unload_crash.c" -ldl
 gcc "${cflags[@]}" -fPIC -shared -o libcudart.so "$programs/libcudart.c"
 gcc "${cflags[@]}" -fPIC -shared -o libkernels.so "$programs/libkernels.c" -L. -lcudart "$rpath"
 gcc "${cflags[@]}" -o cuda_exit_crash "$programs/cuda_exit_crash.c" -L. -lcudart "$rpath" -ldl
+g++ "${cflags[@]}" -o static_dtor_throw "$programs/static_dtor_throw.cpp"
+gcc "${cflags[@]}" -o tls_exit_crash "$programs/tls_exit_crash.c" -lpthread
+gcc "${cflags[@]}" -fPIC -shared -o libslowinit.so "$programs/libslowinit.c" -lpthread -ldl
+gcc "${cflags[@]}" -rdynamic -o dlopen_exit_hang "$programs/dlopen_exit_hang.c" -ldl -lpthread
+gcc "${cflags[@]}" -fPIC -shared -Wl,-soname,libpython3.12.so.1.0 -o libpython3.12.so.1.0 "$programs/libpython3.c" -lpthread
+gcc "${cflags[@]}" -o python3 "$programs/python3.c" -L. -l:libpython3.12.so.1.0 "$rpath"
 
 rm -f "$here"/*.dmp && rm -rf "$here/symbols"
 
@@ -50,26 +59,43 @@ capture() {
 capture hip-unregister-fatbinary-hang-linux 124 ./hip_exit_hang
 capture crash-at-exit-after-dlclose-linux 139 ./unload_crash # 128 + SIGSEGV, as the shell reports it
 capture cuda-runtime-teardown-at-exit-linux 139 ./cuda_exit_crash
+capture abort-during-exit-linux 134 ./static_dtor_throw # 128 + SIGABRT
+capture tls-destructor-crash-at-exit-linux 139 ./tls_exit_crash
+capture glibc-loader-lock-at-exit-linux 124 ./dlopen_exit_hang
+capture python-exit-waits-for-thread-linux 124 ./python3
 
 say "writing symbols"
 libc=/lib/x86_64-linux-gnu/libc.so.6
-for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so "$libc"; do
+ld=$(readlink -f /lib64/ld-linux-x86-64.so.2)
+libstdcxx=$(readlink -f /lib/x86_64-linux-gnu/libstdc++.so.6)
+libgcc=$(readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1)
+for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so \
+  static_dtor_throw tls_exit_crash dlopen_exit_hang libslowinit.so python3 libpython3.12.so.1.0 \
+  "$libc" "$ld" "$libstdcxx" "$libgcc"; do
   dump_syms "$module" > module.sym 2>/dev/null
   read -r _ _ _ id name < module.sym
-  if [ "$module" = "$libc" ]; then
+  if [ "$module" = "$libc" ] || [ "$module" = "$ld" ]; then
     # The stripped libc only exports some names (exit's internal
-    # __run_exit_handlers shows as a neighbouring export). With Debian's
-    # libc6-dbg installed, add the debug file's function records, without
-    # their line records to keep the file small; CFI stays the binary's.
-    bid=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
+    # __run_exit_handlers shows as a neighbouring export), and ld.so's
+    # _dl_fini is no export at all. With Debian's libc6-dbg installed, add
+    # the debug file's function records, without their line records to
+    # keep the file small; CFI stays the binary's.
+    bid=$(readelf -n "$module" | awk '/Build ID/ {print $3}')
     debug=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
     if [ -f "$debug" ]; then
       dump_syms "$debug" 2>/dev/null | grep '^FUNC ' > funcs.sym || true
       { grep -v '^STACK ' module.sym | grep -v '^PUBLIC '; cat funcs.sym; grep '^PUBLIC ' module.sym; grep '^STACK ' module.sym; } > merged.sym
       mv merged.sym module.sym
     else
-      say "libc6-dbg is not installed: libc frames are named from its exports only"
+      say "libc6-dbg is not installed: $name's frames are named from its exports only"
     fi
+  elif [ "$module" = "$libstdcxx" ] || [ "$module" = "$libgcc" ]; then
+    # Only the unwind information of the C++ runtime: without it the walk
+    # of an abort stops in std::terminate. Its exports are left out: a
+    # PUBLIC record has no size, so an internal function (the terminate
+    # handler) would show as the export before it.
+    grep -v '^PUBLIC ' module.sym > cfi.sym
+    mv cfi.sym module.sym
   fi
   mkdir -p "$here/symbols/$name/$id"
   mv module.sym "$here/symbols/$name/$id/$name.sym"
@@ -77,7 +103,8 @@ done
 du -sh "$here"/*.dmp "$here/symbols" >&2
 
 # Thread ids change with every capture: refresh them in expected.toml from the
-# dumps (the process id is the main thread's id, which every scenario blames).
+# dumps (the blamed thread as the analysis found it: the main thread, or the
+# crashing worker).
 # The expectations themselves (signatures, functions) are not touched.
 say "updating thread ids in expected.toml"
 python3 - "$here/../expected.toml" "$build" <<'PY'
@@ -92,12 +119,12 @@ for report_file in sorted(build.glob("*.json")):
         sys.exit(f"expected.toml has no entry for {name}: add one")
     end = text.find("[[dump]]", start)
     end = len(text) if end < 0 else end
-    pid = report["process"]["pid"]
+    blamed = report["exit_phase"]["blamed_thread"]
     threads = sorted(report["threads"], key=lambda t: t["id"])
     ids = ", ".join(str(t["id"]) for t in threads)
     names = ", ".join(f'"{t["id"]}={t["name"]}"' for t in threads if t["name"])
     block = text[start:end]
-    block = re.sub(r"(?m)^blamed_thread_id = .*$", f"blamed_thread_id = {pid}", block)
+    block = re.sub(r"(?m)^blamed_thread_id = .*$", f"blamed_thread_id = {blamed}", block)
     block = re.sub(r"(?m)^thread_ids = .*$", f"thread_ids = [{ids}]", block)
     block = re.sub(r"(?m)^thread_names = .*$", f"thread_names = [{names}]", block)
     text = text[:start] + block + text[end:]

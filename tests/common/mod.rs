@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 /// The specific signatures of the interface (ids kept stable), each with a
 /// sample dump.
-pub const SPECIFIC_IDS: [&str; 7] = [
+pub const SPECIFIC_IDS: [&str; 10] = [
     "winml-epcatalog-release",
     "dxc-after-unload",
     "ort-logger-after-teardown",
@@ -14,14 +14,18 @@ pub const SPECIFIC_IDS: [&str; 7] = [
     "hip-unregister-fatbinary-hang",
     "pal-fence-wait-at-exit",
     "vulkan-probe-driver-exception",
+    "tls-destructor-crash-at-exit",
+    "glibc-loader-lock-at-exit",
+    "python-exit-waits-for-thread",
 ];
 
 /// The generic situations of the interface.
-pub const GENERIC_IDS: [&str; 4] = [
+pub const GENERIC_IDS: [&str; 5] = [
     "crash-in-unloaded-module",
     "crash-during-exit",
     "hang-during-exit",
     "loader-lock-at-exit",
+    "abort-during-exit",
 ];
 
 pub fn bin() -> Command {
