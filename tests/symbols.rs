@@ -707,52 +707,7 @@ fn a_hung_symbol_server_is_a_warning() {
 /// Builds a shim that records every connect() and getaddrinfo() a process
 /// makes (LD_PRELOAD). `None` when no C compiler is there.
 fn network_shim(dir: &Path) -> Option<PathBuf> {
-    let source = dir.join("netlog.c");
-    std::fs::write(
-        &source,
-        r#"
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
-static void note(const char *what) {
-    const char *path = getenv("NETLOG");
-    if (!path) return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0) return;
-    write(fd, what, strlen(what));
-    write(fd, "\n", 1);
-    close(fd);
-}
-int connect(int fd, const struct sockaddr *addr, socklen_t len) {
-    if (addr && (addr->sa_family == AF_INET || addr->sa_family == AF_INET6)) note("connect");
-    int (*real)(int, const struct sockaddr *, socklen_t) = dlsym(RTLD_NEXT, "connect");
-    return real(fd, addr, len);
-}
-int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
-                struct addrinfo **res) {
-    note("getaddrinfo");
-    int (*real)(const char *, const char *, const struct addrinfo *, struct addrinfo **) =
-        dlsym(RTLD_NEXT, "getaddrinfo");
-    return real(node, service, hints, res);
-}
-"#,
-    )
-    .unwrap();
-    let shim = dir.join("netlog.so");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let built = std::process::Command::new(cc)
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&shim)
-        .arg(&source)
-        .arg("-ldl")
-        .status()
-        .ok()?;
-    built.success().then_some(shim)
+    shims::build(dir, "netlog", shims::NET_LOG)
 }
 
 /// With no URL anywhere (folders, a cache-only _NT_SYMBOL_PATH), the tool
