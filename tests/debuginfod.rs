@@ -127,7 +127,7 @@ fn crashing_frames(report: &Value) -> Vec<Value> {
         .clone()
 }
 
-fn module<'a>(report: &'a Value) -> &'a Value {
+fn module(report: &Value) -> &Value {
     report["modules"]
         .as_array()
         .unwrap()
