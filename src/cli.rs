@@ -193,8 +193,11 @@ fn parse_size(text: &str) -> Result<u64, String> {
 pub struct ReportArgs {
     /// Where symbols are looked for, in order; repeatable. A folder (Breakpad
     /// store, Microsoft-style store, build-id tree, or PDBs and binaries side
-    /// by side) or an http(s) symbol server URL. `_NT_SYMBOL_PATH` is searched
-    /// next, then a `symbols` folder beside each dump.
+    /// by side), an http(s) symbol server URL, or `debuginfod+URL` for a
+    /// debuginfod server (ELF files by build id). `_NT_SYMBOL_PATH` and
+    /// `DEBUGINFOD_URLS` are searched next, then a `symbols` folder beside
+    /// each dump. Downloads from debuginfod go to `DEBUGINFOD_CACHE_PATH`
+    /// when it is set.
     #[arg(long = "symbols", value_name = "DIR|URL")]
     pub symbols: Vec<PathBuf>,
 
@@ -268,6 +271,8 @@ impl ReportArgs {
             nt_symbol_path: std::env::var("_NT_SYMBOL_PATH")
                 .ok()
                 .filter(|v| !v.trim().is_empty()),
+            debuginfod_urls: std::env::var("DEBUGINFOD_URLS").ok(),
+            debuginfod_cache: std::env::var_os("DEBUGINFOD_CACHE_PATH").map(PathBuf::from),
             system: !self.no_system_symbols,
         }
     }

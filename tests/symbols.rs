@@ -707,52 +707,7 @@ fn a_hung_symbol_server_is_a_warning() {
 /// Builds a shim that records every connect() and getaddrinfo() a process
 /// makes (LD_PRELOAD). `None` when no C compiler is there.
 fn network_shim(dir: &Path) -> Option<PathBuf> {
-    let source = dir.join("netlog.c");
-    std::fs::write(
-        &source,
-        r#"
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
-static void note(const char *what) {
-    const char *path = getenv("NETLOG");
-    if (!path) return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0) return;
-    write(fd, what, strlen(what));
-    write(fd, "\n", 1);
-    close(fd);
-}
-int connect(int fd, const struct sockaddr *addr, socklen_t len) {
-    if (addr && (addr->sa_family == AF_INET || addr->sa_family == AF_INET6)) note("connect");
-    int (*real)(int, const struct sockaddr *, socklen_t) = dlsym(RTLD_NEXT, "connect");
-    return real(fd, addr, len);
-}
-int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints,
-                struct addrinfo **res) {
-    note("getaddrinfo");
-    int (*real)(const char *, const char *, const struct addrinfo *, struct addrinfo **) =
-        dlsym(RTLD_NEXT, "getaddrinfo");
-    return real(node, service, hints, res);
-}
-"#,
-    )
-    .unwrap();
-    let shim = dir.join("netlog.so");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let built = std::process::Command::new(cc)
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&shim)
-        .arg(&source)
-        .arg("-ldl")
-        .status()
-        .ok()?;
-    built.success().then_some(shim)
+    shims::build(dir, "netlog", shims::NET_LOG)
 }
 
 /// With no URL anywhere (folders, a cache-only _NT_SYMBOL_PATH), the tool
@@ -1488,7 +1443,14 @@ fn a_server_that_stalls_mid_body_is_given_up() {
     // The folder after the server still names the frame.
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
     assert_eq!(run.frame0()["symbol_source"], "pdb");
-    assert_eq!(server.requests().len(), 1, "{:?}", server.requests());
+    // One file asked for (after the store's one `index2.txt` question),
+    // then nothing more.
+    let files: Vec<String> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r != "/index2.txt")
+        .collect();
+    assert_eq!(files.len(), 1, "{:?}", server.requests());
     assert!(
         run.warnings()
             .iter()
@@ -1615,4 +1577,352 @@ fn downloads_are_capped() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a size"));
+}
+
+/// A CAB archive of `file`, holding it as `name`, written by gcab (MSZIP,
+/// as makecab's default; an independent writer, not the crate that reads
+/// it).
+fn gcab(file: &Path, name: &str, archive: &Path) {
+    let work = tempfile::tempdir().unwrap();
+    std::fs::copy(file, work.path().join(name)).unwrap();
+    std::fs::create_dir_all(archive.parent().unwrap()).unwrap();
+    let status = std::process::Command::new("gcab")
+        .current_dir(work.path())
+        .args(["-c", "-z"])
+        .arg(archive)
+        .arg(name)
+        .status()
+        .expect("gcab is needed for the CAB tests (apt-get install gcab)");
+    assert!(status.success());
+}
+
+/// A CAB archive of `data` named `name`, LZX-compressed as symstore
+/// /compress writes them (LZX, 2 MB window), in one LZX block of the
+/// uncompressed kind: no LZX encoder is at hand, and an uncompressed block
+/// still takes the archive through the LZX decoder (its block header, the
+/// R0-R2 registers, the 32 KB frames split across CFDATA blocks).
+fn lzx_cab(data: &[u8], name: &str) -> Vec<u8> {
+    assert!(data.len() < 1 << 24);
+    let size = data.len() as u32;
+    // E8 translation off (1 bit), block type 3 (3 bits), 24-bit size, then
+    // padding to the 16-bit word; words are little-endian, read from their
+    // high bit.
+    let head: u32 = (0b0011 << 28) | (size << 4);
+    let mut first = Vec::new();
+    first.extend(((head >> 16) as u16).to_le_bytes());
+    first.extend((head as u16).to_le_bytes());
+    for _ in 0..3 {
+        first.extend(1u32.to_le_bytes());
+    }
+    let frames: Vec<&[u8]> = data.chunks(32768).collect();
+    let mut blocks: Vec<(Vec<u8>, u16)> = Vec::new();
+    for (i, frame) in frames.iter().enumerate() {
+        let mut block = if i == 0 { first.clone() } else { Vec::new() };
+        block.extend_from_slice(frame);
+        blocks.push((block, frame.len() as u16));
+    }
+    let name_bytes = [name.as_bytes(), &[0]].concat();
+    let header = 36;
+    let folder = 8;
+    let files_at = header + folder;
+    let data_at = files_at + 16 + name_bytes.len();
+    let total = data_at + blocks.iter().map(|(b, _)| 8 + b.len()).sum::<usize>();
+    let mut cab = Vec::new();
+    cab.extend(b"MSCF");
+    cab.extend(0u32.to_le_bytes());
+    cab.extend((total as u32).to_le_bytes());
+    cab.extend(0u32.to_le_bytes());
+    cab.extend((files_at as u32).to_le_bytes());
+    cab.extend(0u32.to_le_bytes());
+    cab.extend([3u8, 1u8]); // version 1.3
+    cab.extend(1u16.to_le_bytes()); // folders
+    cab.extend(1u16.to_le_bytes()); // files
+    cab.extend(0u16.to_le_bytes()); // flags
+    cab.extend(0u16.to_le_bytes()); // set id
+    cab.extend(0u16.to_le_bytes()); // cabinet index
+    cab.extend((data_at as u32).to_le_bytes());
+    cab.extend((blocks.len() as u16).to_le_bytes());
+    cab.extend((3u16 | (21 << 8)).to_le_bytes()); // LZX, window 2^21
+    cab.extend(size.to_le_bytes());
+    cab.extend(0u32.to_le_bytes()); // offset in the folder
+    cab.extend(0u16.to_le_bytes()); // folder
+    cab.extend(0x5821u16.to_le_bytes()); // date
+    cab.extend(0u16.to_le_bytes()); // time
+    cab.extend(0x20u16.to_le_bytes()); // archive attribute
+    cab.extend(&name_bytes);
+    assert_eq!(cab.len(), data_at);
+    for (block, uncompressed) in blocks {
+        cab.extend(0u32.to_le_bytes()); // no checksum
+        cab.extend((block.len() as u16).to_le_bytes());
+        cab.extend(uncompressed.to_le_bytes());
+        cab.extend(block);
+    }
+    assert_eq!(cab.len(), total);
+    cab
+}
+
+fn pdb_dir(root: &Path) -> PathBuf {
+    root.join("fakehip.pdb").join(HIP_DEBUG_ID)
+}
+
+/// Microsoft-style servers as symstore leaves them (issue 12): files
+/// stored with /compress are CAB archives under `NAME.xx_`, asked for when
+/// the plain name is not there and unpacked into the cache under the plain
+/// name; MSZIP (gcab) and LZX both.
+#[test]
+fn compressed_files_on_a_symbol_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    // The binary (found by code id: the module has no CodeView record) and
+    // the PDB it names, both compressed.
+    gcab(
+        &native("fakehip.dll"),
+        "fakehip.dll",
+        &served
+            .join("fakehip.dll")
+            .join(HIP_CODE_ID)
+            .join("fakehip.dl_"),
+    );
+    gcab(
+        &native("fakehip.pdb"),
+        "fakehip.pdb",
+        &pdb_dir(&served).join("fakehip.pd_"),
+    );
+    let server = httpd::Httpd::start(served.clone(), false);
+    let cache = dir.path().join("cache");
+    let args = [
+        "--symbols",
+        server.url.as_str(),
+        "--symbols-cache",
+        s(&cache),
+    ];
+    let run = analyze(
+        dir.path(),
+        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
+        &args,
+        &[],
+    );
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+    assert_eq!(run.frame0()["symbol_source"], "pdb");
+    let requests = server.requests();
+    assert!(
+        requests.iter().any(|r| r.ends_with("/fakehip.pd_"))
+            && requests.iter().any(|r| r.ends_with("/fakehip.dl_")),
+        "{requests:?}"
+    );
+    // Kept unpacked, under the plain name: the cache stays a plain store.
+    let kept = pdb_dir(&cache).join("fakehip.pdb");
+    assert_eq!(
+        std::fs::read(&kept).unwrap(),
+        std::fs::read(native("fakehip.pdb")).unwrap()
+    );
+    assert!(!pdb_dir(&cache).join("fakehip.pd_").exists());
+
+    // LZX, as symstore /compress writes, and a .sym as `.sy_`.
+    std::fs::remove_dir_all(&served).unwrap();
+    let sym =
+        format!("MODULE windows x86_64 {HIP_DEBUG_ID} fakehip.pdb\nFUNC 1030 11 0 lzx_named\n");
+    put(
+        &pdb_dir(&served).join("fakehip.sy_"),
+        &lzx_cab(sym.as_bytes(), "fakehip.sym"),
+    );
+    let cache = dir.path().join("cache2");
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &[
+            "--symbols",
+            server.url.as_str(),
+            "--symbols-cache",
+            s(&cache),
+        ],
+        &[],
+    );
+    assert_eq!(run.frame0()["function"], "lzx_named", "{:#}", run.report());
+    assert_eq!(run.frame0()["symbol_source"], "sym");
+
+    // A PDB larger than one 32 KB LZX frame, LZX-compressed.
+    let pdb = std::fs::read(native("fakehip.pdb")).unwrap();
+    assert!(pdb.len() > 32768);
+    std::fs::remove_dir_all(&served).unwrap();
+    put(
+        &pdb_dir(&served).join("fakehip.pd_"),
+        &lzx_cab(&pdb, "fakehip.pdb"),
+    );
+    let cache = dir.path().join("cache3");
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &[
+            "--symbols",
+            server.url.as_str(),
+            "--symbols-cache",
+            s(&cache),
+        ],
+        &[],
+    );
+    assert_eq!(run.frame0()["function"], "__run_exit_handlers");
+    assert_eq!(
+        std::fs::read(pdb_dir(&cache).join("fakehip.pdb")).unwrap(),
+        pdb
+    );
+
+    // A broken archive is refused with a warning and not kept.
+    std::fs::remove_dir_all(&served).unwrap();
+    put(
+        &pdb_dir(&served).join("fakehip.pd_"),
+        b"MSCF but not really a cabinet",
+    );
+    let cache = dir.path().join("cache4");
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &[
+            "--symbols",
+            server.url.as_str(),
+            "--symbols-cache",
+            s(&cache),
+        ],
+        &[],
+    );
+    assert_eq!(run.frame0()["function"], Value::Null);
+    assert!(
+        run.warnings().iter().any(|w| w.contains("CAB")),
+        "{:?}",
+        run.warnings()
+    );
+    assert!(tree(&cache).is_empty(), "{:?}", tree(&cache));
+}
+
+/// A pointer store's `file.ptr`: `PATH:` to a local absolute path is
+/// followed (and the file checked); a network path is not, and `MSG:` is a
+/// warning.
+#[test]
+fn file_ptr_redirects() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    let elsewhere = dir.path().join("elsewhere").join("fakehip.pdb");
+    copy(&native("fakehip.pdb"), &elsewhere);
+    let pointer = pdb_dir(&served).join("file.ptr");
+    put(&pointer, format!("PATH:{}", elsewhere.display()).as_bytes());
+    let server = httpd::Httpd::start(served.clone(), false);
+    let cache = dir.path().join("cache");
+    let args = [
+        "--symbols",
+        server.url.as_str(),
+        "--symbols-cache",
+        s(&cache),
+    ];
+    let dump = hip_dump(true, RUN_EXIT_HANDLERS + 4);
+    let run = analyze(dir.path(), &dump, &args, &[]);
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+    assert_eq!(run.frame0()["symbol_source"], "pdb");
+    assert!(server.requests().iter().any(|r| r.ends_with("/file.ptr")));
+
+    // A file of another build at the path is refused.
+    copy(&native("fakehip.dll"), &elsewhere);
+    let run = analyze(dir.path(), &dump, &args, &[]);
+    assert_eq!(run.frame0()["function"], Value::Null);
+    assert!(
+        run.warnings()
+            .iter()
+            .any(|w| w.contains("corrupt") || w.contains("differs")),
+        "{:?}",
+        run.warnings()
+    );
+
+    // Never a network share, never a relative path.
+    for target in [
+        "\\\\fileserver\\symbols\\fakehip.pdb",
+        "//fileserver/symbols/fakehip.pdb",
+        "fakehip.pdb",
+    ] {
+        put(&pointer, format!("PATH:{target}").as_bytes());
+        let run = analyze(dir.path(), &dump, &args, &[]);
+        assert_eq!(run.frame0()["function"], Value::Null);
+        assert!(
+            run.warnings().iter().any(|w| w.contains("not followed")),
+            "{target}: {:?}",
+            run.warnings()
+        );
+    }
+
+    put(&pointer, b"MSG: withheld by the release team");
+    let run = analyze(dir.path(), &dump, &args, &[]);
+    assert!(
+        run.warnings()
+            .iter()
+            .any(|w| w.contains("withheld by the release team")),
+        "{:?}",
+        run.warnings()
+    );
+}
+
+/// Two-tier stores (`index2.txt` at the root: `fa/fakehip.pdb/...`), on a
+/// server and as a folder; the cache keeps the one-tier layout.
+#[test]
+fn two_tier_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    put(&store.join("index2.txt"), b"");
+    // symstore lower-cases the two-letter folder; the file keeps its case.
+    ms_store(&store.join("fa"));
+    let dump = hip_dump(false, RUN_EXIT_HANDLERS + 4);
+
+    let run = analyze(dir.path(), &dump, &["--symbols", s(&store)], &[]);
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+    assert_eq!(
+        run.module("fakehip.dll")["symbol_file"],
+        s(&store
+            .join("fa")
+            .join("fakehip.pdb")
+            .join(HIP_DEBUG_ID)
+            .join("fakehip.pdb"))
+    );
+
+    let server = httpd::Httpd::start(store.clone(), false);
+    let cache = dir.path().join("cache");
+    let run = analyze(
+        dir.path(),
+        &dump,
+        &[
+            "--symbols",
+            server.url.as_str(),
+            "--symbols-cache",
+            s(&cache),
+        ],
+        &[],
+    );
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+    let requests = server.requests();
+    assert!(
+        requests.contains(&format!("/fa/fakehip.pdb/{HIP_DEBUG_ID}/fakehip.pdb")),
+        "{requests:?}"
+    );
+    assert_eq!(
+        requests.iter().filter(|r| *r == "/index2.txt").count(),
+        1,
+        "asked once per run: {requests:?}"
+    );
+    assert!(pdb_dir(&cache).join("fakehip.pdb").is_file());
 }

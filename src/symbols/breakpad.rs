@@ -127,6 +127,7 @@ impl BreakpadSupplier {
                 break;
             }
             let (shown, path) = match location {
+                Location::Debuginfod(_) => continue,
                 Location::Folder(dir) => {
                     let Some(path) = self.finder.find(dir, &rel) else {
                         log.tried(format!("{}: no {}", dir.display(), rel.shown()));

@@ -59,6 +59,9 @@ pub(super) enum Refusal {
     Corrupt(String),
     /// Larger than the download limit.
     TooLarge { limit: u64 },
+    /// A pointer store's `file.ptr` that is not followed: its message, or
+    /// a path that is not a local absolute one.
+    Pointer(String),
 }
 
 impl Log {
@@ -71,6 +74,11 @@ impl Log {
                 expected,
             } => self.mismatch(shown, what, found, expected),
             Refusal::Corrupt(why) => self.corrupt(shown, why),
+            Refusal::Pointer(why) => {
+                let line = format!("{shown}: {why}");
+                self.tried.push(line.clone());
+                self.warnings.push(line);
+            }
             Refusal::TooLarge { limit } => {
                 let line = format!(
                     "{shown}: larger than the download limit of {limit} bytes \

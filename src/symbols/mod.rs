@@ -58,6 +58,13 @@ pub struct SymbolConfig {
     pub limits: Limits,
     /// The value of `_NT_SYMBOL_PATH`, searched after `stores`.
     pub nt_symbol_path: Option<String>,
+    /// The value of `DEBUGINFOD_URLS`: debuginfod servers, separated by
+    /// spaces as elfutils reads it, asked after `--symbols`' own.
+    pub debuginfod_urls: Option<String>,
+    /// The value of `DEBUGINFOD_CACHE_PATH`: where debuginfod downloads are
+    /// kept, in elfutils' layout (`BUILD_ID/debuginfo`), instead of
+    /// `debuginfod/` in the download cache.
+    pub debuginfod_cache: Option<PathBuf>,
     /// Also look where the dump says each module was loaded from (when that
     /// is a local absolute path of this OS), and in this machine's debug
     /// directories (/usr/lib/debug): what makes dumps of this machine's own
@@ -79,6 +86,8 @@ impl Default for SymbolConfig {
                 max_download: DEFAULT_MAX_DOWNLOAD,
             },
             nt_symbol_path: None,
+            debuginfod_urls: None,
+            debuginfod_cache: None,
             system: true,
         }
     }
@@ -142,14 +151,43 @@ impl SymbolConfig {
         };
         // Servers with their own cache, and those that use the default one.
         let mut servers: Vec<(String, Option<PathBuf>)> = Vec::new();
+        let mut notes = Vec::new();
+        // debuginfod servers: `--symbols debuginfod+URL`, then
+        // DEBUGINFOD_URLS. Their downloads go to DEBUGINFOD_CACHE_PATH
+        // when set, else to `debuginfod/` in the download cache.
+        let mut debuginfod: Vec<String> = Vec::new();
+        let mut add_debuginfod = |url: &str, notes: &mut Vec<String>| {
+            if !is_url(url) {
+                notes.push(format!(
+                    "debuginfod server {url:?} is not an http(s) URL: not asked"
+                ));
+            } else if !debuginfod.iter().any(|u| u == url) {
+                debuginfod.push(url.to_string());
+            }
+        };
         for entry in &self.stores {
             let text = entry.to_string_lossy();
-            if is_url(&text) {
+            if let Some(url) = debuginfod_url(&text) {
+                add_debuginfod(url, &mut notes);
+            } else if is_url(&text) {
                 servers.push((text.into_owned(), cache.clone()));
             } else {
                 add_folder(&mut locations, entry.clone());
             }
         }
+        for url in self
+            .debuginfod_urls
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+        {
+            add_debuginfod(url, &mut notes);
+        }
+        let debuginfod_cache = self
+            .debuginfod_cache
+            .clone()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .or_else(|| cache.as_ref().map(|dir| dir.join("debuginfod")));
         for element in nt {
             match element {
                 ntpath::Element::Folder(dir) | ntpath::Element::Cache(dir) => {
@@ -169,9 +207,10 @@ impl SymbolConfig {
         }
         // No cache to keep downloads in: they go to a folder of this run's
         // own (created private, removed at the end), and are not kept.
-        let mut notes = Vec::new();
         let mut scratch = None;
-        if servers.iter().any(|(_, c)| c.is_none()) {
+        if servers.iter().any(|(_, c)| c.is_none())
+            || (!debuginfod.is_empty() && debuginfod_cache.is_none())
+        {
             match tempfile::Builder::new().prefix("dumptriage-").tempdir() {
                 Ok(dir) => {
                     notes.push(
@@ -199,8 +238,30 @@ impl SymbolConfig {
                 self.limits,
             ))));
         }
+        for url in debuginfod {
+            let Some(dir) = debuginfod_cache
+                .clone()
+                .or_else(|| scratch.as_ref().map(|d| d.path().join("debuginfod")))
+            else {
+                continue;
+            };
+            locations.push(Location::Debuginfod(Arc::new(Server::new(
+                &url,
+                &dir,
+                self.limits,
+            ))));
+        }
         Sources::new(locations, self.system, notes, scratch)
     }
+}
+
+/// The URL of a `--symbols debuginfod+URL` entry.
+fn debuginfod_url(entry: &str) -> Option<&str> {
+    const PREFIX: &str = "debuginfod+";
+    entry
+        .get(..PREFIX.len())
+        .filter(|p| p.eq_ignore_ascii_case(PREFIX))
+        .map(|_| &entry[PREFIX.len()..])
 }
 
 #[cfg(test)]
@@ -221,6 +282,37 @@ mod tests {
             ..SymbolConfig::default()
         };
         assert!(config.sources().uses_network());
+
+        // debuginfod: only a URL given makes a network source.
+        let config = SymbolConfig {
+            debuginfod_urls: Some("  ".into()),
+            ..SymbolConfig::default()
+        };
+        assert!(!config.sources().uses_network());
+        for config in [
+            SymbolConfig {
+                debuginfod_urls: Some("http://127.0.0.1:1 https://127.0.0.1:2/".into()),
+                ..SymbolConfig::default()
+            },
+            SymbolConfig {
+                stores: vec!["DebugInfoD+http://127.0.0.1:1/".into()],
+                ..SymbolConfig::default()
+            },
+        ] {
+            let sources = config.sources();
+            assert!(sources.uses_network());
+            assert!(!sources
+                .locations
+                .iter()
+                .any(|l| matches!(l, Location::Server(_) | Location::Folder(_))));
+        }
+        let sources = SymbolConfig {
+            debuginfod_urls: Some("/srv/debug ftp://x".into()),
+            ..SymbolConfig::default()
+        }
+        .sources();
+        assert!(!sources.uses_network());
+        assert_eq!(sources.notes().len(), 2, "{:?}", sources.notes());
     }
 
     /// Without a user cache directory nothing falls back to a shared

@@ -137,37 +137,143 @@ pub(super) fn pdb_id(id: &DebugId) -> String {
 /// A relative path inside a symbol store or cache, every component checked
 /// ([`plain`]). The only way the symbol code turns names into paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Rel(Vec<String>);
+pub(super) struct Rel {
+    parts: Vec<String>,
+    /// A `NAME/ID/FILE` path of a symstore-style store, which a two-tier
+    /// store keeps under one more folder, and a server may send compressed
+    /// or as a `file.ptr`.
+    store: bool,
+}
 
 impl Rel {
     /// `None` when any component is not [`plain`].
     fn new<const N: usize>(parts: [&str; N]) -> Option<Rel> {
-        parts
-            .iter()
-            .all(|p| plain(p))
-            .then(|| Rel(parts.iter().map(|p| p.to_string()).collect()))
+        parts.iter().all(|p| plain(p)).then(|| Rel {
+            parts: parts.iter().map(|p| p.to_string()).collect(),
+            store: false,
+        })
+    }
+
+    /// A `NAME/ID/FILE` path of a symstore-style store.
+    fn store<const N: usize>(parts: [&str; N]) -> Option<Rel> {
+        Rel::new(parts).map(|rel| Rel { store: true, ..rel })
     }
 
     /// The components, for a URL (each one percent-encoded by the server).
     pub fn parts(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(String::as_str)
+        self.parts.iter().map(String::as_str)
     }
 
     /// The path below `root`, in this spelling.
     pub fn under(&self, root: &Path) -> PathBuf {
-        self.0.iter().fold(root.to_path_buf(), |p, c| p.join(c))
+        self.parts.iter().fold(root.to_path_buf(), |p, c| p.join(c))
     }
 
     /// For messages: `a/b/c`.
     pub fn shown(&self) -> String {
-        self.0.join("/")
+        self.parts.join("/")
     }
+
+    /// Where a two-tier store (one with `index2.txt` at its root) keeps
+    /// this file: under a folder named after the first two characters of
+    /// the file name, lower-cased as symstore does (`ntdll.pdb/ID/ntdll.pdb`
+    /// -> `nt/ntdll.pdb/ID/ntdll.pdb`). `None` for paths that are not of a
+    /// store's layout.
+    pub fn two_tier(&self) -> Option<Rel> {
+        if !self.store {
+            return None;
+        }
+        let first = self.parts.first()?;
+        let prefix: String = first.chars().take(2).collect::<String>().to_lowercase();
+        if !plain(&prefix) {
+            return None;
+        }
+        let mut parts = vec![prefix];
+        parts.extend(self.parts.iter().cloned());
+        Some(Rel {
+            parts,
+            store: false,
+        })
+    }
+
+    /// The name symstore /compress gives the file: its last character
+    /// replaced by `_` (`ntdll.pdb` -> `ntdll.pd_`), a CAB archive holding
+    /// it. `None` for paths not of a store's layout.
+    pub fn compressed(&self) -> Option<Rel> {
+        let last = self.parts.last()?;
+        if !self.store || last.ends_with('_') {
+            return None;
+        }
+        let mut name: String = last.clone();
+        name.pop();
+        name.push('_');
+        self.with_last(&name)
+    }
+
+    /// The `file.ptr` beside the file: a pointer store's redirect.
+    pub fn pointer(&self) -> Option<Rel> {
+        if !self.store {
+            return None;
+        }
+        self.with_last("file.ptr")
+    }
+
+    fn with_last(&self, name: &str) -> Option<Rel> {
+        if !plain(name) {
+            return None;
+        }
+        let mut parts = self.parts.clone();
+        *parts.last_mut()? = name.to_string();
+        Some(Rel {
+            parts,
+            store: false,
+        })
+    }
+
+    /// This path as a store path with a two-tier spelling, when the store
+    /// is two-tier.
+    pub fn in_store(&self, two_tier: bool) -> Rel {
+        if two_tier {
+            self.two_tier().unwrap_or_else(|| self.clone())
+        } else {
+            self.clone()
+        }
+    }
+}
+
+/// What a debuginfod server is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DebuginfodKind {
+    /// The separate debug file (DWARF, `.debug_frame`, `.symtab`).
+    Debuginfo,
+    /// The binary itself (`.eh_frame`, symbol tables).
+    Executable,
+}
+
+impl DebuginfodKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DebuginfodKind::Debuginfo => "debuginfo",
+            DebuginfodKind::Executable => "executable",
+        }
+    }
+}
+
+/// `buildid/BUILD_ID/KIND` on a debuginfod server, and `BUILD_ID/KIND` in
+/// its cache, as elfutils' client lays out `$DEBUGINFOD_CACHE_PATH`. The
+/// build id is lower-case hex, as debuginfod servers expect.
+pub(super) fn debuginfod(build_id: &str, kind: DebuginfodKind) -> Option<(Rel, Rel)> {
+    let id = hex_id(build_id)?.to_ascii_lowercase();
+    Some((
+        Rel::new(["buildid", &id, kind.name()])?,
+        Rel::new([&id, kind.name()])?,
+    ))
 }
 
 /// `NAME/%08X%x/NAME`: a PE binary in a Microsoft store, by code id.
 pub(super) fn pe_binary(code_name: &str, code_id: &str) -> Option<Rel> {
     let id = pe_code_id(code_id)?;
-    Rel::new([code_name, &id, code_name])
+    Rel::store([code_name, &id, code_name])
 }
 
 /// `DEBUG_NAME/GUIDAGE/CODE_NAME`: a binary stored beside its PDB's id, as
@@ -177,18 +283,18 @@ pub(super) fn pe_binary_by_debug_id(
     id: &DebugId,
     code_name: &str,
 ) -> Option<Rel> {
-    Rel::new([debug_name, &pdb_id(id), code_name])
+    Rel::store([debug_name, &pdb_id(id), code_name])
 }
 
 /// `NAME/GUID%X/NAME`: a PDB in a Microsoft store.
 pub(super) fn pdb(debug_name: &str, id: &DebugId) -> Option<Rel> {
-    Rel::new([debug_name, &pdb_id(id), debug_name])
+    Rel::store([debug_name, &pdb_id(id), debug_name])
 }
 
 /// `DEBUG_FILE/DEBUG_ID/NAME.sym`: a Breakpad symbol file, with the id as
 /// Breakpad writes it.
 pub(super) fn sym(debug_file: &str, id: &DebugId) -> Option<Rel> {
-    Rel::new([
+    Rel::store([
         debug_file,
         &id.breakpad().to_string(),
         &sym_name(debug_file),
@@ -199,7 +305,7 @@ pub(super) fn sym(debug_file: &str, id: &DebugId) -> Option<Rel> {
 /// answer.
 pub(super) fn sym_by_code_id(code_name: &str, code_id: &str) -> Option<Rel> {
     let id = pe_code_id(code_id).or_else(|| hex_id(code_id).map(str::to_string))?;
-    Rel::new([code_name, &id, &sym_name(code_name)])
+    Rel::store([code_name, &id, &sym_name(code_name)])
 }
 
 /// `NAME`: a file among the build's files side by side.
@@ -210,7 +316,7 @@ pub(super) fn flat(name: &str) -> Option<Rel> {
 /// `NAME/BUILD_ID/NAME`: an ELF binary in a store keyed by build id.
 pub(super) fn elf_binary(name: &str, build_id: &str) -> Option<Rel> {
     let id = hex_id(build_id)?.to_ascii_lowercase();
-    Rel::new([name, &id, name])
+    Rel::store([name, &id, name])
 }
 
 /// `.build-id/xx/yyyy.debug` and `usr/lib/debug/.build-id/xx/yyyy.debug`:
@@ -315,6 +421,8 @@ const MAX_LISTED: usize = 500_000;
 #[derive(Default)]
 pub(super) struct Finder {
     listings: Mutex<Listings>,
+    /// Whether each store root seen is two-tier (has `index2.txt`).
+    two_tier: Mutex<HashMap<PathBuf, bool>>,
 }
 
 #[derive(Default)]
@@ -331,8 +439,29 @@ const MAX_SPELLINGS: usize = 8;
 
 impl Finder {
     /// The file `rel` names below `root`, in the canonical spelling or
-    /// else in any case.
+    /// else in any case; in a two-tier store (`index2.txt` at its root,
+    /// as symstore writes one) under its two-letter folder first.
     pub fn find(&self, root: &Path, rel: &Rel) -> Option<PathBuf> {
+        if let Some(two) = rel.two_tier().filter(|_| self.is_two_tier(root)) {
+            if let Some(found) = self.find_spelled(root, &two) {
+                return Some(found);
+            }
+        }
+        self.find_spelled(root, rel)
+    }
+
+    /// Whether `root` is a two-tier store; looked at once per run.
+    pub fn is_two_tier(&self, root: &Path) -> bool {
+        let mut known = match self.two_tier.lock() {
+            Ok(k) => k,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        *known
+            .entry(root.to_path_buf())
+            .or_insert_with(|| root.join("index2.txt").is_file())
+    }
+
+    fn find_spelled(&self, root: &Path, rel: &Rel) -> Option<PathBuf> {
         let canonical = rel.under(root);
         if canonical.is_file() {
             return Some(canonical);

@@ -20,6 +20,22 @@
 //! separate, and the read limit is per read: a big PDB that keeps arriving
 //! is never cut, a server that goes silent is.
 //!
+//! Microsoft-style servers answer the way symstore left the store:
+//!
+//! - a file stored with `/compress` is a CAB archive under the name with
+//!   its last character replaced by `_` (`ntdll.pd_`, `ntdll.dl_`,
+//!   `ntdll.sy_`); it is asked for when the plain name is not there, and
+//!   unpacked (MSZIP or LZX, through the `cab` crate) before the check;
+//! - a pointer store answers `file.ptr`: `PATH:` followed to a local
+//!   absolute path only (never a network share: the same rule as module
+//!   paths from a dump), `MSG:` reported as a warning;
+//! - a two-tier store (`index2.txt` at its root) keeps `NAME/ID/FILE` under
+//!   `NA/`, the first two characters of the name lower-cased; the root is
+//!   asked for `index2.txt` once per run.
+//!
+//! debuginfod servers are the same client asked for
+//! `buildid/BUILD_ID/debuginfo` and `.../executable`, with no such variants.
+//!
 //! A download is written to a temporary file in the cache folder, checked
 //! against the identity of the module it was asked for, and only then
 //! renamed into place, under the path built from that module's own ids:
@@ -63,7 +79,12 @@ pub struct Server {
     max_download: u64,
     /// Why the server was given up, once it has been.
     failed: Mutex<Option<String>>,
+    /// Whether the server is a two-tier store, once asked.
+    two_tier: Mutex<Option<bool>>,
 }
+
+/// The largest `file.ptr` read (a path or a message).
+const MAX_POINTER: u64 = 4096;
 
 /// The answer to one request.
 #[derive(Debug)]
@@ -107,6 +128,7 @@ impl Server {
             agent,
             max_download: limits.max_download,
             failed: Mutex::new(None),
+            two_tier: Mutex::new(None),
         }
     }
 
@@ -114,40 +136,164 @@ impl Server {
         &self.base
     }
 
-    /// The URL of a relative path on this server.
+    /// The URL of a relative path on this server (in its two-tier
+    /// spelling once the server is known to be one).
     pub(super) fn url_of(&self, rel: &Rel) -> String {
+        let two_tier = self.two_tier.lock().ok().and_then(|t| *t) == Some(true);
+        self.url_of_exactly(&rel.in_store(two_tier))
+    }
+
+    fn url_of_exactly(&self, rel: &Rel) -> String {
         let encoded: Vec<String> = rel.parts().map(encode).collect();
         format!("{}{}", self.base, encoded.join("/"))
     }
 
-    /// Gets `rel` from the cache, or else from the server into the cache.
-    /// `check` is the identity check of the module `rel` was built from: a
-    /// file that fails it is neither used nor kept (one already in the
-    /// cache is replaced by a good download).
+    /// Gets `rel` from the cache, or else from the server into the cache:
+    /// the file, else its CAB-compressed form, else its `file.ptr` (see
+    /// the module's notes). `check` is the identity check of the module
+    /// `rel` was built from: a file that fails it is neither used nor kept
+    /// (one already in the cache is replaced by a good download).
     pub(super) fn fetch(&self, rel: &Rel, check: Check<'_>) -> Fetched {
-        let cached = rel.under(&self.cache);
+        self.fetch_as(rel, rel, true, check)
+    }
+
+    /// Gets `remote` from a debuginfod server, kept in the cache as
+    /// `cached` (elfutils' layout, `BUILD_ID/debuginfo`).
+    pub(super) fn fetch_debuginfod(&self, remote: &Rel, cached: &Rel, check: Check<'_>) -> Fetched {
+        self.fetch_as(remote, cached, false, check)
+    }
+
+    fn fetch_as(&self, remote: &Rel, cached: &Rel, symstore: bool, check: Check<'_>) -> Fetched {
+        let cached = cached.under(&self.cache);
         if cached.is_file() && check(&cached).is_ok() {
             return Fetched::File(cached, true);
         }
         if let Some(why) = self.failed.lock().ok().and_then(|f| f.clone()) {
             return Fetched::Failed(format!("not asked: it failed earlier in this run ({why})"));
         }
-        let url = self.url_of(rel);
-        let response = match self.agent.get(&url).call() {
-            Ok(response) => response,
-            Err(ureq::Error::Status(code, _)) if code < 500 => return Fetched::NotFound,
-            Err(ureq::Error::Status(code, _)) => {
-                return self.give_up(format!("HTTP {code} for {url}"))
-            }
-            Err(ureq::Error::Transport(t)) => return self.give_up(format!("{url}: {t}")),
+        if !symstore {
+            return self.get(remote, &cached, false, check);
+        }
+        let two_tier = match self.is_two_tier(remote) {
+            Ok(two_tier) => two_tier,
+            Err(failed) => return failed,
         };
-        match self.download(response, &cached, check) {
-            Ok(()) => Fetched::File(cached, false),
+        let remote = remote.in_store(two_tier);
+        match self.get(&remote, &cached, false, check) {
+            Fetched::NotFound => {}
+            answer => return answer,
+        }
+        if let Some(cab) = remote.compressed() {
+            match self.get(&cab, &cached, true, check) {
+                Fetched::NotFound => {}
+                answer => return answer,
+            }
+        }
+        match remote.pointer() {
+            Some(pointer) => self.follow_pointer(&pointer, check),
+            None => Fetched::NotFound,
+        }
+    }
+
+    /// Whether the server is a two-tier store, asking for `index2.txt` the
+    /// first time a store path is fetched.
+    fn is_two_tier(&self, rel: &Rel) -> Result<bool, Fetched> {
+        if rel.two_tier().is_none() {
+            return Ok(false);
+        }
+        if let Some(known) = self.two_tier.lock().ok().and_then(|t| *t) {
+            return Ok(known);
+        }
+        let url = format!("{}index2.txt", self.base);
+        let two_tier = match self.agent.get(&url).call() {
+            Ok(_) => true,
+            Err(ureq::Error::Status(code, _)) if code < 500 => false,
+            Err(ureq::Error::Status(code, _)) => {
+                return Err(self.give_up(format!("HTTP {code} for {url}")))
+            }
+            Err(ureq::Error::Transport(t)) => return Err(self.give_up(format!("{url}: {t}"))),
+        };
+        if let Ok(mut known) = self.two_tier.lock() {
+            *known = Some(two_tier);
+        }
+        Ok(two_tier)
+    }
+
+    /// Asks for `remote` exactly; a file is checked and kept at `cached`
+    /// (unpacked first when `cab`).
+    fn get(&self, remote: &Rel, cached: &Path, cab: bool, check: Check<'_>) -> Fetched {
+        let url = self.url_of_exactly(remote);
+        let response = match self.request(&url) {
+            Ok(response) => response,
+            Err(answer) => return answer,
+        };
+        match self.download(response, cached, cab, check) {
+            Ok(()) => Fetched::File(cached.to_path_buf(), false),
             Err(Failure::Server(why)) => self.give_up(format!("{url}: {why}")),
             Err(Failure::Refused(refusal)) => Fetched::Refused(refusal),
             Err(Failure::Cache(e)) => Fetched::Failed(format!(
                 "cannot save {url} in the cache {}: {e}",
                 self.cache.display()
+            )),
+        }
+    }
+
+    /// One GET: the answer, or what a failure means for the search.
+    fn request(&self, url: &str) -> Result<ureq::Response, Fetched> {
+        match self.agent.get(url).call() {
+            Ok(response) => Ok(response),
+            Err(ureq::Error::Status(code, _)) if code < 500 => Err(Fetched::NotFound),
+            Err(ureq::Error::Status(code, _)) => {
+                Err(self.give_up(format!("HTTP {code} for {url}")))
+            }
+            Err(ureq::Error::Transport(t)) => Err(self.give_up(format!("{url}: {t}"))),
+        }
+    }
+
+    /// A pointer store's `file.ptr`: `PATH:` to a local absolute path is
+    /// opened where it is (and checked, never copied); any other path
+    /// (`\\server\share\...`, relative) is not followed, and `MSG:` is
+    /// the server's reason for not having the file.
+    fn follow_pointer(&self, pointer: &Rel, check: Check<'_>) -> Fetched {
+        let url = self.url_of_exactly(pointer);
+        let response = match self.request(&url) {
+            Ok(response) => response,
+            Err(answer) => return answer,
+        };
+        let mut text = Vec::new();
+        if let Err(e) = response
+            .into_reader()
+            .take(MAX_POINTER)
+            .read_to_end(&mut text)
+        {
+            return self.give_up(format!("{url}: the answer stopped ({e})"));
+        }
+        let text = String::from_utf8_lossy(&text);
+        let text = text.trim();
+        let (kind, rest) = text.split_once(':').unwrap_or(("", text));
+        let rest = rest.trim();
+        let refused = |why: String| Fetched::Refused(Refusal::Pointer(why));
+        match kind.trim().to_ascii_uppercase().as_str() {
+            "PATH" => match super::paths::local_file(rest) {
+                Some(path) if path.is_file() => match check(&path) {
+                    Ok(()) => Fetched::File(path, false),
+                    Err(refusal) => Fetched::Refused(refusal),
+                },
+                Some(path) => refused(format!(
+                    "file.ptr points to {}, which is not there",
+                    path.display()
+                )),
+                None => refused(format!(
+                    "file.ptr points to {}, not a local absolute path: not followed",
+                    super::paths::shown(rest)
+                )),
+            },
+            "MSG" => refused(format!(
+                "file.ptr says: {}",
+                super::paths::shown(rest).trim_matches('"')
+            )),
+            _ => Fetched::Refused(Refusal::Corrupt(
+                "file.ptr is neither PATH: nor MSG:".to_string(),
             )),
         }
     }
@@ -166,6 +312,7 @@ impl Server {
         &self,
         response: ureq::Response,
         path: &Path,
+        cab: bool,
         check: Check<'_>,
     ) -> Result<(), Failure> {
         let limit = self.max_download;
@@ -209,12 +356,79 @@ impl Server {
             )));
         }
         temp.as_file_mut().flush().map_err(Failure::Cache)?;
+        if cab {
+            temp = self.unpack(temp.path(), path)?;
+        }
         check(temp.path()).map_err(Failure::Refused)?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(Failure::Cache)?;
         }
         temp.persist(path).map_err(|e| Failure::Cache(e.error))?;
         Ok(())
+    }
+}
+
+impl Server {
+    /// The one file of a CAB archive (the one named as `path`, else the
+    /// only one), written to a new temporary file in the cache folder, at
+    /// most `max_download` bytes.
+    fn unpack(&self, archive: &Path, path: &Path) -> Result<tempfile::NamedTempFile, Failure> {
+        let corrupt = |why: String| Failure::Refused(Refusal::Corrupt(why));
+        let file = std::fs::File::open(archive).map_err(Failure::Cache)?;
+        let mut cabinet = cab::Cabinet::new(std::io::BufReader::new(file))
+            .map_err(|e| corrupt(format!("not a CAB archive ({e})")))?;
+        let want = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let entries: Vec<(String, u32)> = cabinet
+            .folder_entries()
+            .flat_map(|folder| folder.file_entries())
+            .map(|entry| (entry.name().to_string(), entry.uncompressed_size()))
+            .collect();
+        let chosen = entries
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(want))
+            .or(if entries.len() == 1 {
+                entries.first()
+            } else {
+                None
+            });
+        let Some((name, size)) = chosen else {
+            return Err(corrupt(format!(
+                "the CAB archive holds {} files, none of them {want}",
+                entries.len()
+            )));
+        };
+        let limit = self.max_download;
+        if u64::from(*size) > limit {
+            return Err(Failure::Refused(Refusal::TooLarge { limit }));
+        }
+        let mut reader = cabinet
+            .read_file(name)
+            .map_err(|e| corrupt(format!("cannot unpack {name} from the CAB archive ({e})")))?;
+        let mut out = tempfile::Builder::new()
+            .prefix(".dumptriage-unpacked-")
+            .tempfile_in(&self.cache)
+            .map_err(Failure::Cache)?;
+        let mut buffer = vec![0u8; 64 * 1024];
+        let mut total: u64 = 0;
+        loop {
+            let n = match reader.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(corrupt(format!(
+                        "cannot unpack {name} from the CAB archive ({e})"
+                    )))
+                }
+            };
+            total += n as u64;
+            if total > limit {
+                return Err(Failure::Refused(Refusal::TooLarge { limit }));
+            }
+            out.write_all(&buffer[..n]).map_err(Failure::Cache)?;
+        }
+        out.as_file_mut().flush().map_err(Failure::Cache)?;
+        Ok(out)
     }
 }
 

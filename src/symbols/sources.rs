@@ -42,7 +42,10 @@ pub enum Location {
     /// A folder: a Breakpad store, a Microsoft-style store, a build-id tree,
     /// or just files side by side; all layouts are tried.
     Folder(PathBuf),
+    /// A symbol server: Breakpad and Microsoft layouts.
     Server(Arc<Server>),
+    /// A debuginfod server: ELF files by build id.
+    Debuginfod(Arc<Server>),
 }
 
 /// What the search found for one module identity.
@@ -146,7 +149,7 @@ impl Sources {
     pub fn uses_network(&self) -> bool {
         self.locations
             .iter()
-            .any(|l| matches!(l, Location::Server(_)))
+            .any(|l| matches!(l, Location::Server(_) | Location::Debuginfod(_)))
     }
 
     pub fn symbolizer(&self) -> &Symbolizer {

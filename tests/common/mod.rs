@@ -30,7 +30,12 @@ pub const GENERIC_IDS: [&str; 5] = [
 
 pub fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dumptriage"));
-    cmd.env_remove("NO_COLOR").env_remove("_NT_SYMBOL_PATH");
+    // The machine's own symbol servers (distributions set DEBUGINFOD_URLS
+    // for every login) are no part of a test.
+    cmd.env_remove("NO_COLOR")
+        .env_remove("_NT_SYMBOL_PATH")
+        .env_remove("DEBUGINFOD_URLS")
+        .env_remove("DEBUGINFOD_CACHE_PATH");
     cmd
 }
 

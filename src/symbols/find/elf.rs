@@ -1,6 +1,7 @@
 //! An ELF module's DWARF and symbol tables: separate debug files by build
-//! id, the binary itself (where the dump says it was, or in the folders),
-//! then its `.gnu_debuglink`.
+//! id (folders, /usr/lib/debug, then debuginfod servers), the binary itself
+//! (where the dump says it was, in the folders, then debuginfod), then its
+//! `.gnu_debuglink`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,25 +9,37 @@ use std::sync::Arc;
 use memmap2::Mmap;
 
 use super::super::identity::{debug_id_from_build_id, same_code_id, CodeId, Identity};
-use super::super::log::Log;
+use super::super::log::{Log, Refusal};
 use super::super::native::elf::{self, Dwarf, ElfInfo};
 use super::super::native::NativeSymbols;
-use super::super::paths::{self, map_file};
+use super::super::paths::{self, map_file, DebuginfodKind};
+use super::super::server::Fetched;
 use super::super::sources::{BinaryInfo, FoundBinary, Location, Sources};
 
-/// DWARF for an ELF module: separate debug files by build id, the binary
-/// itself, then its `.gnu_debuglink`. Also returns the binary found.
-pub fn debug_info(
-    sources: &Sources,
-    identity: &Identity,
-    log: &mut Log,
-) -> (Option<Arc<dyn NativeSymbols>>, Option<FoundBinary>) {
-    let build_id = identity
-        .build_id()
-        .and_then(paths::hex_id)
-        .map(str::to_ascii_lowercase);
-    let name = paths::component(identity.code_name());
-    let check = |info: &ElfInfo| -> Result<(), String> {
+/// The module a file must belong to: its build id (or the debug id made
+/// from it).
+struct Wanted<'a> {
+    identity: &'a Identity,
+    /// The module's id, for messages.
+    module_has: String,
+}
+
+impl<'a> Wanted<'a> {
+    fn new(identity: &'a Identity) -> Self {
+        let module_has = identity
+            .code_id
+            .clone()
+            .or_else(|| identity.debug_id.map(|d| d.breakpad().to_string()))
+            .unwrap_or_else(|| "no identity".to_string());
+        Wanted {
+            identity,
+            module_has,
+        }
+    }
+
+    /// `Err` with the file's own id when it is not the module's.
+    fn check(&self, info: &ElfInfo) -> Result<(), String> {
+        let identity = self.identity;
         let found = info
             .build_id
             .as_deref()
@@ -45,60 +58,21 @@ pub fn debug_info(
             (_, _, None) => Err("no build id".to_string()),
             (None, None, Some(found)) => Err(found),
         }
-    };
-    let module_has = identity
-        .code_id
-        .clone()
-        .or_else(|| identity.debug_id.map(|d| d.breakpad().to_string()))
-        .unwrap_or_else(|| "no identity".to_string());
+    }
 
-    // Separate debug files named by build id.
-    let roots: Vec<PathBuf> = sources
-        .locations
-        .iter()
-        .filter_map(|l| match l {
-            Location::Folder(dir) => Some(dir.clone()),
-            Location::Server(_) => None,
+    /// The check a download passes before it is kept.
+    fn check_file(&self, path: &Path) -> Result<(), Refusal> {
+        let map = map_file(path).map_err(|e| Refusal::Corrupt(e.to_string()))?;
+        let info = elf::read_file(&map).map_err(Refusal::Corrupt)?;
+        self.check(&info).map_err(|found| Refusal::Mismatch {
+            what: "build id",
+            found,
+            expected: self.module_has.clone(),
         })
-        .collect();
-    let mut debug_candidates: Vec<PathBuf> = Vec::new();
-    if let Some(id) = build_id.as_deref() {
-        let layouts = paths::build_id_debug(id);
-        for root in &roots {
-            for rel in &layouts {
-                debug_candidates.extend(sources.finder.find(root, rel));
-            }
-        }
-        if sources.system {
-            debug_candidates.extend(paths::system_build_id_debug(id));
-        }
     }
 
-    // The binary: where the dump says it was, then in the folders.
-    let mut binary_candidates: Vec<PathBuf> = Vec::new();
-    let mut looked: Vec<String> = Vec::new();
-    if sources.system {
-        if let Some(path) = paths::local_file(&identity.code_file) {
-            looked.push(path.display().to_string());
-            binary_candidates.push(path);
-        }
-    }
-    if let Some(name) = name {
-        let mut layouts: Vec<paths::Rel> = paths::flat(name).into_iter().collect();
-        if let Some(id) = &build_id {
-            layouts.extend(paths::elf_binary(name, id));
-        }
-        for root in &roots {
-            for rel in &layouts {
-                looked.push(rel.under(root).display().to_string());
-                binary_candidates.extend(sources.finder.find(root, rel));
-            }
-        }
-    } else if !identity.code_name().is_empty() {
-        log.unusable_name("code file", identity.code_name());
-    }
-
-    let open = |path: &Path, log: &mut Log| -> Option<(Mmap, ElfInfo)> {
+    /// The file at `path`, read and checked.
+    fn open(&self, path: &Path, log: &mut Log) -> Option<(Mmap, ElfInfo)> {
         if !path.is_file() {
             return None;
         }
@@ -111,10 +85,10 @@ pub fn debug_info(
             }
         };
         match elf::read_file(&map) {
-            Ok(info) => match check(&info) {
+            Ok(info) => match self.check(&info) {
                 Ok(()) => Some((map, info)),
                 Err(found) => {
-                    log.mismatch(&shown, "build id", &found, &module_has);
+                    log.mismatch(&shown, "build id", &found, &self.module_has);
                     None
                 }
             },
@@ -123,21 +97,108 @@ pub fn debug_info(
                 None
             }
         }
-    };
-    let load_dwarf =
-        |path: &Path, map: &Mmap, info: ElfInfo, log: &mut Log| match Dwarf::load(map, info) {
-            Ok(dwarf) => {
-                log.file = Some(path.display().to_string());
-                Some(Arc::new(dwarf) as Arc<dyn NativeSymbols>)
-            }
-            Err(why) => {
-                log.corrupt(&path.display().to_string(), &why);
-                None
-            }
-        };
+    }
+}
 
+fn load_dwarf(
+    path: &Path,
+    map: &Mmap,
+    info: ElfInfo,
+    log: &mut Log,
+) -> Option<Arc<dyn NativeSymbols>> {
+    match Dwarf::load(map, info) {
+        Ok(dwarf) => {
+            log.file = Some(path.display().to_string());
+            Some(Arc::new(dwarf) as Arc<dyn NativeSymbols>)
+        }
+        Err(why) => {
+            log.corrupt(&path.display().to_string(), &why);
+            None
+        }
+    }
+}
+
+/// The module's build id as debuginfod and build-id trees spell it.
+fn build_id(identity: &Identity) -> Option<String> {
+    identity
+        .build_id()
+        .and_then(paths::hex_id)
+        .map(str::to_ascii_lowercase)
+}
+
+/// Asks each debuginfod server for the module's `kind` file, in order; the
+/// first one kept (checked) is returned with its path in the cache.
+fn from_debuginfod(
+    sources: &Sources,
+    wanted: &Wanted<'_>,
+    build_id: Option<&str>,
+    kind: DebuginfodKind,
+    log: &mut Log,
+) -> Option<(PathBuf, Mmap, ElfInfo)> {
+    let (remote, cached) = paths::debuginfod(build_id?, kind)?;
+    let check = |path: &Path| wanted.check_file(path);
+    for location in &sources.locations {
+        let Location::Debuginfod(server) = location else {
+            continue;
+        };
+        let url = server.url_of(&remote);
+        match server.fetch_debuginfod(&remote, &cached, &check) {
+            Fetched::File(path, from_cache) => {
+                log.tried(if from_cache {
+                    format!("{url}: in the cache {}", path.display())
+                } else {
+                    format!("{url}: downloaded to {}", path.display())
+                });
+                if let Some((map, info)) = wanted.open(&path, log) {
+                    return Some((path, map, info));
+                }
+            }
+            Fetched::NotFound => log.tried(format!("{url}: not found")),
+            Fetched::Refused(refusal) => log.refused(&url, &refusal),
+            Fetched::Failed(why) => log.server_failed(server.url(), why),
+        }
+    }
+    None
+}
+
+/// The folders among the sources.
+fn roots(sources: &Sources) -> Vec<PathBuf> {
+    sources
+        .locations
+        .iter()
+        .filter_map(|l| match l {
+            Location::Folder(dir) => Some(dir.clone()),
+            Location::Server(_) | Location::Debuginfod(_) => None,
+        })
+        .collect()
+}
+
+/// DWARF for an ELF module: separate debug files by build id, the binary
+/// itself, then its `.gnu_debuglink`. Also returns the binary found.
+pub fn debug_info(
+    sources: &Sources,
+    identity: &Identity,
+    log: &mut Log,
+) -> (Option<Arc<dyn NativeSymbols>>, Option<FoundBinary>) {
+    let build_id = build_id(identity);
+    let wanted = Wanted::new(identity);
+    let roots = roots(sources);
+
+    // Separate debug files named by build id.
+    let mut debug_candidates: Vec<PathBuf> = Vec::new();
+    if let Some(id) = build_id.as_deref() {
+        let layouts = paths::build_id_debug(id);
+        for root in &roots {
+            for rel in &layouts {
+                debug_candidates.extend(sources.finder.find(root, rel));
+            }
+        }
+        if sources.system {
+            debug_candidates.extend(paths::system_build_id_debug(id));
+        }
+    }
     for path in &debug_candidates {
-        if let Some((map, info)) = open(path, log) {
+        if let Some((map, info)) = wanted.open(path, log) {
             if info.has_dwarf {
                 if let Some(found) = load_dwarf(path, &map, info, log) {
                     return (Some(found), None);
@@ -155,22 +216,23 @@ pub fn debug_info(
             searched.join(", ")
         ));
     }
-
-    let mut binary: Option<(PathBuf, Mmap, ElfInfo)> = None;
-    for path in &binary_candidates {
-        if let Some((map, info)) = open(path, log) {
-            binary = Some((path.clone(), map, info));
-            break;
+    // Then debuginfod, which is asked only when nothing on this machine
+    // had the debug file.
+    if let Some((path, map, info)) = from_debuginfod(
+        sources,
+        &wanted,
+        build_id.as_deref(),
+        DebuginfodKind::Debuginfo,
+        log,
+    ) {
+        if info.has_dwarf {
+            if let Some(found) = load_dwarf(&path, &map, info, log) {
+                return (Some(found), None);
+            }
         }
     }
-    let Some((binary_path, map, info)) = binary else {
-        if !looked.is_empty() {
-            log.tried(format!(
-                "no binary {} (looked at {})",
-                identity.code_name(),
-                looked.join(", ")
-            ));
-        }
+
+    let Some((binary_path, map, info)) = find_binary(sources, &wanted, &roots, log) else {
         return (None, None);
     };
     if info.has_dwarf {
@@ -198,7 +260,7 @@ pub fn debug_info(
             if path == binary_path {
                 continue;
             }
-            if let Some((debug_map, debug_info)) = open(&path, log) {
+            if let Some((debug_map, debug_info)) = wanted.open(&path, log) {
                 if debug_info.has_dwarf {
                     if let Some(found) = load_dwarf(&path, &debug_map, debug_info, log) {
                         return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
@@ -211,9 +273,63 @@ pub fn debug_info(
     (None, Some((binary_path, BinaryInfo::Elf(info))))
 }
 
+/// The module's binary: where the dump says it was, then in the folders,
+/// then from debuginfod servers.
+fn find_binary(
+    sources: &Sources,
+    wanted: &Wanted<'_>,
+    roots: &[PathBuf],
+    log: &mut Log,
+) -> Option<(PathBuf, Mmap, ElfInfo)> {
+    let identity = wanted.identity;
+    let build_id = build_id(identity);
+    let mut binary_candidates: Vec<PathBuf> = Vec::new();
+    let mut looked: Vec<String> = Vec::new();
+    if sources.system {
+        if let Some(path) = paths::local_file(&identity.code_file) {
+            looked.push(path.display().to_string());
+            binary_candidates.push(path);
+        }
+    }
+    if let Some(name) = paths::component(identity.code_name()) {
+        let mut layouts: Vec<paths::Rel> = paths::flat(name).into_iter().collect();
+        if let Some(id) = &build_id {
+            layouts.extend(paths::elf_binary(name, id));
+        }
+        for root in roots {
+            for rel in &layouts {
+                looked.push(rel.under(root).display().to_string());
+                binary_candidates.extend(sources.finder.find(root, rel));
+            }
+        }
+    } else if !identity.code_name().is_empty() {
+        log.unusable_name("code file", identity.code_name());
+    }
+    for path in &binary_candidates {
+        if let Some((map, info)) = wanted.open(path, log) {
+            return Some((path.clone(), map, info));
+        }
+    }
+    if !looked.is_empty() {
+        log.tried(format!(
+            "no binary {} (looked at {})",
+            identity.code_name(),
+            looked.join(", ")
+        ));
+    }
+    from_debuginfod(
+        sources,
+        wanted,
+        build_id.as_deref(),
+        DebuginfodKind::Executable,
+        log,
+    )
+}
+
 /// The ELF binary of a module, found and checked as [`debug_info`] does:
 /// what the unwinder reads `.eh_frame` from when the names came from a
 /// separate debug file.
 pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<PathBuf> {
-    debug_info(sources, identity, log).1.map(|(path, _)| path)
+    let wanted = Wanted::new(identity);
+    find_binary(sources, &wanted, &roots(sources), log).map(|(path, _, _)| path)
 }

@@ -67,6 +67,7 @@ pub fn pdb(
     // folder before it had one.
     for location in &sources.locations {
         match location {
+            Location::Debuginfod(_) => {}
             Location::Folder(dir) => {
                 let mut hit = false;
                 for rel in &layouts {

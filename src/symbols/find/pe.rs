@@ -62,6 +62,7 @@ pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<F
     // folder before it had one.
     for location in &sources.locations {
         match location {
+            Location::Debuginfod(_) => {}
             Location::Folder(dir) => {
                 let mut hit = false;
                 for rel in &layouts {
