@@ -1579,21 +1579,25 @@ fn downloads_are_capped() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a size"));
 }
 
-/// A CAB archive of `file`, holding it as `name`, written by gcab (MSZIP,
-/// as makecab's default; an independent writer, not the crate that reads
-/// it).
-fn gcab(file: &Path, name: &str, archive: &Path) {
-    let work = tempfile::tempdir().unwrap();
-    std::fs::copy(file, work.path().join(name)).unwrap();
+/// A CAB archive of `file`, holding it as `name`, MSZIP-compressed as
+/// makecab writes by default: every 32 KB frame a "CK" block of raw
+/// deflate.
+fn mszip_cab(file: &Path, name: &str, archive: &Path) {
+    use std::io::Write;
+    let data = std::fs::read(file).unwrap();
+    let blocks: Vec<(Vec<u8>, u16)> = data
+        .chunks(32768)
+        .map(|frame| {
+            let mut deflate =
+                flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+            deflate.write_all(frame).unwrap();
+            let mut block = b"CK".to_vec();
+            block.extend(deflate.finish().unwrap());
+            (block, frame.len() as u16)
+        })
+        .collect();
     std::fs::create_dir_all(archive.parent().unwrap()).unwrap();
-    let status = std::process::Command::new("gcab")
-        .current_dir(work.path())
-        .args(["-c", "-z"])
-        .arg(archive)
-        .arg(name)
-        .status()
-        .expect("gcab is needed for the CAB tests (apt-get install gcab)");
-    assert!(status.success());
+    std::fs::write(archive, cab_archive(data.len(), blocks, name, 1)).unwrap();
 }
 
 /// A CAB archive of `data` named `name`, LZX-compressed as symstore
@@ -1621,6 +1625,14 @@ fn lzx_cab(data: &[u8], name: &str) -> Vec<u8> {
         block.extend_from_slice(frame);
         blocks.push((block, frame.len() as u16));
     }
+    cab_archive(data.len(), blocks, name, 3 | (21 << 8)) // LZX, window 2^21
+}
+
+/// A one-folder, one-file CAB archive of the given data blocks
+/// (compressed bytes, uncompressed size) with the folder's compression
+/// type.
+fn cab_archive(size: usize, blocks: Vec<(Vec<u8>, u16)>, name: &str, compression: u16) -> Vec<u8> {
+    let size = size as u32;
     let name_bytes = [name.as_bytes(), &[0]].concat();
     let header = 36;
     let folder = 8;
@@ -1642,7 +1654,7 @@ fn lzx_cab(data: &[u8], name: &str) -> Vec<u8> {
     cab.extend(0u16.to_le_bytes()); // cabinet index
     cab.extend((data_at as u32).to_le_bytes());
     cab.extend((blocks.len() as u16).to_le_bytes());
-    cab.extend((3u16 | (21 << 8)).to_le_bytes()); // LZX, window 2^21
+    cab.extend(compression.to_le_bytes());
     cab.extend(size.to_le_bytes());
     cab.extend(0u32.to_le_bytes()); // offset in the folder
     cab.extend(0u16.to_le_bytes()); // folder
@@ -1668,14 +1680,14 @@ fn pdb_dir(root: &Path) -> PathBuf {
 /// Microsoft-style servers as symstore leaves them (issue 12): files
 /// stored with /compress are CAB archives under `NAME.xx_`, asked for when
 /// the plain name is not there and unpacked into the cache under the plain
-/// name; MSZIP (gcab) and LZX both.
+/// name; MSZIP and LZX both.
 #[test]
 fn compressed_files_on_a_symbol_server() {
     let dir = tempfile::tempdir().unwrap();
     let served = dir.path().join("served");
     // The binary (found by code id: the module has no CodeView record) and
     // the PDB it names, both compressed.
-    gcab(
+    mszip_cab(
         &native("fakehip.dll"),
         "fakehip.dll",
         &served
@@ -1683,7 +1695,7 @@ fn compressed_files_on_a_symbol_server() {
             .join(HIP_CODE_ID)
             .join("fakehip.dl_"),
     );
-    gcab(
+    mszip_cab(
         &native("fakehip.pdb"),
         "fakehip.pdb",
         &pdb_dir(&served).join("fakehip.pd_"),
