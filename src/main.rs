@@ -43,13 +43,20 @@ fn main() -> ExitCode {
 
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let database = load_database(&args.report.signatures)?;
-    let inputs = dumptriage::input::collect(&args.paths);
+    let collected = dumptriage::input::collect(&args.paths);
+    for folder in &collected.empty_folders {
+        eprintln!(
+            "dumptriage: note: {} holds no .dmp or .mdmp files",
+            report::clean(&folder.display().to_string())
+        );
+    }
+    let inputs = collected.inputs;
     let symbols = args.report.symbol_config();
     let mut batch = BatchOptions {
-        progress: !args.quiet && io::stderr().is_terminal(),
+        progress: !args.report.quiet && io::stderr().is_terminal(),
         ..BatchOptions::default()
     };
-    if let Some(jobs) = args.jobs {
+    if let Some(jobs) = args.report.jobs {
         batch.jobs = usize::from(jobs);
     }
     let reports = dumptriage::analyze_inputs(&inputs, symbols, &database, &batch);

@@ -726,3 +726,88 @@ fn run_help_documents_its_exit_status() {
     );
     assert!(help.contains("death by the same signal"), "{help}");
 }
+
+/// Issue 11: `--dump-dir` may name a folder that does not exist yet, two
+/// levels deep: attach and run create it and write the dump there.
+#[test]
+fn attach_and_run_create_a_missing_nested_dump_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let hung = Running::start("hip_exit_hang", &[]);
+    hung.wait_for("hanging in exit");
+    let attach_dir = dir.path().join("attach/nested/dumps");
+    let out = bin()
+        .args(["attach", &hung.pid().to_string(), "--quiet", "--dump-dir"])
+        .arg(&attach_dir)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = dumps_in(&attach_dir);
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_procdump_name(&written[0], "hip_exit_hang", hung.pid());
+
+    let run_dir = dir.path().join("run/nested/dumps");
+    let out = bin()
+        .args(["run", "--hang-timeout", "1", "--quiet", "--dump-dir"])
+        .arg(&run_dir)
+        .args(["--format", "json", "--output"])
+        .arg(dir.path().join("report.json"))
+        .arg("--")
+        .arg(programs().join("hip_exit_hang"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(124), "{stderr}");
+    assert_eq!(dumps_in(&run_dir).len(), 1, "{stderr}");
+    let report = &read_json(&dir.path().join("report.json"))["reports"][0];
+    assert_eq!(report["status"], "ok");
+}
+
+/// Issue 11: a dump folder that cannot be created is one clear line, before
+/// the command starts (run) or the process is stopped (attach).
+#[test]
+fn an_unusable_dump_dir_is_an_error_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let bad = file.join("dumps");
+    let expected = format!(
+        "dumptriage: error: cannot use {} as the dump folder: cannot create it: ",
+        bad.display()
+    );
+
+    let marker = dir.path().join("the-command-ran");
+    let out = bin()
+        .args(["run", "--hang-timeout", "30", "--dump-dir"])
+        .arg(&bad)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!marker.exists(), "the command must not start");
+
+    let hung = Running::start("hip_exit_hang", &[]);
+    hung.wait_for("hanging in exit");
+    let pid = hung.pid();
+    let out = bin()
+        .args(["attach", &pid.to_string(), "--dump-dir"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // Left as it was: neither traced nor stopped.
+    assert_eq!(proc_status(pid, "TracerPid").as_deref(), Some("0"));
+    assert!(proc_status(pid, "State").unwrap().starts_with('S'));
+}

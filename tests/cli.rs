@@ -218,3 +218,64 @@ fn fifos_and_devices_are_refused_without_blocking() {
         "the good dump is still analysed"
     );
 }
+
+/// The option lines (`-o, --output <FILE>`, ...) of one heading of a
+/// command's `--help`.
+fn help_section(command: &str, heading: &str) -> Vec<String> {
+    let out = run(&[command, "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = help
+        .lines()
+        .skip_while(|line| *line != heading)
+        .skip(1)
+        .take_while(|line| line.is_empty() || line.starts_with(' '));
+    let mut options = Vec::new();
+    for line in lines.by_ref() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('-') && line.len() - trimmed.len() <= 6 {
+            options.push(trimmed.to_string());
+        }
+    }
+    options
+}
+
+/// Issue 11: analyze, attach and run take the same report options, listed
+/// the same way in their help.
+#[test]
+fn every_reporting_command_lists_the_same_report_options() {
+    let analyze = help_section("analyze", "Report options:");
+    for expected in [
+        "--format <FORMAT>",
+        "-o, --output <FILE>",
+        "-q, --quiet",
+        "--fail-on <FAIL_ON>",
+    ] {
+        assert!(
+            analyze.iter().any(|line| line == expected),
+            "{expected} not among {analyze:?}"
+        );
+    }
+    assert_eq!(help_section("attach", "Report options:"), analyze);
+    assert_eq!(help_section("run", "Report options:"), analyze);
+}
+
+/// `attach --quiet` was rejected by the parser (issue 11): now it is
+/// accepted, and the error is about the process.
+#[test]
+fn attach_accepts_every_report_option() {
+    let out = run(&[
+        "attach",
+        "--quiet",
+        "--jobs",
+        "1",
+        "--format",
+        "json",
+        "--fail-on",
+        "any",
+        "0",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("unexpected argument"), "{stderr}");
+}

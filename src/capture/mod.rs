@@ -73,6 +73,8 @@ pub enum CaptureError {
     },
     #[error("cannot read process {pid}: {why}")]
     Refused { pid: u32, why: String },
+    #[error("cannot use {} as the dump folder: {why}", path.display())]
+    DumpDir { path: PathBuf, why: String },
     #[error("cannot create {}: {source}", path.display())]
     CreateDump {
         path: PathBuf,
@@ -103,6 +105,7 @@ impl CaptureError {
             CaptureError::Exited(_) => "exited",
             CaptureError::AlreadyTraced { .. } => "already_traced",
             CaptureError::Refused { .. } => "refused",
+            CaptureError::DumpDir { .. } => "dump_dir",
             CaptureError::CreateDump { .. } => "create_dump",
             CaptureError::Writer { .. } => "writer",
             CaptureError::Patch { .. } => "patch",
@@ -174,6 +177,26 @@ pub fn create_dump_file(dir: &Path, file_name: &str) -> Result<(File, PathBuf), 
     }
 }
 
+/// Makes sure dumps can be written into `dir` before anything is stopped or
+/// started: creates it and its parents when missing, then creates and
+/// removes a probe file in it. A folder that cannot be used is an error now,
+/// not after a long run has hung (issue 11).
+pub fn prepare_dump_dir(dir: &Path) -> Result<(), CaptureError> {
+    let fail = |why: String| CaptureError::DumpDir {
+        path: dir.to_path_buf(),
+        why,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create it: {e}")))?;
+    if !dir.is_dir() {
+        return Err(fail("it is not a folder".to_string()));
+    }
+    tempfile::Builder::new()
+        .prefix(".dumptriage-probe")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| fail(format!("cannot write in it: {e}")))
+}
+
 impl LocalTime {
     /// This machine's local time now (the time zone of `TZ` or
     /// /etc/localtime; UTC when neither can be read).
@@ -215,6 +238,7 @@ pub fn attach(
     analyze: &dyn Fn(&Path) -> Report,
 ) -> Result<Captured, CaptureError> {
     os::check_attachable(pid)?;
+    prepare_dump_dir(dir)?;
     let (mut file, path) = new_dump_file(dir, pid)?;
     let written = os::write_live_dump(pid, &mut file, &path);
     drop(file);
@@ -435,6 +459,7 @@ pub fn run(
     options: &RunOptions,
     analyze: &dyn Fn(&Path) -> Report,
 ) -> Result<RunEnd, CaptureError> {
+    prepare_dump_dir(&options.dump_dir)?;
     Ok(match os::supervise(options)? {
         RunEnd::Exited(status) => RunEnd::Exited(status),
         RunEnd::Crashed {
