@@ -177,6 +177,12 @@ pub struct ReportArgs {
     #[arg(long = "symbols-timeout", value_name = "SECS", default_value_t = 20)]
     pub symbols_timeout: u64,
 
+    /// Do not look at this machine's own files for symbols (the module paths
+    /// a dump records, /usr/lib/debug): only --symbols, _NT_SYMBOL_PATH and
+    /// the `symbols` folder beside each dump are searched.
+    #[arg(long = "no-system-symbols")]
+    pub no_system_symbols: bool,
+
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -220,7 +226,7 @@ impl ReportArgs {
             nt_symbol_path: std::env::var("_NT_SYMBOL_PATH")
                 .ok()
                 .filter(|v| !v.trim().is_empty()),
-            system: true,
+            system: !self.no_system_symbols,
         }
     }
 }

@@ -13,6 +13,7 @@ use dumptriage::capture::{self, CaptureError, RunEnd, RunOptions};
 use dumptriage::cli::{
     AnalyzeArgs, AttachArgs, Cli, Command, FailOn, ReportArgs, RunArgs, SignaturesCommand,
 };
+use dumptriage::dump::DumpError;
 use dumptriage::input::Input;
 use dumptriage::model::{Report, Status};
 use dumptriage::report::{self, Format, Paint};
@@ -25,19 +26,34 @@ const EXIT_FINDING: u8 = 1;
 const EXIT_INPUT_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
+    // Any panic is one line: inside a dump's analysis it becomes that dump's
+    // error report (naming the file); elsewhere the hook prints it and the
+    // status is 2.
+    std::panic::set_hook(Box::new(dumptriage::guard::panic_hook));
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result = std::panic::catch_unwind(|| match cli.command {
         Command::Analyze(args) => analyze(args),
         Command::Attach(args) => attach(args),
         Command::Run(args) => run(args),
         Command::Signatures(command) => signatures_command(command),
-    };
+    });
     match result {
-        Ok(code) => code,
-        Err(error) => {
+        Ok(Ok(code)) => code,
+        Ok(Err(error)) => {
             eprintln!("dumptriage: error: {error:#}");
             ExitCode::from(EXIT_INPUT_ERROR)
         }
+        Err(_) => ExitCode::from(EXIT_INPUT_ERROR),
+    }
+}
+
+/// What the panic tests set (debug builds only): the file name of a dump
+/// whose analysis panics.
+fn debug_panic_on() -> Option<std::ffi::OsString> {
+    if cfg!(debug_assertions) {
+        std::env::var_os("DUMPTRIAGE_DEBUG_PANIC_ON")
+    } else {
+        None
     }
 }
 
@@ -54,6 +70,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let symbols = args.report.symbol_config();
     let mut batch = BatchOptions {
         progress: !args.report.quiet && io::stderr().is_terminal(),
+        debug_panic_on: debug_panic_on(),
         ..BatchOptions::default()
     };
     if let Some(jobs) = args.report.jobs {
@@ -158,6 +175,7 @@ fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Pat
         let batch = BatchOptions {
             jobs: 1,
             progress: false,
+            debug_panic_on: debug_panic_on(),
         };
         dumptriage::analyze_inputs(
             &[Input::Dump(path.to_path_buf())],
@@ -166,7 +184,9 @@ fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Pat
             &batch,
         )
         .pop()
-        .unwrap_or_else(|| Report::failed(path.display().to_string(), "not analysed".to_string()))
+        .unwrap_or_else(|| {
+            DumpError::Internal("not analysed".to_string()).report(path.display().to_string())
+        })
     }
 }
 
