@@ -47,6 +47,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// How long a process's threads get to stop for a capture:
+/// `DUMPTRIAGE_STOP_LIMIT_MS` (tests, slow machines), else 2 s.
+fn stop_limit() -> std::time::Duration {
+    std::env::var("DUMPTRIAGE_STOP_LIMIT_MS")
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+        .map_or(
+            capture::DEFAULT_STOP_LIMIT,
+            std::time::Duration::from_millis,
+        )
+}
+
 /// What the panic tests set (debug builds only): the file name of a dump
 /// whose analysis panics.
 fn debug_panic_on() -> Option<std::ffi::OsString> {
@@ -84,7 +97,7 @@ fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
     let database = load_database(&args.report.signatures)?;
     let analyze = analyzer(&args.report, &database);
     let dir = args.dump_dir.unwrap_or_else(|| PathBuf::from("."));
-    let captured = capture::attach(args.pid, &dir, &analyze)?;
+    let captured = capture::attach(args.pid, &dir, stop_limit(), &analyze)?;
     finish(&[captured.report], &args.report)
 }
 
@@ -100,6 +113,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         hang_timeout: args.hang_timeout,
         dump_dir: args.dump_dir.clone().unwrap_or_else(|| PathBuf::from(".")),
         no_kill: args.no_kill,
+        stop_limit: stop_limit(),
     };
     let end = match capture::run(&options, &analyze) {
         Ok(end) => end,
