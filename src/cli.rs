@@ -100,14 +100,6 @@ pub struct AnalyzeArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
-    /// Dumps analysed in parallel (default: the number of cores).
-    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub jobs: Option<u16>,
-
-    /// No progress bar (it is shown only when stderr is a terminal anyway).
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -188,8 +180,12 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is too large"))
 }
 
-/// Options shared by every command that prints a report.
+/// Options shared by every command that prints a report: `analyze`,
+/// `attach` and `run` flatten this one struct, so each accepts the same
+/// flags with the same meaning, listed under the same heading in `--help`
+/// (issue 11).
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Report options")]
 pub struct ReportArgs {
     /// Where symbols are looked for, in order; repeatable. A folder (Breakpad
     /// store, Microsoft-style store, build-id tree, or PDBs and binaries side
@@ -254,6 +250,16 @@ pub struct ReportArgs {
     /// `any`, or `none`.
     #[arg(long, value_enum, default_value_t = FailOn::None)]
     pub fail_on: FailOn,
+
+    /// Dumps analysed in parallel (default: the number of cores; `attach`
+    /// and `run` analyse one dump).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    /// No progress bar (it is shown only when stderr is a terminal, and only
+    /// for more than one dump, anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 impl ReportArgs {

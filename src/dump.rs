@@ -7,7 +7,6 @@
 //! never stops a batch.
 
 use std::fmt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use minidump::{Minidump, MinidumpException, MinidumpModule, Module as _};
@@ -60,6 +59,11 @@ impl DumpError {
             DumpError::Internal(_) => "internal",
         }
     }
+
+    /// The error report of the dump at `path`.
+    pub fn report(&self, path: String) -> Report {
+        Report::failed(path, self.name(), self.to_string())
+    }
 }
 
 /// Analyses dumps with one shared set of symbol sources, so a symbol file
@@ -83,17 +87,14 @@ impl Analyzer {
     /// `error` and a one-line message.
     pub fn analyze(&self, path: &Path) -> Report {
         let shown = path.display().to_string();
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.analyze_inner(path)));
-        let result = match outcome {
-            Ok(result) => result,
-            Err(payload) => Err(DumpError::Internal(panic_message(payload.as_ref()))),
-        };
+        let result = crate::guard::catching(path, || self.analyze_inner(path))
+            .unwrap_or_else(|panic| Err(DumpError::Internal(panic)));
         match result {
             Ok(report) => Report {
                 path: shown,
                 ..report
             },
-            Err(error) => Report::failed(shown, error.to_string()),
+            Err(error) => error.report(shown),
         }
     }
 
@@ -232,16 +233,6 @@ fn file_kind(kind: &std::fs::FileType) -> &'static str {
         "a folder"
     } else {
         "not a regular file"
-    }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
     }
 }
 
@@ -596,6 +587,7 @@ fn build_report(
         path: String::new(),
         status: Status::Ok,
         error: None,
+        error_kind: None,
         process: Some(Process {
             name: state
                 .modules

@@ -13,12 +13,22 @@ pub enum Input {
 /// File extensions taken as minidumps when a folder is searched.
 const DUMP_EXTENSIONS: [&str; 2] = ["dmp", "mdmp"];
 
+/// What the paths a user gave hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Collected {
+    pub inputs: Vec<Input>,
+    /// Folders that exist but hold no dump. Not an error: a CI job's dump
+    /// folder is empty when nothing crashed or hung (issue 11).
+    pub empty_folders: Vec<PathBuf>,
+}
+
 /// Expands folders recursively into their `*.dmp` / `*.mdmp` files (sorted,
 /// so output order is stable); files named directly are taken whatever their
 /// extension. Symbolic links to folders are not followed, so a link loop
 /// cannot make the search endless.
-pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
+pub fn collect(paths: &[PathBuf]) -> Collected {
     let mut inputs = Vec::new();
+    let mut empty_folders = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
             Err(e) => inputs.push(Input::Invalid {
@@ -29,16 +39,16 @@ pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
                 let before = inputs.len();
                 walk(path, &mut inputs);
                 if inputs.len() == before {
-                    inputs.push(Input::Invalid {
-                        path: path.clone(),
-                        error: "folder holds no .dmp or .mdmp files".to_string(),
-                    });
+                    empty_folders.push(path.clone());
                 }
             }
             Ok(_) => inputs.push(Input::Dump(path.clone())),
         }
     }
-    inputs
+    Collected {
+        inputs,
+        empty_folders,
+    }
 }
 
 fn walk(dir: &Path, out: &mut Vec<Input>) {
@@ -88,7 +98,7 @@ mod tests {
             std::fs::write(dir.path().join(name), b"").unwrap();
         }
         std::fs::write(sub.join("c.dmp"), b"").unwrap();
-        let found = collect(&[dir.path().to_path_buf()]);
+        let found = collect(&[dir.path().to_path_buf()]).inputs;
         assert_eq!(
             found,
             vec![
@@ -100,12 +110,13 @@ mod tests {
     }
 
     #[test]
-    fn missing_paths_and_empty_folders_are_reported_not_dropped() {
+    fn missing_paths_are_reported_and_empty_folders_listed() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.dmp");
         let found = collect(&[missing.clone(), dir.path().to_path_buf()]);
-        assert!(matches!(&found[0], Input::Invalid { path, .. } if *path == missing));
-        assert!(matches!(&found[1], Input::Invalid { error, .. } if error.contains("no .dmp")));
+        assert_eq!(found.inputs.len(), 1);
+        assert!(matches!(&found.inputs[0], Input::Invalid { path, .. } if *path == missing));
+        assert_eq!(found.empty_folders, vec![dir.path().to_path_buf()]);
     }
 
     #[cfg(unix)]
@@ -114,7 +125,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(dir.path(), dir.path().join("loop")).unwrap();
         std::fs::write(dir.path().join("x.dmp"), b"").unwrap();
-        let found = collect(&[dir.path().to_path_buf()]);
+        let found = collect(&[dir.path().to_path_buf()]).inputs;
         assert_eq!(found, vec![Input::Dump(dir.path().join("x.dmp"))]);
     }
 }

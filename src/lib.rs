@@ -9,6 +9,7 @@ pub mod cli;
 pub mod cpp_exception;
 pub mod dump;
 pub mod exit_phase;
+pub mod guard;
 pub mod input;
 pub mod model;
 pub mod pattern;
@@ -20,7 +21,7 @@ pub mod symbols;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use dump::Analyzer;
+use dump::{Analyzer, DumpError};
 use input::Input;
 use model::Report;
 use signatures::Database;
@@ -33,6 +34,11 @@ pub struct BatchOptions {
     pub jobs: usize,
     /// Show a progress bar on stderr (the caller checks it is a terminal).
     pub progress: bool,
+    /// For tests of the panic path only (the binary sets it from
+    /// `DUMPTRIAGE_DEBUG_PANIC_ON` in debug builds): the analysis of a dump
+    /// with this file name panics.
+    #[doc(hidden)]
+    pub debug_panic_on: Option<std::ffi::OsString>,
 }
 
 impl Default for BatchOptions {
@@ -40,6 +46,7 @@ impl Default for BatchOptions {
         BatchOptions {
             jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
             progress: false,
+            debug_panic_on: None,
         }
     }
 }
@@ -76,12 +83,23 @@ pub fn analyze_inputs(
         let report = match input {
             Input::Dump(path) => {
                 progress.start(path);
-                let report = diagnose(analyzer.analyze(path), signatures);
+                // Everything done to one dump is caught here: a panic in
+                // the exit-phase tables or the matcher is that dump's error
+                // report, and the other dumps go on.
+                let report = guard::catching(path, || {
+                    if options.debug_panic_on.as_deref() == path.file_name() {
+                        panic!("DUMPTRIAGE_DEBUG_PANIC_ON names this dump");
+                    }
+                    diagnose(analyzer.analyze(path), signatures)
+                })
+                .unwrap_or_else(|panic| {
+                    DumpError::Internal(panic).report(path.display().to_string())
+                });
                 progress.finish_one();
                 report
             }
             Input::Invalid { path, error } => {
-                Report::failed(path.display().to_string(), error.clone())
+                Report::failed(path.display().to_string(), "unreadable", error.clone())
             }
         };
         if let Ok(mut slot) = results[i].lock() {
@@ -104,10 +122,7 @@ pub fn analyze_inputs(
                 let path = match input {
                     Input::Dump(p) | Input::Invalid { path: p, .. } => p.display().to_string(),
                 };
-                Report::failed(
-                    path,
-                    "internal error: the analysis thread did not finish".to_string(),
-                )
+                DumpError::Internal("the analysis thread did not finish".to_string()).report(path)
             })
         })
         .collect()

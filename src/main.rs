@@ -13,6 +13,7 @@ use dumptriage::capture::{self, CaptureError, RunEnd, RunOptions};
 use dumptriage::cli::{
     AnalyzeArgs, AttachArgs, Cli, Command, FailOn, ReportArgs, RunArgs, SignaturesCommand,
 };
+use dumptriage::dump::DumpError;
 use dumptriage::input::Input;
 use dumptriage::model::{Report, Status};
 use dumptriage::report::{self, Format, Paint};
@@ -25,31 +26,67 @@ const EXIT_FINDING: u8 = 1;
 const EXIT_INPUT_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
+    // Any panic is one line: inside a dump's analysis it becomes that dump's
+    // error report (naming the file); elsewhere the hook prints it and the
+    // status is 2.
+    std::panic::set_hook(Box::new(dumptriage::guard::panic_hook));
     let cli = Cli::parse();
-    let result = match cli.command {
+    let result = std::panic::catch_unwind(|| match cli.command {
         Command::Analyze(args) => analyze(args),
         Command::Attach(args) => attach(args),
         Command::Run(args) => run(args),
         Command::Signatures(command) => signatures_command(command),
-    };
+    });
     match result {
-        Ok(code) => code,
-        Err(error) => {
+        Ok(Ok(code)) => code,
+        Ok(Err(error)) => {
             eprintln!("dumptriage: error: {error:#}");
             ExitCode::from(EXIT_INPUT_ERROR)
         }
+        Err(_) => ExitCode::from(EXIT_INPUT_ERROR),
+    }
+}
+
+/// How long a process's threads get to stop for a capture:
+/// `DUMPTRIAGE_STOP_LIMIT_MS` (tests, slow machines), else 2 s.
+fn stop_limit() -> std::time::Duration {
+    std::env::var("DUMPTRIAGE_STOP_LIMIT_MS")
+        .ok()
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .filter(|&ms| ms > 0)
+        .map_or(
+            capture::DEFAULT_STOP_LIMIT,
+            std::time::Duration::from_millis,
+        )
+}
+
+/// What the panic tests set (debug builds only): the file name of a dump
+/// whose analysis panics.
+fn debug_panic_on() -> Option<std::ffi::OsString> {
+    if cfg!(debug_assertions) {
+        std::env::var_os("DUMPTRIAGE_DEBUG_PANIC_ON")
+    } else {
+        None
     }
 }
 
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let database = load_database(&args.report.signatures)?;
-    let inputs = dumptriage::input::collect(&args.paths);
+    let collected = dumptriage::input::collect(&args.paths);
+    for folder in &collected.empty_folders {
+        eprintln!(
+            "dumptriage: note: {} holds no .dmp or .mdmp files",
+            report::clean(&folder.display().to_string())
+        );
+    }
+    let inputs = collected.inputs;
     let symbols = args.report.symbol_config();
     let mut batch = BatchOptions {
-        progress: !args.quiet && io::stderr().is_terminal(),
+        progress: !args.report.quiet && io::stderr().is_terminal(),
+        debug_panic_on: debug_panic_on(),
         ..BatchOptions::default()
     };
-    if let Some(jobs) = args.jobs {
+    if let Some(jobs) = args.report.jobs {
         batch.jobs = usize::from(jobs);
     }
     let reports = dumptriage::analyze_inputs(&inputs, symbols, &database, &batch);
@@ -60,7 +97,7 @@ fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
     let database = load_database(&args.report.signatures)?;
     let analyze = analyzer(&args.report, &database);
     let dir = args.dump_dir.unwrap_or_else(|| PathBuf::from("."));
-    let captured = capture::attach(args.pid, &dir, &analyze)?;
+    let captured = capture::attach(args.pid, &dir, stop_limit(), &analyze)?;
     finish(&[captured.report], &args.report)
 }
 
@@ -76,6 +113,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         hang_timeout: args.hang_timeout,
         dump_dir: args.dump_dir.clone().unwrap_or_else(|| PathBuf::from(".")),
         no_kill: args.no_kill,
+        stop_limit: stop_limit(),
     };
     let end = match capture::run(&options, &analyze) {
         Ok(end) => end,
@@ -151,6 +189,7 @@ fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Pat
         let batch = BatchOptions {
             jobs: 1,
             progress: false,
+            debug_panic_on: debug_panic_on(),
         };
         dumptriage::analyze_inputs(
             &[Input::Dump(path.to_path_buf())],
@@ -159,7 +198,9 @@ fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Pat
             &batch,
         )
         .pop()
-        .unwrap_or_else(|| Report::failed(path.display().to_string(), "not analysed".to_string()))
+        .unwrap_or_else(|| {
+            DumpError::Internal("not analysed".to_string()).report(path.display().to_string())
+        })
     }
 }
 

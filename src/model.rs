@@ -51,6 +51,7 @@ pub struct SummaryGroup {
 pub struct SummaryError {
     pub path: String,
     pub error: String,
+    pub error_kind: Option<&'static str>,
 }
 
 /// Whether a dump could be analysed at all.
@@ -69,6 +70,10 @@ pub struct Report {
     pub status: Status,
     /// One line naming what is wrong with the file, when `status` is `error`.
     pub error: Option<String>,
+    /// The kind of that error, a stable name for tools (`truncated`,
+    /// `not_minidump`, `internal`, ...: the variants of
+    /// [`crate::dump::DumpError`], see [`crate::dump::DumpError::name`]).
+    pub error_kind: Option<&'static str>,
     pub process: Option<Process>,
     pub system: Option<System>,
     /// The exception record; `None` for a live or hang dump.
@@ -90,12 +95,14 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report for a dump that could not be analysed.
-    pub fn failed(path: String, error: String) -> Self {
+    /// A report for a dump that could not be analysed: `kind` is the error's
+    /// stable name, `error` the one line that explains it.
+    pub fn failed(path: String, kind: &'static str, error: String) -> Self {
         Report {
             path,
             status: Status::Error,
             error: Some(error),
+            error_kind: Some(kind),
             process: None,
             system: None,
             exception: None,

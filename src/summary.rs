@@ -182,6 +182,7 @@ pub fn summarize(reports: &[Report]) -> Summary {
             errors.push(SummaryError {
                 path: report.path.clone(),
                 error: report.error.clone().unwrap_or_default(),
+                error_kind: report.error_kind,
             });
             continue;
         }

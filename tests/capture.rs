@@ -771,3 +771,291 @@ fn run_help_documents_its_exit_status() {
     );
     assert!(help.contains("death by the same signal"), "{help}");
 }
+
+/// Issue 11: `--dump-dir` may name a folder that does not exist yet, two
+/// levels deep: attach and run create it and write the dump there.
+#[test]
+fn attach_and_run_create_a_missing_nested_dump_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let hung = Running::start("hip_exit_hang", &[]);
+    hung.wait_for("hanging in exit");
+    let attach_dir = dir.path().join("attach/nested/dumps");
+    let out = bin()
+        .args(["attach", &hung.pid().to_string(), "--quiet", "--dump-dir"])
+        .arg(&attach_dir)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = dumps_in(&attach_dir);
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_procdump_name(&written[0], "hip_exit_hang", hung.pid());
+
+    let run_dir = dir.path().join("run/nested/dumps");
+    let out = bin()
+        .args(["run", "--hang-timeout", "1", "--quiet", "--dump-dir"])
+        .arg(&run_dir)
+        .args(["--format", "json", "--output"])
+        .arg(dir.path().join("report.json"))
+        .arg("--")
+        .arg(programs().join("hip_exit_hang"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(124), "{stderr}");
+    assert_eq!(dumps_in(&run_dir).len(), 1, "{stderr}");
+    let report = &read_json(&dir.path().join("report.json"))["reports"][0];
+    assert_eq!(report["status"], "ok");
+}
+
+/// Issue 11: a dump folder that cannot be created is one clear line, before
+/// the command starts (run) or the process is stopped (attach).
+#[test]
+fn an_unusable_dump_dir_is_an_error_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let bad = file.join("dumps");
+    let expected = format!(
+        "dumptriage: error: cannot use {} as the dump folder: cannot create it: ",
+        bad.display()
+    );
+
+    let marker = dir.path().join("the-command-ran");
+    let out = bin()
+        .args(["run", "--hang-timeout", "30", "--dump-dir"])
+        .arg(&bad)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!marker.exists(), "the command must not start");
+
+    let hung = Running::start("hip_exit_hang", &[]);
+    hung.wait_for("hanging in exit");
+    let pid = hung.pid();
+    let out = bin()
+        .args(["attach", &pid.to_string(), "--dump-dir"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // Left as it was: neither traced nor stopped.
+    assert_eq!(proc_status(pid, "TracerPid").as_deref(), Some("0"));
+    assert!(proc_status(pid, "State").unwrap().starts_with('S'));
+}
+
+/// The stop limit the tests of a thread that cannot stop use, in ms.
+const SHORT_STOP_LIMIT: &str = "300";
+
+/// Starts `vfork_stuck SECONDS [crash]` and waits until its second thread is
+/// in uninterruptible sleep.
+fn start_stuck(seconds: u32) -> (Running, u32) {
+    let running = Running::start("vfork_stuck", &[&seconds.to_string()]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(stuck) = thread_in_state(running.pid(), 'D') {
+            return (running, stuck);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no thread ever went into D state"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn thread_in_state(pid: u32, wanted: char) -> Option<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    tasks.filter_map(Result::ok).find_map(|task| {
+        let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+        let state = stat.rsplit_once(") ")?.1.chars().next()?;
+        (state == wanted).then(|| task.file_name().to_str()?.parse().ok())?
+    })
+}
+
+/// Every thread of `pid`: not traced, not stopped.
+fn assert_let_go(pid: u32) {
+    let tasks: Vec<_> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .collect();
+    assert!(!tasks.is_empty());
+    for task in tasks {
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap();
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(field("TracerPid:"), "0", "{status}");
+        let state = field("State:");
+        assert!(!state.starts_with(['t', 'T']), "{state}");
+    }
+}
+
+fn stderr_file(dir: &Path) -> (std::fs::File, PathBuf) {
+    let path = dir.join("stderr.txt");
+    (std::fs::File::create(&path).unwrap(), path)
+}
+
+/// Issue 13: attach to a process one of whose threads cannot stop (it is in
+/// uninterruptible sleep) gives up at the stop limit with a clear message,
+/// writes no dump, and leaves no thread stopped or traced. Before, attach
+/// waited, stopped, until the thread woke.
+#[test]
+fn attach_gives_up_on_a_thread_that_cannot_stop_and_lets_everything_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let (running, stuck) = start_stuck(20);
+    let pid = running.pid();
+    let started = Instant::now();
+    let out = bin()
+        .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
+        .args(["attach", &pid.to_string(), "--dump-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{stderr}");
+    // One line naming the thread, its state and (where the kernel shows
+    // it) the kernel function it waits in.
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "dumptriage: error: process {pid} could not be stopped for the dump: thread \
+             {stuck} (state D"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with(
+            " did not stop within 0.3 s (uninterruptible sleep: inside a driver call, or a \
+             vfork); no dump was written, and no thread was left stopped or traced\n"
+        ),
+        "{stderr}"
+    );
+    assert!(dumps_in(dir.path()).is_empty());
+    assert_let_go(pid);
+}
+
+/// `run` at the hang timeout with a thread that cannot stop: no dump, the
+/// command is killed as usual (status 124), and nothing waits for ever.
+#[test]
+fn run_gives_up_on_a_thread_that_cannot_stop_and_kills_the_hung_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let (err, err_path) = stderr_file(dir.path());
+    let started = Instant::now();
+    // The vfork child lives on for 20 s with our stderr: a file, not a pipe.
+    let status = bin()
+        .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
+        .args(["run", "--hang-timeout", "1", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--")
+        .arg(programs().join("vfork_stuck"))
+        .arg("20")
+        .stdout(Stdio::null())
+        .stderr(err)
+        .status()
+        .unwrap();
+    let stderr = std::fs::read_to_string(&err_path).unwrap();
+    assert_eq!(status.code(), Some(124), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{stderr}");
+    assert!(
+        stderr.contains("(hang timeout); killed it; no minidump: process "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did not stop within 0.3 s"), "{stderr}");
+    let pid: u32 = stderr
+        .split("dumptriage: process ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {stderr}"));
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "killed and reaped"
+    );
+    assert!(dumps_in(dir.path()).is_empty());
+}
+
+/// `run --no-kill` with a thread that cannot stop: the command is let go
+/// thread by thread, the stuck one as soon as it wakes; then no thread is
+/// traced or stopped.
+#[test]
+fn run_no_kill_lets_go_of_a_thread_that_could_not_stop_when_it_wakes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (err, err_path) = stderr_file(dir.path());
+    let status = bin()
+        .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
+        .args(["run", "--hang-timeout", "1", "--no-kill", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--")
+        .arg(programs().join("vfork_stuck"))
+        .arg("3")
+        .stdout(Stdio::null())
+        .stderr(err)
+        .status()
+        .unwrap();
+    let stderr = std::fs::read_to_string(&err_path).unwrap();
+    assert_eq!(status.code(), Some(124), "{stderr}");
+    let pid: u32 = stderr
+        .split("dumptriage: process ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {stderr}"));
+    let let_go = std::panic::catch_unwind(|| assert_let_go(pid));
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(let_go.is_ok(), "{stderr}");
+    assert!(
+        stderr.contains("left it running (--no-kill); no minidump: "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("vfork_stuck: child ended"), "{stderr}");
+    assert!(dumps_in(dir.path()).is_empty());
+}
+
+/// A crash while another thread cannot stop: no dump, and the command dies
+/// of its crash exactly as without the wrapper.
+#[test]
+fn run_lets_a_crash_happen_when_a_thread_cannot_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (err, err_path) = stderr_file(dir.path());
+    let started = Instant::now();
+    let status = bin()
+        .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
+        .args(["run", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--")
+        .arg(programs().join("vfork_stuck"))
+        .args(["20", "crash"])
+        .stdout(Stdio::null())
+        .stderr(err)
+        .status()
+        .unwrap();
+    let stderr = std::fs::read_to_string(&err_path).unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{stderr}");
+    assert!(
+        stderr.contains("crashed with SIGSEGV; no minidump: process "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did not stop within 0.3 s"), "{stderr}");
+    assert!(dumps_in(dir.path()).is_empty());
+}

@@ -218,3 +218,142 @@ fn fifos_and_devices_are_refused_without_blocking() {
         "the good dump is still analysed"
     );
 }
+
+/// The option lines (`-o, --output <FILE>`, ...) of one heading of a
+/// command's `--help`.
+fn help_section(command: &str, heading: &str) -> Vec<String> {
+    let out = run(&[command, "--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = help
+        .lines()
+        .skip_while(|line| *line != heading)
+        .skip(1)
+        .take_while(|line| line.is_empty() || line.starts_with(' '));
+    let mut options = Vec::new();
+    for line in lines.by_ref() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('-') && line.len() - trimmed.len() <= 6 {
+            options.push(trimmed.to_string());
+        }
+    }
+    options
+}
+
+/// Issue 11: analyze, attach and run take the same report options, listed
+/// the same way in their help.
+#[test]
+fn every_reporting_command_lists_the_same_report_options() {
+    let analyze = help_section("analyze", "Report options:");
+    for expected in [
+        "--format <FORMAT>",
+        "-o, --output <FILE>",
+        "-q, --quiet",
+        "--fail-on <FAIL_ON>",
+    ] {
+        assert!(
+            analyze.iter().any(|line| line == expected),
+            "{expected} not among {analyze:?}"
+        );
+    }
+    assert_eq!(help_section("attach", "Report options:"), analyze);
+    assert_eq!(help_section("run", "Report options:"), analyze);
+}
+
+/// `attach --quiet` was rejected by the parser (issue 11): now it is
+/// accepted, and the error is about the process.
+#[test]
+fn attach_accepts_every_report_option() {
+    let out = run(&[
+        "attach",
+        "--quiet",
+        "--jobs",
+        "1",
+        "--format",
+        "json",
+        "--fail-on",
+        "any",
+        "0",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("unexpected argument"), "{stderr}");
+}
+
+/// Issue 13: an unexpected panic while one dump of a batch is analysed is
+/// one line naming that file, a report with status "error" and
+/// `error_kind` "internal", and the other dumps are still analysed.
+/// (`DUMPTRIAGE_DEBUG_PANIC_ON` makes a debug build panic on one dump.)
+#[test]
+fn a_panic_on_one_dump_is_one_line_and_the_batch_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = data("corpus/breakpad/minidump2.dmp");
+    let doomed = dir.path().join("doomed.dmp");
+    std::fs::copy(&good, &doomed).unwrap();
+    let out = bin()
+        .env("DUMPTRIAGE_DEBUG_PANIC_ON", "doomed.dmp")
+        .args(["analyze", "--format", "json", "--jobs", "2"])
+        .arg(&doomed)
+        .arg(&good)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!(
+            "dumptriage: error: {}: internal error while analysing this dump: panicked at src/",
+            doomed.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("DUMPTRIAGE_DEBUG_PANIC_ON names this dump"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports[0]["status"], "error");
+    assert_eq!(reports[0]["error_kind"], "internal");
+    assert_eq!(reports[1]["status"], "ok");
+    assert_eq!(reports[1]["error_kind"], serde_json::Value::Null);
+    assert_eq!(doc["summary"]["errors"][0]["error_kind"], "internal");
+}
+
+/// Issue 13: every error report names its kind with a stable name.
+#[test]
+fn json_error_reports_carry_a_stable_error_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str); 3] = [
+        ("empty.dmp", b"", "empty"),
+        (
+            "text.dmp",
+            b"hello, world, not a dump at all",
+            "not_minidump",
+        ),
+        ("short.dmp", b"MDMP", "truncated"),
+    ];
+    let mut cmd = bin();
+    cmd.args(["analyze", "--format", "json"]);
+    for (name, bytes, _) in &cases {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+        cmd.arg(dir.path().join(name));
+    }
+    cmd.arg(dir.path().join("missing.dmp"));
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let kinds: Vec<&str> = doc["reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["error_kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["empty", "not_minidump", "truncated", "unreadable"]);
+}
+
+#[test]
+fn help_lists_no_system_symbols() {
+    let out = run(&["analyze", "--help"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--no-system-symbols"));
+}

@@ -47,6 +47,10 @@ pub const EXIT_NOT_EXECUTABLE: u8 = 126;
 const DUMP_REQUESTED: u32 = 0xffff_ffff;
 /// MINIDUMP_STREAM_TYPE::ExceptionStream.
 const EXCEPTION_STREAM: u32 = 6;
+/// How long every thread of a process gets to stop for a dump, by default.
+/// A thread that does not stop in time (uninterruptible sleep in a driver)
+/// aborts the capture instead of blocking it.
+pub const DEFAULT_STOP_LIMIT: Duration = Duration::from_secs(2);
 /// Breakpad's MD_LINUX_ENVIRON stream: the process environment.
 const LINUX_ENVIRON_STREAM: u32 = 0x4767_0007;
 
@@ -73,10 +77,24 @@ pub enum CaptureError {
     },
     #[error("cannot read process {pid}: {why}")]
     Refused { pid: u32, why: String },
+    #[error("cannot use {} as the dump folder: {why}", path.display())]
+    DumpDir { path: PathBuf, why: String },
     #[error("cannot create {}: {source}", path.display())]
     CreateDump {
         path: PathBuf,
         source: std::io::Error,
+    },
+    #[error(
+        "process {pid} could not be stopped for the dump: {threads} did not stop within \
+         {:.1} s (uninterruptible sleep: inside a driver call, or a vfork); no dump was \
+         written, and no thread was left stopped or traced",
+        limit.as_secs_f64()
+    )]
+    NotStopped {
+        pid: u32,
+        /// `thread 123 (state D, in kernel_clone)`, ...
+        threads: String,
+        limit: Duration,
     },
     #[error("writing the minidump of process {pid} failed: {why}")]
     Writer { pid: u32, why: String },
@@ -84,6 +102,8 @@ pub enum CaptureError {
     Patch { path: PathBuf, why: String },
     #[error("{0}")]
     Trace(String),
+    #[error("{0}")]
+    Timeout(String),
     #[error("cannot start {command}: {source}")]
     Spawn {
         command: String,
@@ -103,10 +123,13 @@ impl CaptureError {
             CaptureError::Exited(_) => "exited",
             CaptureError::AlreadyTraced { .. } => "already_traced",
             CaptureError::Refused { .. } => "refused",
+            CaptureError::DumpDir { .. } => "dump_dir",
             CaptureError::CreateDump { .. } => "create_dump",
+            CaptureError::NotStopped { .. } => "not_stopped",
             CaptureError::Writer { .. } => "writer",
             CaptureError::Patch { .. } => "patch",
             CaptureError::Trace(_) => "trace",
+            CaptureError::Timeout(_) => "timeout",
             CaptureError::Spawn { .. } => "spawn",
             CaptureError::Unsupported(_) => "unsupported",
         }
@@ -174,6 +197,26 @@ pub fn create_dump_file(dir: &Path, file_name: &str) -> Result<(File, PathBuf), 
     }
 }
 
+/// Makes sure dumps can be written into `dir` before anything is stopped or
+/// started: creates it and its parents when missing, then creates and
+/// removes a probe file in it. A folder that cannot be used is an error now,
+/// not after a long run has hung (issue 11).
+pub fn prepare_dump_dir(dir: &Path) -> Result<(), CaptureError> {
+    let fail = |why: String| CaptureError::DumpDir {
+        path: dir.to_path_buf(),
+        why,
+    };
+    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create it: {e}")))?;
+    if !dir.is_dir() {
+        return Err(fail("it is not a folder".to_string()));
+    }
+    tempfile::Builder::new()
+        .prefix(".dumptriage-probe")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| fail(format!("cannot write in it: {e}")))
+}
+
 impl LocalTime {
     /// This machine's local time now (the time zone of `TZ` or
     /// /etc/localtime; UTC when neither can be read).
@@ -209,14 +252,20 @@ pub struct Captured {
 /// Writes a minidump of the live process `pid` into `dir`, analyses it with
 /// `analyze`, and records the blamed thread in the dump (see
 /// [`record_blamed_thread`]). The process keeps running.
+///
+/// Every thread must stop within `stop_limit`; one that does not (a thread
+/// in uninterruptible sleep) aborts the capture with
+/// [`CaptureError::NotStopped`], and the process is let go as it was.
 pub fn attach(
     pid: u32,
     dir: &Path,
+    stop_limit: Duration,
     analyze: &dyn Fn(&Path) -> Report,
 ) -> Result<Captured, CaptureError> {
     os::check_attachable(pid)?;
+    prepare_dump_dir(dir)?;
     let (mut file, path) = new_dump_file(dir, pid)?;
-    let written = os::write_live_dump(pid, &mut file, &path);
+    let written = os::write_live_dump(pid, &mut file, &path, stop_limit);
     drop(file);
     if let Err(error) = written.and_then(|()| check_has_threads(pid, &path)) {
         let _ = std::fs::remove_file(&path);
@@ -336,52 +385,142 @@ const MIN_SCRUBBED_ENTRY: usize = 6;
 /// initial environment strings live at the top of the main thread's stack,
 /// which the dump holds. (Entries shorter than 6 bytes, and variables set
 /// later with a new value, are not searched.)
+///
+/// The dump is streamed (a full-memory dump can be larger than memory),
+/// written to a temporary file beside it, and renamed over it only when
+/// complete: a failure leaves the dump as it was, never half scrubbed.
 pub fn scrub_environment(path: &Path) -> Result<(), CaptureError> {
+    scrub_environment_in_chunks(path, SCRUB_CHUNK)
+}
+
+/// Bytes of the dump read at a time while scrubbing.
+const SCRUB_CHUNK: usize = 1 << 20;
+
+fn scrub_environment_in_chunks(path: &Path, chunk: usize) -> Result<(), CaptureError> {
+    use std::io::Read;
     let fail = |why: String| CaptureError::Patch {
         path: path.to_path_buf(),
         why,
     };
-    let mut bytes = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
+    // The directory entries of the environ streams (memory-mapped: only
+    // the header and directory are touched).
     let (directory, entries) = {
-        let dump = Minidump::read(&bytes[..]).map_err(|e| fail(e.to_string()))?;
-        let entries: Vec<(usize, usize, usize)> = dump
+        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
+        let entries: Vec<(u64, u64, u64)> = dump
             .all_streams()
             .enumerate()
             .filter(|(_, entry)| entry.stream_type == LINUX_ENVIRON_STREAM)
             .map(|(i, entry)| {
                 (
-                    i,
-                    entry.location.rva as usize,
-                    entry.location.data_size as usize,
+                    i as u64,
+                    u64::from(entry.location.rva),
+                    u64::from(entry.location.data_size),
                 )
             })
             .collect();
-        (dump.header.stream_directory_rva as usize, entries)
+        (u64::from(dump.header.stream_directory_rva), entries)
     };
     if entries.is_empty() {
         return Ok(());
     }
-    for (index, rva, size) in entries {
-        let Some(environ) = bytes.get(rva..rva.saturating_add(size)).map(<[u8]>::to_vec) else {
+    let mut source = File::open(path).map_err(|e| fail(e.to_string()))?;
+    let size = source.metadata().map_err(|e| fail(e.to_string()))?.len();
+    // The byte ranges zeroed whole: each environ stream and, as a
+    // MINIDUMP_DIRECTORY is 12 bytes (StreamType, DataSize, Rva), its entry.
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    let mut needles: Vec<Vec<u8>> = Vec::new();
+    for &(index, rva, len) in &entries {
+        if rva.saturating_add(len) > size {
             return Err(fail("the environ stream lies outside the file".to_string()));
-        };
+        }
+        let mut environ = vec![0; len as usize];
+        source
+            .seek(SeekFrom::Start(rva))
+            .and_then(|_| source.read_exact(&mut environ))
+            .map_err(|e| fail(e.to_string()))?;
         for entry in environ.split(|&b| b == 0) {
-            if entry.len() < MIN_SCRUBBED_ENTRY || !entry.contains(&b'=') {
-                continue;
-            }
-            let found: Vec<usize> = memchr::memmem::find_iter(&bytes, entry).collect();
-            for at in found {
-                bytes[at..at + entry.len()].fill(0);
+            if entry.len() >= MIN_SCRUBBED_ENTRY
+                && entry.contains(&b'=')
+                && !needles.iter().any(|n| n == entry)
+            {
+                needles.push(entry.to_vec());
             }
         }
-        bytes[rva..rva + size].fill(0);
-        // MINIDUMP_DIRECTORY is 12 bytes: StreamType, DataSize, Rva.
+        ranges.push((rva, rva + len));
         let slot = directory + 12 * index;
-        if let Some(entry) = bytes.get_mut(slot..slot + 12) {
-            entry.fill(0);
+        ranges.push((slot, slot + 12));
+    }
+    let finders: Vec<memchr::memmem::Finder> =
+        needles.iter().map(memchr::memmem::Finder::new).collect();
+    // A match can straddle two reads: the last `longest - 1` bytes of a
+    // window are kept and searched again with the next read.
+    let keep = needles.iter().map(Vec::len).max().unwrap_or(1) - 1;
+
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut scrubbed = tempfile::Builder::new()
+        .prefix(".dumptriage-scrub")
+        .tempfile_in(dir)
+        .map_err(|e| fail(format!("cannot create a temporary file beside it: {e}")))?;
+    source
+        .seek(SeekFrom::Start(0))
+        .map_err(|e| fail(e.to_string()))?;
+    let mut window: Vec<u8> = Vec::with_capacity(chunk + keep);
+    let mut window_start = 0u64;
+    loop {
+        let before = window.len();
+        window.resize(before + chunk, 0);
+        let mut filled = before;
+        while filled < window.len() {
+            match source.read(&mut window[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(fail(e.to_string())),
+            }
+        }
+        let at_end = filled < window.len();
+        window.truncate(filled);
+        for (finder, needle) in finders.iter().zip(&needles) {
+            let found: Vec<usize> = finder.find_iter(&window).collect();
+            for at in found {
+                window[at..at + needle.len()].fill(0);
+            }
+        }
+        let window_end = window_start + window.len() as u64;
+        for &(from, to) in &ranges {
+            let (from, to) = (from.max(window_start), to.min(window_end));
+            if from < to {
+                window[(from - window_start) as usize..(to - window_start) as usize].fill(0);
+            }
+        }
+        let emit = if at_end {
+            window.len()
+        } else {
+            window.len().saturating_sub(keep)
+        };
+        scrubbed
+            .write_all(&window[..emit])
+            .map_err(|e| fail(e.to_string()))?;
+        window.drain(..emit);
+        window_start += emit as u64;
+        if at_end {
+            break;
         }
     }
-    std::fs::write(path, &bytes).map_err(|e| fail(e.to_string()))
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = scrubbed.as_file().set_permissions(meta.permissions());
+    }
+    scrubbed
+        .as_file()
+        .sync_all()
+        .map_err(|e| fail(e.to_string()))?;
+    scrubbed
+        .persist(path)
+        .map(drop)
+        .map_err(|e| fail(format!("cannot replace it: {}", e.error)))
 }
 
 /// What `run` was asked to do.
@@ -393,6 +532,8 @@ pub struct RunOptions {
     pub dump_dir: PathBuf,
     /// Leave a hung command running (untraced) instead of killing it.
     pub no_kill: bool,
+    /// How long the command's threads get to stop for a capture.
+    pub stop_limit: Duration,
 }
 
 /// How the command ended, as its parent would have seen it.
@@ -435,6 +576,7 @@ pub fn run(
     options: &RunOptions,
     analyze: &dyn Fn(&Path) -> Report,
 ) -> Result<RunEnd, CaptureError> {
+    prepare_dump_dir(&options.dump_dir)?;
     Ok(match os::supervise(options)? {
         RunEnd::Exited(status) => RunEnd::Exited(status),
         RunEnd::Crashed {
@@ -542,6 +684,67 @@ mod tests {
             std::fs::read(&copy).unwrap(),
             std::fs::read(&corpus).unwrap()
         );
+    }
+
+    /// A minimal minidump: header, one directory entry (the environ
+    /// stream), the stream, then `body` (standing in for stack memory).
+    fn dump_with_environ(environ: &[u8], body: &[u8]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(b"MDMP");
+        bytes.extend_from_slice(&0xa793u32.to_le_bytes()); // version
+        bytes.extend_from_slice(&1u32.to_le_bytes()); // stream count
+        bytes.extend_from_slice(&32u32.to_le_bytes()); // directory rva
+        bytes.extend_from_slice(&[0; 16]); // checksum, time, flags
+        let stream_rva = 32 + 12;
+        bytes.extend_from_slice(&LINUX_ENVIRON_STREAM.to_le_bytes());
+        bytes.extend_from_slice(&(environ.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&(stream_rva as u32).to_le_bytes());
+        bytes.extend_from_slice(environ);
+        bytes.extend_from_slice(body);
+        bytes
+    }
+
+    /// Issue 13: scrubbing streams the file in chunks; every copy of an
+    /// entry is zeroed even where it straddles two reads, the stream and
+    /// its directory entry are blanked, and nothing else changes.
+    #[test]
+    fn scrubbing_streams_and_finds_entries_across_chunks() {
+        let secret = b"CI_TOKEN=s3cr3t-value";
+        let environ = b"CI_TOKEN=s3cr3t-value\0HOME=/root\0A=b\0";
+        let mut body = Vec::new();
+        for i in 0..40u8 {
+            body.extend(std::iter::repeat_n(i, usize::from(i % 7)));
+            body.extend_from_slice(secret);
+            body.extend_from_slice(b"HOME=/root");
+        }
+        let original = dump_with_environ(environ, &body);
+        for chunk in [1, 5, 7, 16, 64, 1 << 20] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("x.dmp");
+            std::fs::write(&path, &original).unwrap();
+            scrub_environment_in_chunks(&path, chunk).unwrap();
+            let after = std::fs::read(&path).unwrap();
+            assert_eq!(after.len(), original.len());
+            assert!(
+                memchr::memmem::find(&after, secret).is_none(),
+                "chunk {chunk}"
+            );
+            assert!(memchr::memmem::find(&after, b"HOME=/root").is_none());
+            // The directory entry and the stream are zeroed.
+            assert!(after[32..32 + 12 + environ.len()].iter().all(|&b| b == 0));
+            // Nothing else changed.
+            let mut expected = original.clone();
+            expected[32..32 + 12 + environ.len()].fill(0);
+            for needle in [&secret[..], b"HOME=/root"] {
+                let found: Vec<usize> = memchr::memmem::find_iter(&original, needle).collect();
+                for at in found {
+                    expected[at..at + needle.len()].fill(0);
+                }
+            }
+            assert!(after == expected, "chunk {chunk}");
+            // Only the dump is left: the temporary file was renamed over it.
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub(super) fn write_live_dump(
     _pid: u32,
     _file: &mut File,
     _path: &Path,
+    _stop_limit: std::time::Duration,
 ) -> Result<(), CaptureError> {
     Err(CaptureError::Unsupported("dumptriage attach"))
 }

@@ -94,7 +94,12 @@ pub(super) fn check_attachable(pid: u32) -> Result<(), CaptureError> {
     Ok(())
 }
 
-pub(super) fn write_live_dump(pid: u32, file: &mut File, _path: &Path) -> Result<(), CaptureError> {
+pub(super) fn write_live_dump(
+    pid: u32,
+    file: &mut File,
+    _path: &Path,
+    _stop_limit: std::time::Duration,
+) -> Result<(), CaptureError> {
     let process = Process::open(
         pid,
         PROCESS_QUERY_INFORMATION | PROCESS_VM_READ | PROCESS_DUP_HANDLE,

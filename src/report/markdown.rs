@@ -40,6 +40,10 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
         }
         s.push('\n');
     }
+    if reports.is_empty() {
+        s.push_str("No dumps: nothing crashed or hung.\n");
+        return out.write_all(s.as_bytes());
+    }
     s.push_str("### Dumps\n\n");
     for report in reports {
         let headline = match (&report.status, report.diagnoses.first()) {

@@ -44,7 +44,8 @@ impl Paint {
 /// The summary table first (when there is more than one dump), then each
 /// dump's report.
 pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
-    if reports.len() > 1 {
+    // No dumps at all (an empty folder: nothing crashed) still says so.
+    if reports.len() != 1 {
         out.write_all(render_summary(&summarize(reports), paint).as_bytes())?;
     }
     for (i, report) in reports.iter().enumerate() {

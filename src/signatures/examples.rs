@@ -136,6 +136,7 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         path: String::new(),
         status: Status::Ok,
         error: None,
+        error_kind: None,
         process: Some(Process {
             name: None,
             pid: None,

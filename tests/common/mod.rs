@@ -81,3 +81,38 @@ pub fn reports_by_stem(doc: &serde_json::Value) -> Vec<(String, &serde_json::Val
         })
         .collect()
 }
+
+/// Replaces each `(path, placeholder)` prefix in a report by its
+/// placeholder, and writes the rest of that path with `/`, so golden files
+/// are the same on every OS: on Windows a path such as
+/// `C:\t\x\tests/data\corpus/a.dmp` (or its JSON form with `\\`) becomes
+/// `<ROOT>/tests/data/corpus/a.dmp`. Backslashes elsewhere (a Windows
+/// module path recorded in a dump) are left alone.
+pub fn placeholder_paths(text: &str, prefixes: &[(&Path, &str)]) -> String {
+    let mut text = text.to_string();
+    for (prefix, placeholder) in prefixes {
+        let raw = prefix.display().to_string();
+        let json = raw.replace('\\', "\\\\");
+        for form in [json, raw] {
+            let mut out = String::with_capacity(text.len());
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find(&form) {
+                out.push_str(&rest[..at]);
+                out.push_str(placeholder);
+                rest = &rest[at + form.len()..];
+                let tail = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || "._-/\\".contains(c)))
+                    .unwrap_or(rest.len());
+                let mut path = rest[..tail].replace("\\\\", "/").replace('\\', "/");
+                while path.contains("//") {
+                    path = path.replace("//", "/");
+                }
+                out.push_str(&path);
+                rest = &rest[tail..];
+            }
+            out.push_str(rest);
+            text = out;
+        }
+    }
+    text
+}

@@ -65,6 +65,12 @@ pub fn programs() -> &'static Path {
         );
         gcc(
             &out,
+            &["-o", "vfork_stuck"],
+            &[src.join("vfork_stuck.c")],
+            &["-lpthread"],
+        );
+        gcc(
+            &out,
             &["-o", "rt_signals"],
             &[src.join("rt_signals.c")],
             &["-lpthread"],

@@ -51,7 +51,7 @@ use nix::unistd::Pid;
 
 use super::{CaptureError, RunOptions, Supervised};
 pub(super) use procfs::process_name;
-use procfs::read_status;
+use procfs::{describe_threads, read_status, thread_states};
 use signals::Signals;
 pub(super) use signals::{exit_like, signal_name};
 use trace::{wait_any, Tracer};
@@ -74,8 +74,10 @@ const FORWARDED: [Signal; 4] = [
 /// A signal the command itself received this recently (or still has
 /// pending) is not forwarded again: it was sent to the whole process group.
 pub(super) const SAME_SIGNAL_WINDOW: Duration = Duration::from_millis(200);
-/// How long the other threads get to stop at PTRACE_INTERRUPT.
-pub(super) const STOP_THREADS_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long the command may take to reach its first instruction after
+/// exec, and to end once it was killed or let die of its crash signal: the
+/// waits that have no other deadline.
+pub(super) const PROCESS_END_TIMEOUT: Duration = Duration::from_secs(30);
 /// si_code of a signal the kernel sent, such as the terminal's Ctrl-C to the
 /// foreground process group (which the command received too).
 pub(super) const SI_KERNEL: i32 = 0x80;
@@ -158,8 +160,20 @@ pub(super) fn why_no_threads(pid: u32) -> CaptureError {
 /// Writes a dump of a running, untraced process. minidump-writer stops it
 /// (SIGSTOP), attaches to each thread, reads it, detaches and sends SIGCONT.
 /// A process that was stopped before (Ctrl-Z) is stopped again afterwards.
-pub(super) fn write_live_dump(pid: u32, file: &mut File, _path: &Path) -> Result<(), CaptureError> {
+///
+/// minidump-writer waits for each thread it attaches to without a time
+/// limit, and a thread in uninterruptible sleep (a driver call, a vfork)
+/// does not stop until it wakes: so the process is group-stopped first, and
+/// a thread still running after `stop_limit` aborts the capture, with the
+/// process continued as it was.
+pub(super) fn write_live_dump(
+    pid: u32,
+    file: &mut File,
+    _path: &Path,
+    stop_limit: Duration,
+) -> Result<(), CaptureError> {
     let was_stopped = read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T');
+    group_stop(pid, stop_limit, was_stopped)?;
     // The main thread stands in as the blamed thread until the analysis
     // names the right one (capture::record_blamed_thread).
     let written = MinidumpWriterConfig::new(pid as pid_t, pid as pid_t).write(file);
@@ -170,6 +184,40 @@ pub(super) fn write_live_dump(pid: u32, file: &mut File, _path: &Path) -> Result
         pid,
         why: error_chain(&e),
     })
+}
+
+/// Sends SIGSTOP to the process and waits, up to `limit`, until every
+/// thread is stopped. Otherwise the process is continued (unless it was
+/// stopped before) and the threads that did not stop are named.
+fn group_stop(pid: u32, limit: Duration, was_stopped: bool) -> Result<(), CaptureError> {
+    let process = Pid::from_raw(pid as pid_t);
+    kill(process, Signal::SIGSTOP).map_err(|e| CaptureError::Refused {
+        pid,
+        why: format!("cannot stop it: {e}"),
+    })?;
+    let deadline = Instant::now() + limit;
+    loop {
+        let running: Vec<u32> = thread_states(pid)
+            .into_iter()
+            .filter(|(_, state)| !matches!(state, 'T' | 't' | 'Z' | 'X' | 'x'))
+            .map(|(tid, _)| tid)
+            .collect();
+        if running.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            let threads = describe_threads(pid, &running);
+            if !was_stopped {
+                let _ = kill(process, Signal::SIGCONT);
+            }
+            return Err(CaptureError::NotStopped {
+                pid,
+                threads,
+                limit,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
@@ -201,6 +249,7 @@ pub(super) fn supervise(options: &RunOptions) -> Result<Supervised, CaptureError
         traced: false,
         delivered: HashMap::new(),
         dump_dir: options.dump_dir.clone(),
+        stop_limit: options.stop_limit,
     };
     match tracer.start() {
         Ok(None) => {}

@@ -59,3 +59,48 @@ pub(in crate::capture) fn process_name(pid: u32) -> String {
         })
         .unwrap_or_default()
 }
+
+/// Each thread of process `pid` with its state letter (`R`, `S`, `D`, `T`,
+/// `t`, ...) from /proc/PID/task/TID/stat. Threads that end while this
+/// reads are left out.
+pub(super) fn thread_states(pid: u32) -> Vec<(u32, char)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut states: Vec<(u32, char)> = tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            // The command name, in parentheses, may hold anything: the
+            // state follows the last `) `.
+            let state = stat.rsplit_once(") ")?.1.chars().next()?;
+            Some((tid, state))
+        })
+        .collect();
+    states.sort_unstable();
+    states
+}
+
+/// `thread 123 (state D, in kernel_clone), thread 124 (...)`: what a
+/// message about threads that would not stop says about them.
+pub(super) fn describe_threads(pid: u32, tids: &[u32]) -> String {
+    let states = thread_states(pid);
+    tids.iter()
+        .map(|&tid| {
+            let state = states
+                .iter()
+                .find(|(t, _)| *t == tid)
+                .map_or('?', |(_, s)| *s);
+            let wchan = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan"))
+                .ok()
+                .map(|w| w.trim().to_string())
+                .filter(|w| !w.is_empty() && w != "0");
+            match wchan {
+                Some(wchan) => format!("thread {tid} (state {state}, in {wchan})"),
+                None => format!("thread {tid} (state {state})"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -15,10 +15,9 @@ use nix::unistd::Pid;
 
 use super::super::{check_has_threads, new_dump_file, CaptureError, ExitStatus, Supervised};
 use super::crash_context::crash_context;
-use super::procfs::{read_status, signal_bit};
+use super::procfs::{describe_threads, read_status, signal_bit, thread_states};
 use super::{
-    error_chain, write_live_dump, CRASH_SIGNALS, SAME_SIGNAL_WINDOW, SI_KERNEL,
-    STOP_THREADS_TIMEOUT,
+    error_chain, write_live_dump, CRASH_SIGNALS, PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
 };
 
 pub(super) struct Tracer {
@@ -29,11 +28,18 @@ pub(super) struct Tracer {
     /// When each signal was last delivered to the command.
     pub delivered: HashMap<c_int, Instant>,
     pub dump_dir: PathBuf,
+    /// How long threads get to stop for a capture.
+    pub stop_limit: Duration,
 }
 
 /// How a thread that was stopped for a capture is to be let go: the signal
 /// it was about to receive goes with it.
 pub(super) type Stopped = BTreeMap<pid_t, c_int>;
+
+/// What stopping the threads for a capture gave: the stopped ones, and the
+/// ones still running at the limit (each still has a PTRACE_INTERRUPT
+/// pending, so it stops, and can be let go, when it wakes).
+type StopOutcome = (Stopped, BTreeSet<pid_t>);
 
 impl Tracer {
     /// Turns the post-exec SIGTRAP stop of a PTRACE_TRACEME child into a
@@ -47,12 +53,13 @@ impl Tracer {
                 "ptrace is not permitted here".to_string(),
             ));
         }
-        let status = wait_for(pid, libc::__WALL)?;
+        let deadline = Instant::now() + PROCESS_END_TIMEOUT;
+        let (_, status) = wait_for(pid, libc::__WALL, deadline)?;
         if !libc::WIFSTOPPED(status) {
             return Ok(exit_status(status));
         }
         resume_with(Resume::Detach, pid, libc::SIGSTOP)?;
-        let status = wait_for(pid, libc::WUNTRACED)?;
+        let (_, status) = wait_for(pid, libc::WUNTRACED, deadline)?;
         if !libc::WIFSTOPPED(status) {
             return Ok(exit_status(status));
         }
@@ -157,20 +164,21 @@ impl Tracer {
         })
     }
 
-    /// Interrupts every traced thread but `except` and waits until each is
-    /// stopped. Returns the stopped threads with the signal each was about
-    /// to receive, or the exit status when the process ended meanwhile.
+    /// Interrupts every traced thread but `except` and waits, up to the stop
+    /// limit, until each is stopped. Returns the stopped threads with the
+    /// signal each was about to receive and the threads that did not stop,
+    /// or the exit status when the process ended meanwhile.
     fn stop_threads(
         &mut self,
         except: Option<pid_t>,
-    ) -> Result<Result<Stopped, ExitStatus>, CaptureError> {
+    ) -> Result<Result<StopOutcome, ExitStatus>, CaptureError> {
         let mut waiting: BTreeSet<pid_t> = self.threads.clone();
         if let Some(tid) = except {
             waiting.remove(&tid);
         }
         waiting.retain(|&tid| ptrace::interrupt(Pid::from_raw(tid)).is_ok());
         let mut stopped = Stopped::new();
-        let give_up = Instant::now() + STOP_THREADS_TIMEOUT;
+        let give_up = Instant::now() + self.stop_limit;
         while !waiting.is_empty() && Instant::now() < give_up {
             let Some((tid, status)) = wait_any(libc::WNOHANG)? else {
                 std::thread::sleep(Duration::from_millis(1));
@@ -207,7 +215,41 @@ impl Tracer {
             };
             stopped.insert(tid, signal);
         }
-        Ok(Ok(stopped))
+        Ok(Ok((stopped, waiting)))
+    }
+
+    /// The error of a capture abandoned because `threads` would not stop.
+    fn not_stopped(&self, threads: &BTreeSet<pid_t>) -> CaptureError {
+        let tids: Vec<u32> = threads.iter().map(|&t| t as u32).collect();
+        CaptureError::NotStopped {
+            pid: self.pid as u32,
+            threads: describe_threads(self.pid as u32, &tids),
+            limit: self.stop_limit,
+        }
+    }
+
+    /// Lets go of every thread, `stopped` at once and the others as each
+    /// stops (a thread in uninterruptible sleep stops when it wakes, its
+    /// PTRACE_INTERRUPT still pending), so none stays traced. Returns when
+    /// all are let go or the process ended.
+    fn release(&mut self, stopped: &Stopped) -> Result<(), CaptureError> {
+        for (&tid, &signal) in stopped {
+            resume(Resume::Detach, tid, signal);
+            self.threads.remove(&tid);
+        }
+        while !self.threads.is_empty() {
+            match self.stop_threads(None)? {
+                Err(_) => break,
+                Ok((stopped, _)) => {
+                    for (&tid, &signal) in &stopped {
+                        resume(Resume::Detach, tid, signal);
+                        self.threads.remove(&tid);
+                    }
+                }
+            }
+        }
+        self.traced = false;
+        Ok(())
     }
 
     /// Lets go of stopped threads, each with the signal it was about to get.
@@ -239,7 +281,26 @@ impl Tracer {
         };
         let context = crash_context(Pid::from_raw(pid), Pid::from_raw(tid));
         let stopped = match self.stop_threads(Some(tid))? {
-            Ok(stopped) => stopped,
+            Ok((stopped, missing)) if missing.is_empty() => stopped,
+            Ok((stopped, missing)) => {
+                // A thread would not stop: no dump. The crash goes on as it
+                // would have: every thread resumes, the faulting one with
+                // its signal, which kills the process.
+                drop(file);
+                let _ = std::fs::remove_file(&path);
+                let error = self.not_stopped(&missing);
+                for (&other, &other_signal) in &stopped {
+                    resume(Resume::Cont, other, other_signal);
+                }
+                resume(Resume::Cont, tid, signal);
+                let status = self.wait_for_end(signal)?;
+                return Ok(Supervised::Crashed {
+                    pid: pid as u32,
+                    signal,
+                    status,
+                    dump: Err(error),
+                });
+            }
             Err(status) => {
                 // The process ended while we stopped it (another thread
                 // called exit_group): nothing is left to dump.
@@ -288,12 +349,30 @@ impl Tracer {
         let pid = self.pid;
         if self.traced {
             match self.stop_threads(None)? {
-                Ok(stopped) => self.detach(&stopped),
+                Ok((stopped, missing)) if missing.is_empty() => self.detach(&stopped),
+                Ok((stopped, missing)) => {
+                    // A thread would not stop (uninterruptible sleep): no
+                    // dump, and nothing may stay traced or stopped.
+                    let error = self.not_stopped(&missing);
+                    if no_kill {
+                        self.release(&stopped)?;
+                    } else {
+                        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                        self.wait_for_end(libc::SIGKILL)?;
+                    }
+                    return Ok(Supervised::Hung {
+                        pid: pid as u32,
+                        after,
+                        killed: !no_kill,
+                        dump: Err(error),
+                    });
+                }
                 Err(status) => return Ok(Supervised::Exited(status)),
             }
         }
+        let stop_limit = self.stop_limit;
         let dump = new_dump_file(&self.dump_dir, pid as u32).and_then(|(mut file, path)| {
-            let written = write_live_dump(pid as u32, &mut file, &path);
+            let written = write_live_dump(pid as u32, &mut file, &path, stop_limit);
             drop(file);
             match written.and_then(|()| check_has_threads(pid as u32, &path)) {
                 Ok(()) => Ok(path),
@@ -315,21 +394,44 @@ impl Tracer {
         })
     }
 
-    /// Reaps the command once it is no longer traced. `expected` stands in
-    /// if its status was reaped by someone else (minidump-writer waits on
-    /// the threads it attaches to).
+    /// Reaps the command once it was killed or let die. `expected` stands
+    /// in if its status was reaped by someone else (minidump-writer waits on
+    /// the threads it attaches to). A process that does not end within
+    /// PROCESS_END_TIMEOUT (a thread in uninterruptible sleep delays even
+    /// SIGKILL) is an error, not an endless wait.
     fn wait_for_end(&mut self, expected: c_int) -> Result<ExitStatus, CaptureError> {
+        let deadline = Instant::now() + PROCESS_END_TIMEOUT;
+        // While the threads are traced, each one's exit must be reaped too,
+        // or the process's own end is never reported.
+        let target = if self.traced { -1 } else { self.pid };
         loop {
-            match wait_for(self.pid, libc::__WALL) {
-                Ok(status) => {
-                    if let Some(status) = exit_status(status) {
-                        return Ok(status);
+            match wait_for(target, libc::__WALL, deadline) {
+                Ok((tid, status)) => {
+                    if tid == self.pid {
+                        if let Some(status) = exit_status(status) {
+                            return Ok(status);
+                        }
                     }
                     if libc::WIFSTOPPED(status) && self.traced {
-                        resume(Resume::Cont, self.pid, libc::WSTOPSIG(status));
+                        let signal = if status >> 16 == 0 {
+                            libc::WSTOPSIG(status)
+                        } else {
+                            0
+                        };
+                        resume(Resume::Cont, tid, signal);
                     }
                 }
                 Err(CaptureError::Trace(_)) => return Ok(ExitStatus::Signal(expected)),
+                Err(CaptureError::Timeout(_)) => {
+                    let pid = self.pid as u32;
+                    let tids: Vec<u32> = thread_states(pid).iter().map(|(t, _)| *t).collect();
+                    return Err(CaptureError::Timeout(format!(
+                        "process {pid} did not end within {} s of {}: {}",
+                        PROCESS_END_TIMEOUT.as_secs(),
+                        super::signal_name(expected),
+                        describe_threads(pid, &tids)
+                    )));
+                }
                 Err(other) => return Err(other),
             }
         }
@@ -421,10 +523,25 @@ pub(super) fn wait_any(flags: c_int) -> Result<Option<(pid_t, c_int)>, CaptureEr
     }
 }
 
-fn wait_for(pid: pid_t, flags: c_int) -> Result<c_int, CaptureError> {
-    match waitpid(pid, flags) {
-        Ok(Some((_, status))) => Ok(status),
-        Ok(None) => Err(CaptureError::Trace(format!("waitpid {pid}: no status"))),
-        Err(error) => Err(CaptureError::Trace(format!("waitpid {pid}: {error}"))),
+/// waitpid for one child or thread, until `deadline`: no wait of the
+/// capture is without one. Polls, starting at 50 µs (a stop after exec
+/// takes well under a millisecond) and backing off to 10 ms.
+fn wait_for(pid: pid_t, flags: c_int, deadline: Instant) -> Result<(pid_t, c_int), CaptureError> {
+    let mut pause = Duration::from_micros(50);
+    loop {
+        match waitpid(pid, flags | libc::WNOHANG) {
+            Ok(Some(found)) => return Ok(found),
+            Ok(None) => {}
+            Err(error) => return Err(CaptureError::Trace(format!("waitpid {pid}: {error}"))),
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(CaptureError::Timeout(format!(
+                "waited {} s for process {pid} in vain",
+                PROCESS_END_TIMEOUT.as_secs()
+            )));
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(10));
     }
 }

@@ -1,0 +1,91 @@
+//! Panics while a dump is analysed: caught per dump, so one dump that hits
+//! a bug (ours or a parser's) becomes an error report naming that file and
+//! the batch goes on.
+//!
+//! The binary installs [`panic_hook`]: a panic inside [`catching`] is not
+//! printed by the hook (the dump's error report carries it, with the place
+//! it happened); any other panic is printed as one line. The library itself
+//! installs nothing process-wide.
+
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
+use std::path::{Path, PathBuf};
+
+thread_local! {
+    /// The dump this thread is analysing inside [`catching`].
+    static CURRENT: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+    /// What the hook saw of the last panic inside [`catching`].
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `work` on the dump at `path`; a panic becomes `Err` with the panic's
+/// message and, when the hook recorded it, where it happened.
+pub fn catching<T>(path: &Path, work: impl FnOnce() -> T) -> Result<T, String> {
+    let previous = CURRENT.with(|c| c.replace(Some(path.to_path_buf())));
+    LAST_PANIC.with(|p| p.borrow_mut().take());
+    let outcome = catch_unwind(AssertUnwindSafe(work));
+    CURRENT.with(|c| *c.borrow_mut() = previous);
+    outcome.map_err(|payload| {
+        LAST_PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| format!("panicked: {}", payload_message(payload.as_ref())))
+    })
+}
+
+/// The dump being analysed on this thread, if any.
+pub fn current_dump() -> Option<PathBuf> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// The process-wide panic hook the binary installs: one line, never a
+/// backtrace dump. Inside [`catching`], the panic is only recorded for the
+/// dump's error report.
+pub fn panic_hook(info: &PanicHookInfo<'_>) {
+    let message = describe(info);
+    if current_dump().is_some() {
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(message));
+        return;
+    }
+    eprintln!(
+        "dumptriage: error: internal error: {} (please report it)",
+        crate::report::clean(&message)
+    );
+}
+
+/// `panicked at FILE:LINE:COL: MESSAGE`
+fn describe(info: &PanicHookInfo<'_>) -> String {
+    let message = payload_message(info.payload());
+    match info.location() {
+        Some(at) => format!(
+            "panicked at {}:{}:{}: {message}",
+            at.file(),
+            at.line(),
+            at.column()
+        ),
+        None => format!("panicked: {message}"),
+    }
+}
+
+fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_is_caught_and_the_dump_is_forgotten_after() {
+        let path = Path::new("x.dmp");
+        let result: Result<(), String> = catching(path, || panic!("boom"));
+        assert_eq!(result.unwrap_err(), "panicked: boom");
+        assert_eq!(current_dump(), None);
+        assert_eq!(catching(path, || 7), Ok(7));
+    }
+}

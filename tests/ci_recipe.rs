@@ -1,0 +1,274 @@
+//! The README's Linux CI recipe, run as printed (issue 11): the steps and
+//! the table of what each step ends with are read from README.md between
+//! the `ci-recipe` markers, so a change to the README is a change to this
+//! test. Only the test command (`python -m pytest`) and the hang timeout
+//! (`900`) are replaced, as the README tells its reader to.
+#![cfg(target_os = "linux")]
+
+mod common;
+#[path = "common/programs.rs"]
+mod programs;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use programs::programs;
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// What the README says to replace, and what the test puts there.
+const COMMAND_PLACEHOLDER: &str = "python -m pytest";
+const TIMEOUT_PLACEHOLDER: &str = "--hang-timeout 900";
+const TEST_TIMEOUT: &str = "--hang-timeout 3";
+
+/// One step of the recipe, as GitHub Actions would run it.
+struct Step {
+    name: String,
+    /// `if: always()`: runs even when an earlier step failed.
+    always: bool,
+    run: String,
+}
+
+/// The recipe: its steps, and the rows of its table (the command's
+/// behaviour, then the status each step ends with).
+struct Recipe {
+    steps: Vec<Step>,
+    rows: Vec<(String, Vec<i32>)>,
+}
+
+fn readme_recipe() -> Recipe {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let begin = readme
+        .find("<!-- ci-recipe:begin")
+        .expect("README.md has no `<!-- ci-recipe:begin` marker");
+    let end = readme[begin..]
+        .find("<!-- ci-recipe:end -->")
+        .expect("README.md has no `<!-- ci-recipe:end -->` marker")
+        + begin;
+    let section = &readme[begin..end];
+
+    let yaml_start = section
+        .find("```yaml\n")
+        .expect("no ```yaml block in the recipe")
+        + 8;
+    let yaml_len = section[yaml_start..]
+        .find("```")
+        .expect("unclosed ```yaml block");
+    let docs = YamlLoader::load_from_str(&section[yaml_start..yaml_start + yaml_len])
+        .expect("the recipe is valid YAML");
+    let steps: Vec<Step> = docs[0]
+        .as_vec()
+        .expect("the recipe is a list of steps")
+        .iter()
+        .map(|step| Step {
+            name: step["name"].as_str().expect("each step has a name").into(),
+            always: match &step["if"] {
+                Yaml::BadValue => false,
+                Yaml::String(condition) if condition == "always()" => true,
+                other => panic!("condition {other:?} is not understood by this test"),
+            },
+            run: step["run"].as_str().expect("each step has `run`").into(),
+        })
+        .collect();
+
+    let table: Vec<Vec<String>> = section[yaml_start + yaml_len..]
+        .lines()
+        .filter(|line| line.starts_with('|'))
+        .map(|line| {
+            line.trim_matches('|')
+                .split('|')
+                .map(|cell| cell.trim().to_string())
+                .collect()
+        })
+        .collect();
+    let (header, body) = table.split_first().expect("no table in the recipe");
+    let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        header[1..].iter().map(String::as_str).collect::<Vec<_>>(),
+        names,
+        "the table's columns are the steps, in order"
+    );
+    let rows = body
+        .iter()
+        .filter(|row| !row[0].starts_with("---"))
+        .map(|row| {
+            let statuses = row[1..]
+                .iter()
+                .map(|cell| cell.parse().unwrap_or_else(|_| panic!("status {cell:?}")))
+                .collect();
+            (row[0].clone(), statuses)
+        })
+        .collect();
+    Recipe { steps, rows }
+}
+
+/// The program of tests/programs/ that behaves as a table row says.
+fn command_for(behaviour: &str) -> Vec<PathBuf> {
+    let dir = programs();
+    match behaviour {
+        "passes" => vec![dir.join("exit_status"), PathBuf::from("0")],
+        "crashes at exit (SIGSEGV)" => vec![dir.join("unload_crash"), dir.join("libplugin.so")],
+        "hangs at exit" => vec![dir.join("hip_exit_hang")],
+        other => panic!("the README's table has a row {other:?} that this test has no program for"),
+    }
+}
+
+fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+/// What running the recipe left: each step's status (None: skipped), and
+/// the folder it ran in.
+struct Outcome {
+    statuses: Vec<Option<i32>>,
+    dir: tempfile::TempDir,
+    summary: PathBuf,
+    stderr: String,
+}
+
+/// Runs the steps in a fresh folder the way a GitHub Actions job does:
+/// each `run:` with `bash -e`, a step after a failure only when
+/// `if: always()`, `dumptriage` on the PATH, `$GITHUB_STEP_SUMMARY` set.
+fn run_recipe(recipe: &Recipe, command: &[PathBuf]) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("job");
+    std::fs::create_dir(&work).unwrap();
+    let summary = dir.path().join("step-summary.md");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_dumptriage"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let command = command
+        .iter()
+        .map(|p| shell_quote(p))
+        .collect::<Vec<_>>()
+        .join(" ");
+
+    let mut statuses = Vec::new();
+    let mut failed = false;
+    let mut stderr = String::new();
+    for (i, step) in recipe.steps.iter().enumerate() {
+        if failed && !step.always {
+            statuses.push(None);
+            continue;
+        }
+        let script = step
+            .run
+            .replace(COMMAND_PLACEHOLDER, &command)
+            .replace(TIMEOUT_PLACEHOLDER, TEST_TIMEOUT);
+        let file = dir.path().join(format!("step-{i}.sh"));
+        std::fs::write(&file, script).unwrap();
+        let out = Command::new("bash")
+            .arg("-e")
+            .arg(&file)
+            .current_dir(&work)
+            .env("PATH", &path)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env_remove("_NT_SYMBOL_PATH")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        stderr.push_str(&format!(
+            "--- {}\n{}",
+            step.name,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        // A shell reports a death by signal N as 128 + N.
+        let status = out
+            .status
+            .code()
+            .or(out.status.signal().map(|s| 128 + s))
+            .unwrap();
+        failed |= status != 0;
+        statuses.push(Some(status));
+    }
+    Outcome {
+        statuses,
+        dir,
+        summary,
+        stderr,
+    }
+}
+
+fn dumps(work: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(work.join("dumps"))
+        .expect("the run step creates dumps/")
+        .map(|e| e.unwrap().path())
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn the_readme_recipe_runs_as_printed() {
+    let recipe = readme_recipe();
+    let all_runs: String = recipe.steps.iter().map(|s| s.run.as_str()).collect();
+    for placeholder in [COMMAND_PLACEHOLDER, TIMEOUT_PLACEHOLDER] {
+        assert_eq!(
+            all_runs.matches(placeholder).count(),
+            1,
+            "the recipe should name `{placeholder}` once: the test replaces it"
+        );
+    }
+    let behaviours: Vec<&str> = recipe.rows.iter().map(|(b, _)| b.as_str()).collect();
+    assert_eq!(
+        behaviours,
+        ["passes", "crashes at exit (SIGSEGV)", "hangs at exit"],
+        "the recipe must promise something for a passing, crashing and hanging command"
+    );
+
+    for (behaviour, promised) in &recipe.rows {
+        let outcome = run_recipe(&recipe, &command_for(behaviour));
+        let work = outcome.dir.path().join("job");
+        let context = format!("{behaviour}:\n{}", outcome.stderr);
+        let promised: Vec<Option<i32>> = promised.iter().copied().map(Some).collect();
+        assert_eq!(outcome.statuses, promised, "{context}");
+
+        // The files the README promises.
+        let found = dumps(&work);
+        let summary = std::fs::read_to_string(&outcome.summary).expect("the job summary");
+        let junit = std::fs::read_to_string(work.join("dumps-junit.xml")).expect("the JUnit file");
+        if behaviour == "passes" {
+            assert!(found.is_empty(), "{found:?}");
+            assert!(
+                summary.contains("No dumps: nothing crashed or hung."),
+                "{summary}"
+            );
+            assert!(junit.contains(r#"tests="0""#), "{junit}");
+        } else {
+            assert_eq!(found.len(), 1, "one dump per capture: {found:?}\n{context}");
+            let name = found[0].file_name().unwrap().to_string_lossy().into_owned();
+            let process = command_for(behaviour)[0]
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            assert!(
+                name.starts_with(&format!("{process}_")) && name.ends_with(".dmp"),
+                "{name}"
+            );
+            assert!(
+                summary.contains("| Diagnosis | Kind | Dumps | Fix |"),
+                "{summary}"
+            );
+            assert!(
+                junit.contains(r#"tests="1" failures="1" errors="0""#),
+                "{junit}"
+            );
+        }
+        if behaviour == "hangs at exit" {
+            assert!(
+                summary.contains("hip-unregister-fatbinary-hang"),
+                "{summary}"
+            );
+        }
+        if behaviour.starts_with("crashes") {
+            assert!(summary.contains("| crash |"), "{summary}");
+        }
+    }
+}
