@@ -248,3 +248,85 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Issue 10, part 3: with symbols for the faulting library only, nothing
+/// shows the process exiting (Python's and the C runtime's frames are
+/// unnamed), yet the crash in WinMLEpCatalogRelease is that bug: the rule
+/// still answers, at lower confidence, and says what is missing.
+#[test]
+fn a_specific_rule_answers_when_exit_cannot_be_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = "winml-epcatalog-release";
+    std::fs::copy(
+        samples().join(format!("{sample}.dmp")),
+        dir.path().join(format!("{sample}.dmp")),
+    )
+    .unwrap();
+    // Only the Windows ML library's symbols.
+    let only = dir.path().join("only");
+    let pdb = "Microsoft.Windows.AI.MachineLearning.pdb";
+    for file in walk(&samples().join("symbols").join(pdb)) {
+        let rel = file.strip_prefix(samples().join("symbols")).unwrap();
+        std::fs::create_dir_all(only.join(rel).parent().unwrap()).unwrap();
+        std::fs::copy(&file, only.join(rel)).unwrap();
+    }
+    let reports = analyze(&[dir.path().join(format!("{sample}.dmp"))], &only);
+    let report = report_for(&reports, sample);
+    assert_eq!(report["exit_phase"]["process_exiting"], false, "{report:#}");
+    let diagnosis = &report["diagnoses"][0];
+    assert_eq!(diagnosis["signature"], sample, "{:#}", report["diagnoses"]);
+    let confidence = diagnosis["confidence"].as_f64().unwrap();
+    assert!(confidence < 1.0, "{confidence}");
+    let facts: Vec<&str> = diagnosis["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["fact"].as_str())
+        .collect();
+    assert!(
+        facts.iter().any(|f| f.starts_with("exit not proven:")),
+        "{facts:#?}"
+    );
+}
+
+/// Issue 10, part 4: with symbols for the programs only, the walk of the
+/// aborting thread stops in Wine's exception dispatcher; the throw's frames
+/// are found in its stack memory, and the rule that allows it says so.
+#[test]
+fn stack_search_evidence_is_labelled() {
+    let sample = "ort-logger-after-teardown";
+    let reports = analyze(
+        &[samples().join(format!("{sample}.dmp"))],
+        &samples().join("symbols"),
+    );
+    let report = report_for(&reports, sample);
+    let diagnosis = &report["diagnoses"][0];
+    assert_eq!(diagnosis["signature"], sample, "{:#}", report["diagnoses"]);
+    let facts: Vec<&str> = diagnosis["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["fact"].as_str())
+        .collect();
+    let searched = |name: &str| {
+        facts
+            .iter()
+            .any(|f| f.contains(name) && f.ends_with("(stack search)"))
+    };
+    assert!(searched("DefaultLogger"), "{facts:#?}");
+    assert!(searched("OnDeviceLost"), "{facts:#?}");
+    assert!(diagnosis["confidence"].as_f64().unwrap() < 0.7);
+    // The walk itself does not reach the logger.
+    let crashing = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["crashing"] == true)
+        .unwrap();
+    let walked = crashing["frames"].as_array().unwrap().iter().any(|f| {
+        f["function"]
+            .as_str()
+            .is_some_and(|n| n.contains("DefaultLogger"))
+    });
+    assert!(!walked);
+}
