@@ -29,7 +29,8 @@ Exit status:
   126  the command was found but could not be executed
   127  the command was not found
   2    dumptriage itself failed before running the command (bad options,
-       unreadable rule files)";
+       unreadable rule files, a --dump-dir that cannot be created or
+       written)";
 
 /// Tells why a process crashed or hung while it was exiting, from its minidump.
 #[derive(Debug, Parser)]

@@ -302,7 +302,7 @@ fn a_panic_on_one_dump_is_one_line_and_the_batch_goes_on() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.starts_with(&format!(
-            "dumptriage: error: {}: internal error while analysing this dump: panicked at src/",
+            "dumptriage: error: {}: internal error while analysing this dump: panicked at src",
             doomed.display()
         )),
         "{stderr}"

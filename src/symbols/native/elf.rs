@@ -114,7 +114,9 @@ impl NativeSymbols for Dwarf {
     fn lookup(&self, rva: u64) -> Option<Symbol> {
         let symbol = self.symtab.lookup(rva);
         let context = self.context.lock().ok()?;
-        let probe = rva.checked_add(self.bias)?;
+        // addr2line probes [probe, probe + 1): the last address would
+        // overflow inside it (found by fuzz/read_elf).
+        let probe = rva.checked_add(self.bias).filter(|&p| p < u64::MAX)?;
         let mut found = Vec::new();
         if let Ok(mut frames) = context.find_frames(probe).skip_all_loads() {
             while let Ok(Some(frame)) = frames.next() {

@@ -41,8 +41,19 @@ pub enum PdbError {
 }
 
 impl Pdb {
-    /// Opens `path` if its GUID and age are `expected`.
+    /// Opens `path` if its GUID and age are `expected`. The PDB reader
+    /// panics on some corrupt files (arithmetic overflow on sizes read from
+    /// the file, found by fuzz/read_pdb): such a file is corrupt, like any
+    /// other, not the end of the dump's analysis.
     pub fn open(path: &Path, expected: DebugId) -> Result<Pdb, PdbError> {
+        std::panic::catch_unwind(|| Pdb::open_unguarded(path, expected)).unwrap_or_else(|_| {
+            Err(PdbError::Corrupt(
+                "the PDB reader failed on this file".to_string(),
+            ))
+        })
+    }
+
+    fn open_unguarded(path: &Path, expected: DebugId) -> Result<Pdb, PdbError> {
         let corrupt = |e: &dyn std::fmt::Display| PdbError::Corrupt(e.to_string());
         let file = std::fs::File::open(path).map_err(|e| corrupt(&e))?;
         // SAFETY: the map is read-only and private to this process; a file
@@ -53,6 +64,19 @@ impl Pdb {
         let found = pdb_identity(&mut pdb).map_err(|e| corrupt(&e))?;
         if found != expected {
             return Err(PdbError::Mismatch(found));
+        }
+        // A section whose address range wraps around makes the PDB reader
+        // overflow while mapping addresses (found by fuzz/read_pdb).
+        if let Ok(Some(sections)) = pdb.sections() {
+            if let Some(bad) = sections.iter().position(|s| {
+                s.virtual_address.checked_add(s.size_of_raw_data).is_none()
+                    || s.virtual_address.checked_add(s.virtual_size).is_none()
+            }) {
+                return Err(PdbError::Corrupt(format!(
+                    "section {} lies past the end of the address space",
+                    bad + 1
+                )));
+            }
         }
         let data = ContextPdbData::try_from_pdb(pdb).map_err(|e| corrupt(&e))?;
         // Names as the PDB spells them, without a synthesized argument list.
@@ -91,6 +115,19 @@ fn pdb_identity(
 
 impl NativeSymbols for Pdb {
     fn lookup(&self, rva: u64) -> Option<Symbol> {
+        // A corrupt file can make the reader panic here too (see `open`).
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lookup_unguarded(rva)))
+            .ok()
+            .flatten()
+    }
+
+    fn source(&self) -> SymbolSource {
+        SymbolSource::Pdb
+    }
+}
+
+impl Pdb {
+    fn lookup_unguarded(&self, rva: u64) -> Option<Symbol> {
         let rva = u32::try_from(rva).ok()?;
         let cell = self.cell.lock().ok()?;
         cell.with_dependent(|_, context| {
@@ -118,9 +155,5 @@ impl NativeSymbols for Pdb {
                     .collect(),
             })
         })
-    }
-
-    fn source(&self) -> SymbolSource {
-        SymbolSource::Pdb
     }
 }
