@@ -320,8 +320,9 @@ def main():
             block.append("thread_functions = { " + ", ".join(
                 f"{json.dumps(k)} = {toml_str(v)}" for k, v in tf.items()) + " }")
             lines += block + [""]
-        # The Linux samples' entries are written by hand (linux/capture.sh
-        # makes those dumps): keep them as they are.
+        # The Linux and vendor samples' entries are written by hand
+        # (linux/capture.sh and vendor/capture.sh make those dumps): keep
+        # them as they are (everything from the Linux heading to the end).
         path = os.path.join(sample_dir, "expected.toml")
         linux = ""
         if os.path.exists(path):
