@@ -443,15 +443,10 @@ fn has_libc_start(thread: &Value) -> bool {
         .any(|f| f == "__libc_start_call_main")
 }
 
-/// Issue 10, "a stripped main is not 'main has returned'": a live program
-/// without symbols, waiting in main, is not exiting. The unnamed frame of
-/// the executable above `__libc_start_call_main` is main itself.
-#[test]
-fn attach_to_a_stripped_program_waiting_in_main_finds_no_exit() {
+/// `attach PID --format json` with this machine's libc symbols; the report
+/// document, after checking the attach succeeded.
+fn attach_json(pid: u32) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let waiting = Running::start("stripped_main", &[]);
-    waiting.wait_for("waiting in main");
-    let pid = waiting.pid();
     let out = bin()
         .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
         .arg(dir.path())
@@ -465,7 +460,18 @@ fn attach_to_a_stripped_program_waiting_in_main_finds_no_exit() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Issue 10, "a stripped main is not 'main has returned'": a live program
+/// without symbols, waiting in main, is not exiting. The unnamed frame of
+/// the executable above `__libc_start_call_main` is main itself.
+#[test]
+fn attach_to_a_stripped_program_waiting_in_main_finds_no_exit() {
+    let waiting = Running::start("stripped_main", &[]);
+    waiting.wait_for("waiting in main");
+    let pid = waiting.pid();
+    let doc = attach_json(pid);
     let report = &doc["reports"][0];
     let main = thread(report, u64::from(pid));
     assert!(has_libc_start(main), "{:#}", main["frames"]);
@@ -493,24 +499,9 @@ fn attach_to_a_stripped_program_waiting_in_main_finds_no_exit() {
 /// has its teardown handler registered, gets no diagnosis and no exit.
 #[test]
 fn attach_to_a_healthy_gpu_daemon_finds_nothing_wrong() {
-    let dir = tempfile::tempdir().unwrap();
     let daemon = Running::start("healthy_gpu_daemon", &[]);
     daemon.wait_for("healthy_gpu_daemon: serving");
-    let pid = daemon.pid();
-    let out = bin()
-        .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--symbols")
-        .arg(libc_symbols())
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = attach_json(daemon.pid());
     let report = &doc["reports"][0];
     // The threads the GPU hang signatures look at are there ...
     let all: Vec<String> = report["threads"]

@@ -141,24 +141,11 @@ fn raw_dumps_with_a_symstore_store_get_their_diagnosis() {
     let mut failures = Vec::new();
     for twin in &twins {
         let report = report_for(&reports, &twin.sample);
-        assert_eq!(report["status"], "ok", "{}", twin.sample);
-        let got = first_diagnosis(report);
-        if got != twin.raw {
-            failures.push(format!(
-                "{}: raw twin {got:?}, want {:?}",
-                twin.sample, twin.raw
-            ));
-        }
-        thrown_type_is_read(&twin.sample, report, &mut failures);
+        check_answer("raw", &twin.sample, &twin.raw, report, &mut failures);
         // Symbols came from the store: the program's own modules by their
         // PDBs, found through the binaries' code ids (the raw dump has no
         // debug ids).
-        let from_pdb = report["modules"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|m| m["symbol_source"] == "pdb");
-        if !from_pdb {
+        if !any_module_from(report, "pdb") {
             failures.push(format!("{}: no module named from its PDB", twin.sample));
         }
     }
@@ -191,25 +178,31 @@ fn completed_dumps_with_binaries_and_pdbs_only_get_their_diagnosis() {
     let mut failures = Vec::new();
     for twin in &twins {
         let report = report_for(&reports, &twin.sample);
-        assert_eq!(report["status"], "ok", "{}", twin.sample);
-        let got = first_diagnosis(report);
-        if got != twin.flat {
-            failures.push(format!(
-                "{}: flat twin {got:?}, want {:?}",
-                twin.sample, twin.flat
-            ));
-        }
-        thrown_type_is_read(&twin.sample, report, &mut failures);
-        let from_sym = report["modules"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|m| m["symbol_source"] == "sym");
-        if from_sym {
+        check_answer("flat", &twin.sample, &twin.flat, report, &mut failures);
+        if any_module_from(report, "sym") {
             failures.push(format!("{}: a .sym was used", twin.sample));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A twin's report against what twins.toml says of it.
+fn check_answer(form: &str, sample: &str, want: &str, report: &Value, failures: &mut Vec<String>) {
+    assert_eq!(report["status"], "ok", "{sample}");
+    let got = first_diagnosis(report);
+    if got != want {
+        failures.push(format!("{sample}: {form} twin {got:?}, want {want:?}"));
+    }
+    thrown_type_is_read(sample, report, failures);
+}
+
+/// Whether some module of the report got its names from `source`.
+fn any_module_from(report: &Value, source: &str) -> bool {
+    report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["symbol_source"] == source)
 }
 
 /// The driver's C++ exception in the Vulkan probe sample: with the binary at
