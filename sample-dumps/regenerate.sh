@@ -224,6 +224,7 @@ scenario_ort() {
     install_into "apps/ort" "$B/ort_webgpu_app.exe" "$B/onnxruntime.dll" "$B/webgpu_dawn.dll" \
         "$B/dxcompiler.dll" "$B/dxil.dll" "$T/crashcap.dll"
     wants dxc-after-unload && run_crash dxc-after-unload 'C:\apps\ort\ort_webgpu_app.exe' --scenario dxc
+    wants dxc-detached-at-exit && run_crash dxc-detached-at-exit 'C:\apps\ort\ort_webgpu_app.exe' --scenario dxc-exit
     wants ort-logger-after-teardown && run_crash ort-logger-after-teardown 'C:\apps\ort\ort_webgpu_app.exe' --scenario logger
     wants crash-during-work && run_crash crash-during-work 'C:\apps\ort\ort_webgpu_app.exe' --scenario work-crash
     return 0

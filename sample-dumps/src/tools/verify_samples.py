@@ -77,6 +77,15 @@ SAMPLES = [
                         "onnxruntime::webgpu::WebGpuContextFactory::`dynamic atexit destructor for 'default_instance_'"],
          threads={}, unloaded=["dxcompiler.dll", "dxil.dll"], crash_in_unloaded="dxcompiler.dll",
          absent_functions=[]),
+    dict(file="dxc-detached-at-exit.dmp", signature="dxc-after-unload",
+         also_true=["crash-in-static-destructor", "crash-during-exit"], kind="crash",
+         process="ort_webgpu_app.exe", exception_code="0xc0000005",
+         capture="in-process: vectored handler while the loader runs DLL_PROCESS_DETACH (crashcap.dll)",
+         blamed="exception", blamed_name=None,
+         key_functions=["DxcSwapThreadMalloc", "DxcCompiler_Release",
+                        "dawn::native::d3d12::Backend::~Backend", "wgpuInstanceRelease",
+                        "wgpu::Instance::~Instance"],
+         threads={}, unloaded=[], absent_functions=[]),
     # With symbols for the programs only, the walk stops in Wine's exception
     # dispatcher: the throw's frames are found by the stack search (the rule
     # accepts that), so they are not key frames of the walk, and exit is not

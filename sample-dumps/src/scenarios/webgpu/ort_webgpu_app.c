@@ -5,6 +5,10 @@
  *   --scenario dxc        create a WebGPU session, run, release the session,
  *                         return with the environment still alive (left to
  *                         static destruction, as interpreters do at exit)
+ *   --scenario dxc-exit   the same with Dawn's Backend owning the DXC libraries
+ *                         (nothing frees them): at ExitProcess they are
+ *                         detached, not unmapped, before the WebGPU instance
+ *                         is destroyed
  *   --scenario logger     create a WebGPU session, run, return with the
  *                         environment and the session both alive
  *   --scenario work-crash create a CPU session and run it: a kernel faults on an
@@ -37,11 +41,13 @@ int wmain(int argc, wchar_t **argv)
 {
     crashcap_install();
     const wchar_t *scenario = argc > 2 ? argv[2] : L"dxc";
+    if (!wcscmp(scenario, L"dxc-exit")) SetEnvironmentVariableW(L"DAWN_BACKEND_OWNS_DXC", L"1");
     g_ort = load_onnxruntime();
     if (!g_ort) return 2;
     OrtEnv *env = NULL;
     g_ort->CreateEnv(2 /* WARNING */, "ort_webgpu_app", &env);
     if (!wcscmp(scenario, L"dxc")) return run_model(env, 1, 1);
+    if (!wcscmp(scenario, L"dxc-exit")) return run_model(env, 1, 1);
     if (!wcscmp(scenario, L"logger")) return run_model(env, 1, 0);
     if (!wcscmp(scenario, L"work-crash")) return run_model(env, 0, 1);
     return 3;

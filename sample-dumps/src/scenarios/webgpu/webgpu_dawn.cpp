@@ -7,6 +7,12 @@
 //    while the DLL handles are owned by the Device: destroying the device
 //    FreeLibrary()s both DLLs, yet the instance still holds the compiler;
 //    releasing the instance later calls into dxcompiler.dll code that is gone;
+//  * with DAWN_BACKEND_OWNS_DXC set (how the dxc-exit scenario runs it), the
+//    Backend opens the two DLLs itself and keeps them for the process, as
+//    current Dawn does: nothing frees them, and at ExitProcess the loader
+//    detaches them (they stay mapped) before the statics of the DLLs that
+//    loaded earlier are destroyed, so the Backend's release of the compiler
+//    runs dxcompiler.dll's code after its DLL_PROCESS_DETACH;
 //  * destroying a device fires its device-lost callback (reason Destroyed),
 //    which calls back into the embedder (ONNX Runtime).
 #include "../common/dtcommon.h"
@@ -51,6 +57,10 @@ class Backend {
     NOINLINE DxcCompilerObject *GetOrCreateDxcCompiler(DynamicLib &dxcompiler);
     NOINLINE ~Backend();
     DxcCompilerObject *mDxcCompiler = nullptr;
+    // The libraries, when the Backend owns them (see the top of the file).
+    DynamicLib mDxilLib;
+    DynamicLib mDxcompilerLib;
+    bool mOwnsLibraries = GetEnvironmentVariableW(L"DAWN_BACKEND_OWNS_DXC", nullptr, 0) != 0;
 };
 
 NOINLINE DxcCompilerObject *Backend::GetOrCreateDxcCompiler(DynamicLib &dxcompiler)
@@ -132,9 +142,12 @@ class Device : public DeviceBase {
 NOINLINE Device::Device(InstanceBase *instance) : mInstance(instance)
 {
     // Shader compilation: DXIL validator first, then the compiler.
-    mDxilLib.Open(L"dxil.dll");
-    mDxcompilerLib.Open(L"dxcompiler.dll");
-    DxcCompilerObject *dxc = mInstance->mBackend->GetOrCreateDxcCompiler(mDxcompilerLib);
+    d3d12::Backend *backend = mInstance->mBackend;
+    DynamicLib &dxil = backend->mOwnsLibraries ? backend->mDxilLib : mDxilLib;
+    DynamicLib &dxcompiler = backend->mOwnsLibraries ? backend->mDxcompilerLib : mDxcompilerLib;
+    if (!dxil.m_handle) dxil.Open(L"dxil.dll");
+    if (!dxcompiler.m_handle) dxcompiler.Open(L"dxcompiler.dll");
+    DxcCompilerObject *dxc = backend->GetOrCreateDxcCompiler(dxcompiler);
     dxc->Compile(dxc, "[numthreads(64,1,1)] void main() {}");
 }
 
