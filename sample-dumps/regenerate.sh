@@ -116,6 +116,9 @@ build_all() {
             -Wl,--pdb="$B/hip/$exe.pdb" -Wl,-Xlink=-pdbaltpath:%_PDB% -Wl,-Xlink=-Brepro -lamdhip64_6
         BUILT_PES+=("$B/hip/$exe.exe")
     done
+    # PyTorch's ROCm build: the module constructor lives in torch_hip.dll
+    build_pe "$B/hip/torch_hip.dll" "$S/hip/torch_hip.c" -- "$(base 0x18d000000)" -lamdhip64_6
+    build_pe "$B/hip/hip_torch_app.exe" "$S/hip/hip_torch_app.c"
     # WinML under Python
     build_pe "$B/winml/Microsoft.Windows.AI.MachineLearning.dll" "$S/winml/winml.cpp" -- "$(base 0x182000000)"
     build_pe "$B/winml/_ctypes.pyd" "$S/winml/ctypes.c" -- "$(base 0x181000000)"
@@ -198,9 +201,10 @@ run_crash() {
 
 # ---------------------------------------------------------------- scenarios
 scenario_hip() {
-    install_into "apps/hip" "$BUILD/bin/hip/"*.exe "$BUILD/bin/hip/amdhip64_6.dll"
+    install_into "apps/hip" "$BUILD/bin/hip/"*.exe "$BUILD/bin/hip/amdhip64_6.dll" "$BUILD/bin/hip/torch_hip.dll"
     wants hip-unregister-fatbinary-hang && run_hang hip-unregister-fatbinary-hang 1500 'C:\apps\hip\hip_repro.exe'
     wants hip-dllmain-detach-hang && run_hang hip-dllmain-detach-hang 1500 'C:\apps\hip\hip_detach.exe'
+    wants hip-fatbinary-hang-in-dll-detach && run_hang hip-fatbinary-hang-in-dll-detach 1500 'C:\apps\hip\hip_torch_app.exe'
     wants pal-fence-wait-at-exit && run_hang pal-fence-wait-at-exit 1500 'C:\apps\hip\hip_pal.exe'
     wants hang-during-work && run_hang hang-during-work 1500 'C:\apps\hip\hip_train_step.exe'
     wants healthy-multithreaded && run_hang healthy-multithreaded 1500 'C:\apps\hip\hip_service.exe'

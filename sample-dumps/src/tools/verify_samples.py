@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mdmp_info  # noqa: E402
 
 OUR_MODULES = {
-    "hip_repro.exe", "hip_detach.exe", "hip_pal.exe", "hip_train_step.exe", "hip_service.exe",
+    "hip_repro.exe", "hip_detach.exe", "hip_torch_app.exe", "torch_hip.dll", "hip_pal.exe", "hip_train_step.exe", "hip_service.exe",
     "amdhip64_6.dll", "python.exe", "python312.dll", "_ctypes.pyd",
     "Microsoft.Windows.AI.MachineLearning.dll", "ort_webgpu_app.exe", "onnxruntime.dll",
     "webgpu_dawn.dll", "node.exe", "onnxruntime_binding.node", "llamafile.exe", "ggml-vulkan.dll",
@@ -59,6 +59,14 @@ SAMPLES = [
          key_functions=["ihipDestroyDevice", "DllMain", "amd::HostQueue::terminate",
                         "amd::Monitor::wait"],
          threads={}, unloaded=[], absent_functions=["__hipUnregisterFatBinary", "main"]),
+    dict(file="hip-fatbinary-hang-in-dll-detach.dmp", signature="hip-unregister-fatbinary-hang",
+         also_true=["loader-lock-at-exit", "hang-during-exit"], kind="hang",
+         process="hip_torch_app.exe", exception_code=None,
+         capture="out-of-process: capture.exe (OpenProcess + MiniDumpWriteDump) after 1.5 s",
+         blamed="main", blamed_name=None,
+         key_functions=["__hipUnregisterFatBinary", "__hip_module_dtor", "hip::Device::SyncAllStreams",
+                        "amd::HostQueue::finish"],
+         threads={}, unloaded=[], absent_functions=["main"]),
     dict(file="pal-fence-wait-at-exit.dmp", signature="pal-fence-wait-at-exit",
          also_true=["hang-during-exit"], kind="hang", process="hip_pal.exe", exception_code=None,
          capture="out-of-process: capture.exe (OpenProcess + MiniDumpWriteDump) after 1.5 s",
