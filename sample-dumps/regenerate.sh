@@ -251,6 +251,8 @@ scenario_vulkan() {
     # Wine ships a builtin vulkan-1.dll: make it load the stand-in loader from the app folder.
     wants vulkan-probe-driver-exception && WINEDLLOVERRIDES="$WINEDLLOVERRIDES;vulkan-1=n" \
         run_crash vulkan-probe-driver-exception 'C:\apps\llamafile\llamafile.exe' --gpu auto -m model.gguf
+    wants vulkan-device-destroyed-at-exit && DT_GPU_PRESENT=1 WINEDLLOVERRIDES="$WINEDLLOVERRIDES;vulkan-1=n" \
+        run_crash vulkan-device-destroyed-at-exit 'C:\apps\llamafile\llamafile.exe' --gpu vulkan -m model.gguf
     return 0
 }
 

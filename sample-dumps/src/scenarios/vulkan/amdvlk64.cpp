@@ -99,6 +99,24 @@ NOINLINE Result CreatePlatform(unsigned *device_count)
     EnumerateDevices(device_count);
     return *device_count ? Result::Success : Result::ErrorUnavailable;
 }
+// The driver's process-wide platform: created when the DLL is loaded,
+// destroyed by its DLL_PROCESS_DETACH (its pages returned to the OS).
+struct Platform {
+    unsigned long long deviceMemoryBudget;
+    unsigned liveDevices;
+};
+static Platform *g_platform;
+
+class Device {
+  public:
+    NOINLINE void Destroy();
+};
+NOINLINE void Device::Destroy()
+{
+    // Returns the device's memory to the platform's budget.
+    g_platform->liveDevices--;
+    g_platform->deviceMemoryBudget += 1ull << 30;
+}
 } // namespace Pal
 
 namespace vk {
@@ -146,6 +164,14 @@ struct SubmitInfo {
     unsigned commandBufferCount;
     const Pal::CmdBuffer *const *pCommandBuffers;
 };
+static Pal::Device g_device;
+
+NOINLINE void vkDestroyDevice(void *device, const void *allocator)
+{
+    (void)device;
+    (void)allocator;
+    g_device.Destroy();
+}
 NOINLINE int vkQueueSubmit(void *queue, unsigned count, const SubmitInfo *submits, void *fence)
 {
     (void)queue;
@@ -167,6 +193,7 @@ extern "C" __declspec(dllexport) void *vk_icdGetInstanceProcAddr(void *instance,
     (void)instance;
     if (!strcmp(name, "vkCreateInstance")) return (void *)vk::entry::vkCreateInstance;
     if (!strcmp(name, "vkQueueSubmit")) return (void *)vk::entry::vkQueueSubmit;
+    if (!strcmp(name, "vkDestroyDevice")) return (void *)vk::entry::vkDestroyDevice;
     return nullptr;
 }
 
@@ -176,4 +203,13 @@ extern "C" __declspec(dllexport) int vk_icdNegotiateLoaderICDInterfaceVersion(un
     return 0;
 }
 
-extern "C" BOOL WINAPI DllMain(HINSTANCE, DWORD, LPVOID) { return TRUE; }
+extern "C" BOOL WINAPI DllMain(HINSTANCE, DWORD reason, LPVOID)
+{
+    if (reason == DLL_PROCESS_ATTACH) {
+        Pal::g_platform = (Pal::Platform *)dt_page_alloc(sizeof(Pal::Platform));
+        Pal::g_platform->liveDevices = 1;
+    } else if (reason == DLL_PROCESS_DETACH) {
+        dt_page_free(Pal::g_platform); // Pal::Platform::Destroy
+    }
+    return TRUE;
+}

@@ -18,6 +18,10 @@ __declspec(dllimport) VkResult vkCreateInstance(const VkInstanceCreateInfo *info
                                                 VkInstance *instance);
 __declspec(dllimport) VkResult vkEnumeratePhysicalDevices(VkInstance instance, unsigned *count,
                                                           void **devices);
+__declspec(dllimport) VkResult vkCreateDevice(void *physical_device, const void *info,
+                                              const void *alloc, void **device);
+__declspec(dllimport) void vkDestroyDevice(void *device, const void *allocator);
+#include <stdlib.h>
 
 static VkInstance vk_instance;
 
@@ -33,4 +37,24 @@ __declspec(dllexport) int ggml_backend_vk_get_device_count(void)
     unsigned count = 0;
     vkEnumeratePhysicalDevices(vk_instance, &count, NULL);
     return (int)count;
+}
+
+/* The backend's device, kept for the process in a static (ggml's vk_instance
+ * and its device list) and destroyed by the cleanup registered with atexit:
+ * in a DLL that is this DLL's onexit table, run by its DLL_PROCESS_DETACH,
+ * after the loader and the driver, loaded later, were detached. */
+static void *vk_device;
+
+NOINLINE static void ggml_vk_cleanup(void)
+{
+    if (vk_device) vkDestroyDevice(vk_device, NULL);
+    vk_device = NULL;
+}
+
+__declspec(dllexport) int ggml_backend_vk_init(void)
+{
+    if (ggml_vk_instance_init() != 0) return 0;
+    if (vkCreateDevice(NULL, NULL, NULL, &vk_device) != 0) return 0;
+    atexit(ggml_vk_cleanup);
+    return 1;
 }

@@ -10,6 +10,7 @@
  * and the crash reporter records it, which is the moment the reported process
  * became corrupted. */
 #include "../common/dtcommon.h"
+#include <wchar.h>
 
 typedef int (*PFN_get_device_count)(void);
 
@@ -36,10 +37,24 @@ NOINLINE static int llamafile_has_gpu(void)
     return n > 0;
 }
 
+typedef int (*PFN_backend_init)(void);
+
+/* --gpu vulkan on a machine whose GPU works: the Vulkan backend is
+ * initialised, the model is served, and the program returns. */
+NOINLINE static int llamafile_serve_on_vulkan(void)
+{
+    HMODULE lib = LoadLibraryW(L"ggml-vulkan.dll");
+    if (!lib) return 2;
+    PFN_backend_init init = (PFN_backend_init)GetProcAddress(lib, "ggml_backend_vk_init");
+    if (!init || !init()) return 3;
+    /* ... load the model, answer requests ... */
+    return 0;
+}
+
 NOINLINE static int llamafile_main(int argc, wchar_t **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (argc > 2 && !wcscmp(argv[1], L"--gpu") && !wcscmp(argv[2], L"vulkan"))
+        return llamafile_serve_on_vulkan();
     CloseHandle(CreateThread(NULL, 0, log_thread, NULL, 0, NULL));
     int gpu = llamafile_has_gpu();
     /* ... load the model on GPU or CPU ... */

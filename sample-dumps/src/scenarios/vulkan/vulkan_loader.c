@@ -81,3 +81,13 @@ __declspec(dllexport) VkResult vkQueueSubmit(void *queue, unsigned count, const 
 {
     return icd_queue_submit(queue, count, submits, fence);
 }
+
+typedef void (*PFN_vkDestroyDevice)(void *device, const void *allocator);
+
+/* The loader's trampoline for device destruction: straight into the ICD. */
+__declspec(dllexport) void vkDestroyDevice(void *device, const void *allocator)
+{
+    PFN_vkDestroyDevice destroy =
+        (PFN_vkDestroyDevice)icds[0].GetInstanceProcAddr(NULL, "vkDestroyDevice");
+    if (destroy) destroy(device, allocator);
+}
