@@ -138,6 +138,11 @@ build_all() {
     build_pe "$B/vulkan/vulkan-1.dll" "$S/vulkan/vulkan_loader.c" -- "$(base 0x189000000)"
     build_pe "$B/vulkan/ggml-vulkan.dll" "$S/vulkan/ggml_vulkan.c" -- "$(base 0x188000000)" -lvulkan-1
     build_pe "$B/vulkan/llamafile.exe" "$S/vulkan/llamafile.c" -- -municode -lcrashcap
+    # OpenCL: ICD loader, AMD ICD, an image engine releasing its context at exit
+    build_pe "$B/opencl/OpenCL.dll" "$S/opencl/opencl_loader.c" -- "$(base 0x18e000000)"
+    build_pe "$B/opencl/amdocl64.dll" "$S/opencl/amdocl64.c" -- "$(base 0x190000000)"
+    build_pe "$B/opencl/cl_engine.dll" "$S/opencl/cl_engine.c" -- "$(base 0x191000000)" -lOpenCL
+    build_pe "$B/opencl/photo_export.exe" "$S/opencl/photo_export.c" -- -municode -lcrashcap
     # Negative samples: failures next to the exit-time ones (the false-positive corpus)
     build_pe "$B/hip/hip_batch_infer.exe" "$S/negatives/hip_batch_infer.c" -- -lamdhip64_6
     build_pe "$B/vulkan/vkcube.exe" "$S/negatives/vkcube.c" -- -municode -lcrashcap -lvulkan-1
@@ -256,6 +261,15 @@ scenario_vulkan() {
     return 0
 }
 
+scenario_opencl() {
+    local B="$BUILD/bin/opencl" T="$BUILD/bin/tools"
+    install_into "apps/photo" "$B/photo_export.exe" "$B/cl_engine.dll" "$B/OpenCL.dll" \
+        "$B/amdocl64.dll" "$T/crashcap.dll"
+    wants opencl-context-released-at-exit && WINEDLLOVERRIDES="$WINEDLLOVERRIDES;opencl=n" \
+        run_crash opencl-context-released-at-exit 'C:\apps\photo\photo_export.exe'
+    return 0
+}
+
 scenario_negatives() {
     local B="$BUILD/bin" T="$BUILD/bin/tools"
     install_into "apps/vkcube" "$B/vulkan/vkcube.exe" "$B/vulkan/vulkan-1.dll" "$B/vulkan/amdvlk64.dll" "$T/crashcap.dll"
@@ -301,6 +315,7 @@ main() {
     scenario_ort
     scenario_node
     scenario_vulkan
+    scenario_opencl
     scenario_negatives
     write_symbols
     say "writing the Microsoft-style store of binaries and PDBs (poor twins) into $HERE/store"
