@@ -143,6 +143,21 @@ build_all() {
     build_pe "$B/opencl/amdocl64.dll" "$S/opencl/amdocl64.c" -- "$(base 0x190000000)"
     build_pe "$B/opencl/cl_engine.dll" "$S/opencl/cl_engine.c" -- "$(base 0x191000000)" -lOpenCL
     build_pe "$B/opencl/photo_export.exe" "$S/opencl/photo_export.c" -- -municode -lcrashcap
+    # GPU libraries whose handles are released at exit (DirectML, cuDNN)
+    build_pe "$B/gpulibs/DirectML.dll" "$S/gpulibs/directml.cpp" -- "$(base 0x192000000)"
+    build_pe "$B/gpulibs/cudnn64_9.dll" "$S/gpulibs/cudnn.c" -- "$(base 0x193000000)"
+    local eng
+    for pair in DML:dml_session CUDNN:conv_engine; do
+        mode="${pair%%:*}"; eng="${pair##*:}"
+        mkdir -p "$BUILD/obj/$eng"
+        clang-14 -x c "${CFLAGS_COMMON[@]}" -std=c11 -I"$SRC/capture" -DENGINE_$mode -c "$S/gpulibs/engines.c" \
+            -o "$BUILD/obj/$eng/engines.o"
+        clang-14 --target=x86_64-w64-mingw32 -fuse-ld=/usr/bin/ld.lld-14 -g -shared \
+            -L"$GCC_LIB" -L"$BUILD/lib" "$BUILD/obj/$eng/engines.o" -o "$B/gpulibs/$eng.dll" \
+            -Wl,--pdb="$B/gpulibs/$eng.pdb" -Wl,-Xlink=-pdbaltpath:%_PDB% -Wl,-Xlink=-Brepro
+        BUILT_PES+=("$B/gpulibs/$eng.dll")
+    done
+    build_pe "$B/gpulibs/gpu_job.exe" "$S/gpulibs/gpu_job.c" -- -municode -lcrashcap
     # Negative samples: failures next to the exit-time ones (the false-positive corpus)
     build_pe "$B/hip/hip_batch_infer.exe" "$S/negatives/hip_batch_infer.c" -- -lamdhip64_6
     build_pe "$B/vulkan/vkcube.exe" "$S/negatives/vkcube.c" -- -municode -lcrashcap -lvulkan-1
@@ -270,6 +285,17 @@ scenario_opencl() {
     return 0
 }
 
+scenario_gpulibs() {
+    local B="$BUILD/bin/gpulibs" T="$BUILD/bin/tools"
+    install_into "apps/gpujob" "$B/gpu_job.exe" "$B/dml_session.dll" "$B/conv_engine.dll" \
+        "$B/DirectML.dll" "$B/cudnn64_9.dll" "$T/crashcap.dll"
+    wants directml-device-released-at-exit && \
+        run_crash directml-device-released-at-exit 'C:\apps\gpujob\gpu_job.exe' dml_session.dll
+    wants cudnn-handle-destroyed-at-exit && \
+        run_crash cudnn-handle-destroyed-at-exit 'C:\apps\gpujob\gpu_job.exe' conv_engine.dll
+    return 0
+}
+
 scenario_negatives() {
     local B="$BUILD/bin" T="$BUILD/bin/tools"
     install_into "apps/vkcube" "$B/vulkan/vkcube.exe" "$B/vulkan/vulkan-1.dll" "$B/vulkan/amdvlk64.dll" "$T/crashcap.dll"
@@ -316,6 +342,7 @@ main() {
     scenario_node
     scenario_vulkan
     scenario_opencl
+    scenario_gpulibs
     scenario_negatives
     write_symbols
     say "writing the Microsoft-style store of binaries and PDBs (poor twins) into $HERE/store"
