@@ -127,13 +127,8 @@ impl Analyzer {
             futures_executor::block_on(search_stacks(&dump, memory.as_ref(), &state, &symbols));
         let mut report = build_report(&state, exception.as_ref(), &symbols, &unloaded);
         if let Some(e) = report.exception.as_mut() {
-            e.cpp_type = futures_executor::block_on(thrown_type(
-                e.code,
-                &e.parameters,
-                memory.as_ref(),
-                &state,
-                &symbols,
-            ));
+            e.cpp_type =
+                futures_executor::block_on(thrown_type(e.code, &e.parameters, &state, &symbols));
         }
         for thread in &mut report.threads {
             if let Some(hits) = searched.get(&thread.id) {
@@ -144,44 +139,23 @@ impl Analyzer {
     }
 }
 
-/// The type a C++ exception threw: its tables read from the dump's memory,
-/// or from the binary found for the module they lie in.
+/// The type a C++ exception threw: its tables read from the throwing
+/// module's image (the dump's memory, or the binary found for it).
 async fn thrown_type(
     code: u32,
     parameters: &[u64],
-    memory: Option<&minidump::UnifiedMemoryList<'_>>,
     state: &ProcessState,
     symbols: &DumpSymbols<'_>,
 ) -> Option<String> {
+    use crate::symbols::unwind::pe::ImageBytes;
     if code != crate::cpp_exception::CPP_EXCEPTION {
         return None;
     }
-    // The binary of the module holding the ThrowInfo (parameter 2).
+    // The module holding the ThrowInfo (parameter 2).
     let module = state.modules.module_at_address(*parameters.get(2)?)?;
     let base = module.base_address();
-    // Read through a cache: only the headers and the few table bytes are
-    // read from what may be a very large binary.
-    let binary = minidump_unwind::SymbolProvider::get_file_path(
-        symbols,
-        module,
-        minidump_unwind::FileKind::Binary,
-    )
-    .await
-    .ok()
-    .and_then(|path| std::fs::File::open(path).ok())
-    .map(object::read::ReadCache::new);
-    let from_binary = |address: u64, len: usize| -> Option<Vec<u8>> {
-        let data = binary.as_ref()?;
-        let rva = u32::try_from(address.checked_sub(base)?).ok()?;
-        let pe = object::read::pe::PeFile64::parse(data).ok()?;
-        let bytes = pe.section_table().pe_data_at(data, rva)?;
-        bytes.get(..len.min(bytes.len())).map(<[u8]>::to_vec)
-    };
-    let read = |address: u64, len: usize| -> Option<Vec<u8>> {
-        memory
-            .and_then(|m| crate::symbols::provider::read_memory(m, address, len))
-            .or_else(|| from_binary(address, len))
-    };
+    let image = symbols.module_image(module).await;
+    let read = |address: u64, len: usize| image.read(address.checked_sub(base)?, len);
     crate::cpp_exception::thrown_type(code, parameters, &read)
 }
 

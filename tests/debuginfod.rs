@@ -15,11 +15,10 @@ mod httpd;
 mod shims;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
-use common::{bin, data};
+use common::{bin, data, run_to_dump, tool};
 
 struct Program {
     /// The stripped binary, where the dump says it was.
@@ -28,15 +27,6 @@ struct Program {
     debug: PathBuf,
     dump: PathBuf,
     build_id: String,
-}
-
-fn tool(program: &str, args: &[&std::ffi::OsStr]) {
-    let out = Command::new(program).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{program} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Builds, splits, strips and captures cfi_crash in `dir`.
@@ -69,22 +59,7 @@ fn capture(dir: &Path) -> Program {
         ],
     );
     tool("strip", &["--strip-all".as_ref(), binary.as_os_str()]);
-    let dumps = dir.join("dumps");
-    std::fs::create_dir_all(&dumps).unwrap();
-    let out = bin()
-        .args(["run", "--format", "json", "--dump-dir"])
-        .arg(&dumps)
-        .arg("--")
-        .arg(&binary)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("cfi_crash: crashing"), "{stderr}");
-    let dump = std::fs::read_dir(&dumps)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "dmp"))
-        .unwrap_or_else(|| panic!("no dump: {stderr}"));
+    let dump = run_to_dump(&binary, &dir.join("dumps"), "cfi_crash: crashing");
     let bytes = std::fs::read(&binary).unwrap();
     let file = object::File::parse(&*bytes).unwrap();
     let id = object::Object::build_id(&file)

@@ -426,21 +426,13 @@ fn a_pointer_into_the_middle_of_a_function_is_not_a_frame() {
 /// `split`), so only that folder has it.
 #[cfg(target_os = "linux")]
 fn capture_cfi_crash(dir: &Path, flags: &[&str], split: bool) -> (PathBuf, PathBuf) {
-    use std::process::Command;
     let build = dir.join("build");
     let symbols = dir.join("symbols");
     std::fs::create_dir_all(&build).unwrap();
     std::fs::create_dir_all(&symbols).unwrap();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/cfi_crash.c");
     let program = build.join("cfi_crash");
-    let tool = |program: &str, args: &[&std::ffi::OsStr]| {
-        let out = Command::new(program).args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{program} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    use common::{run_to_dump, tool};
     let mut args: Vec<&std::ffi::OsStr> = flags.iter().map(|f| f.as_ref()).collect();
     args.extend(["-o".as_ref(), program.as_os_str(), source.as_os_str()]);
     tool("gcc", &args);
@@ -460,22 +452,7 @@ fn capture_cfi_crash(dir: &Path, flags: &[&str], split: bool) -> (PathBuf, PathB
             &["--strip-debug".as_ref(), link.as_ref(), program.as_os_str()],
         );
     }
-    let dumps = dir.join("dumps");
-    std::fs::create_dir_all(&dumps).unwrap();
-    let out = bin()
-        .args(["run", "--format", "json", "--dump-dir"])
-        .arg(&dumps)
-        .arg("--")
-        .arg(&program)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("cfi_crash: crashing"), "{stderr}");
-    let dump = std::fs::read_dir(&dumps)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "dmp"))
-        .unwrap_or_else(|| panic!("no dump: {stderr}"));
+    let dump = run_to_dump(&program, &dir.join("dumps"), "cfi_crash: crashing");
     for entry in std::fs::read_dir(&build).unwrap() {
         let from = entry.unwrap().path();
         std::fs::rename(&from, symbols.join(from.file_name().unwrap())).unwrap();

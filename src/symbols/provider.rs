@@ -17,7 +17,7 @@ use minidump_unwind::{
 use super::identity::{same_code_id, Format, Identity};
 use super::native::{pe, AddressTable, NativeSymbols, Symbol};
 use super::sources::{Resolution, Sources};
-use super::unwind::pe::{ImageBytes, PeUnwinder};
+use super::unwind::pe::{FileImage, ImageBytes, PeUnwinder};
 use super::unwind::{Callee, Registers, ReturnAddress, Unwinder, NAMES, RIP, RSP};
 use crate::model::{ModuleSymbols, SymbolSource};
 
@@ -187,7 +187,9 @@ impl<'a> DumpSymbols<'a> {
         }
         let base = module.base_address();
         let size = module.size();
-        let read = |rva: u64, len: usize| read_memory(memory, base.checked_add(rva)?, len);
+        let read = |rva: u64, len: usize| {
+            read_memory(memory, base.checked_add(rva)?, len).filter(|b| b.len() == len)
+        };
         let (code_id, table) = pe::read_image(&read, size)?;
         if let Some(want) = &identity.code_id {
             if !same_code_id(want, &code_id) {
@@ -239,6 +241,24 @@ impl<'a> DumpSymbols<'a> {
             }
         }
         Some(Arc::new(unwinder))
+    }
+
+    /// The bytes of a PE module's image: what a reader of its constant data
+    /// (a C++ exception's throw tables) needs.
+    pub async fn module_image(&self, module: &(dyn Module + Sync)) -> ModuleImage<'a> {
+        let memory = self.memory.map(|memory| MemoryImage {
+            memory,
+            base: module.base_address(),
+        });
+        let resolution = self.resolve(module).await;
+        let file = match Identity::of(module).format() {
+            Format::Pe => self
+                .sources
+                .binary(&resolution)
+                .and_then(|path| FileImage::open(&path)),
+            _ => None,
+        };
+        ModuleImage { memory, file }
     }
 
     /// Whether the unwind tables say a stack-scan candidate for a caller's
@@ -324,24 +344,27 @@ impl<'a> DumpSymbols<'a> {
     }
 }
 
-/// Copies `len` bytes at `address` out of the dump's memory, across
-/// adjacent regions (a full-memory dump splits an image by protection).
-pub fn read_memory(memory: &UnifiedMemoryList<'_>, address: u64, len: usize) -> Option<Vec<u8>> {
+/// Up to `len` bytes at `address` out of the dump's memory, across
+/// adjacent regions (a full-memory dump splits an image by protection);
+/// fewer where the memory the dump holds ends, `None` when it holds nothing
+/// at `address`.
+fn read_memory(memory: &UnifiedMemoryList<'_>, address: u64, len: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(len.min(1 << 20));
     let mut cursor = address;
     while out.len() < len {
-        let region = memory.memory_at_address(cursor)?;
-        let bytes = region.bytes();
+        let Some(region) = memory.memory_at_address(cursor) else {
+            break;
+        };
         let start = usize::try_from(cursor.checked_sub(region.base_address())?).ok()?;
-        let available = bytes.get(start..)?;
+        let available = region.bytes().get(start..).unwrap_or_default();
         if available.is_empty() {
-            return None;
+            break;
         }
         let take = available.len().min(len - out.len());
         out.extend_from_slice(&available[..take]);
         cursor = cursor.checked_add(take as u64)?;
     }
-    Some(out)
+    (!out.is_empty()).then_some(out)
 }
 
 /// A PE image as the dump's memory holds it (full-memory dumps).
@@ -352,11 +375,23 @@ struct MemoryImage<'a> {
 
 impl ImageBytes for MemoryImage<'_> {
     fn read(&self, rva: u64, len: usize) -> Option<Vec<u8>> {
-        let address = self.base.checked_add(rva)?;
-        let region = self.memory.memory_at_address(address)?;
-        let start = usize::try_from(address.checked_sub(region.base_address())?).ok()?;
-        let available = region.bytes().get(start..)?;
-        (!available.is_empty()).then(|| available[..available.len().min(len)].to_vec())
+        read_memory(self.memory, self.base.checked_add(rva)?, len)
+    }
+}
+
+/// A module's image by RVA: the dump's memory where it holds the bytes,
+/// else the binary found for the module.
+pub struct ModuleImage<'a> {
+    memory: Option<MemoryImage<'a>>,
+    file: Option<FileImage>,
+}
+
+impl ImageBytes for ModuleImage<'_> {
+    fn read(&self, rva: u64, len: usize) -> Option<Vec<u8>> {
+        self.memory
+            .as_ref()
+            .and_then(|m| m.read(rva, len))
+            .or_else(|| self.file.as_ref()?.read(rva, len))
     }
 }
 

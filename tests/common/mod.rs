@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 /// The specific signatures of the interface (ids kept stable), each with a
 /// sample dump.
-pub const SPECIFIC_IDS: [&str; 10] = [
+pub const SPECIFIC_IDS: [&str; 14] = [
     "winml-epcatalog-release",
     "dxc-after-unload",
     "ort-logger-after-teardown",
@@ -17,6 +17,10 @@ pub const SPECIFIC_IDS: [&str; 10] = [
     "tls-destructor-crash-at-exit",
     "glibc-loader-lock-at-exit",
     "python-exit-waits-for-thread",
+    "vulkan-teardown-at-exit",
+    "opencl-release-at-exit",
+    "d3d12-directml-at-exit",
+    "cuda-library-handle-at-exit",
 ];
 
 /// The generic situations of the interface.
@@ -115,4 +119,34 @@ pub fn placeholder_paths(text: &str, prefixes: &[(&Path, &str)]) -> String {
         }
     }
     text
+}
+
+/// Runs a build tool (gcc, objcopy, strip), which must succeed.
+pub fn tool(program: &str, args: &[&std::ffi::OsStr]) {
+    let out = Command::new(program).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `program` under `dumptriage run` with `dumps` as the dump folder;
+/// it must say `says` on standard error and leave one dump, returned.
+pub fn run_to_dump(program: &Path, dumps: &Path, says: &str) -> PathBuf {
+    std::fs::create_dir_all(dumps).unwrap();
+    let out = bin()
+        .args(["run", "--format", "json", "--dump-dir"])
+        .arg(dumps)
+        .arg("--")
+        .arg(program)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(says), "{stderr}");
+    std::fs::read_dir(dumps)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "dmp"))
+        .unwrap_or_else(|| panic!("no dump: {stderr}"))
 }

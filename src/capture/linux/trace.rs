@@ -261,6 +261,24 @@ impl Tracer {
         self.traced = false;
     }
 
+    /// The crash goes on without a dump: the faulting thread resumes with
+    /// its signal, which ends the process as it would have without us.
+    fn crash_undumped(
+        &mut self,
+        tid: pid_t,
+        signal: c_int,
+        error: CaptureError,
+    ) -> Result<Supervised, CaptureError> {
+        resume(Resume::Cont, tid, signal);
+        let status = self.wait_for_end(signal)?;
+        Ok(Supervised::Crashed {
+            pid: self.pid as u32,
+            signal,
+            status,
+            dump: Err(error),
+        })
+    }
+
     /// A fatal crash signal is about to be delivered to `tid`: write the
     /// dump with the crash context, then let the process die of it.
     fn crash(&mut self, tid: pid_t, signal: c_int) -> Result<Supervised, CaptureError> {
@@ -268,16 +286,7 @@ impl Tracer {
         let file = new_dump_file(&self.dump_dir, pid as u32);
         let (mut file, path) = match file {
             Ok(created) => created,
-            Err(error) => {
-                resume(Resume::Cont, tid, signal);
-                let status = self.wait_for_end(signal)?;
-                return Ok(Supervised::Crashed {
-                    pid: pid as u32,
-                    signal,
-                    status,
-                    dump: Err(error),
-                });
-            }
+            Err(error) => return self.crash_undumped(tid, signal, error),
         };
         let context = crash_context(Pid::from_raw(pid), Pid::from_raw(tid));
         let stopped = match self.stop_threads(Some(tid))? {
@@ -292,14 +301,7 @@ impl Tracer {
                 for (&other, &other_signal) in &stopped {
                     resume(Resume::Cont, other, other_signal);
                 }
-                resume(Resume::Cont, tid, signal);
-                let status = self.wait_for_end(signal)?;
-                return Ok(Supervised::Crashed {
-                    pid: pid as u32,
-                    signal,
-                    status,
-                    dump: Err(error),
-                });
+                return self.crash_undumped(tid, signal, error);
             }
             Err(status) => {
                 // The process ended while we stopped it (another thread

@@ -17,9 +17,7 @@ use gimli::{
 use memmap2::Mmap;
 use object::{Object as _, ObjectSection as _, ObjectSegment as _, SectionFlags};
 
-use super::{
-    ends_with_call, Callee, Registers, ReturnAddress, Stack, Unwinder, NONVOLATILE_SYSV, RIP, RSP,
-};
+use super::{Callee, Registers, ReturnAddress, Stack, Unwinder, NONVOLATILE_SYSV, RIP, RSP};
 use crate::symbols::paths::map_file;
 
 type Reader = EndianArcSlice<RunTimeEndian>;
@@ -338,10 +336,7 @@ impl Unwinder for ElfUnwinder {
         let back = (call + 1 - start).min(8);
         let end = usize::try_from(offset + (call + 1 - start)).ok()?;
         let bytes = code.get(end.checked_sub(back as usize)?..end)?;
-        Some(match ends_with_call(bytes) {
-            true => ReturnAddress::Plausible,
-            false => ReturnAddress::Impossible,
-        })
+        Some(ReturnAddress::after(bytes))
     }
 
     fn describe(&self) -> String {

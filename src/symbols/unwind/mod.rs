@@ -79,6 +79,18 @@ pub enum ReturnAddress {
     Impossible,
 }
 
+impl ReturnAddress {
+    /// From the code bytes just before the candidate: plausible only after
+    /// a call instruction.
+    pub fn after(code: &[u8]) -> ReturnAddress {
+        if ends_with_call(code) {
+            ReturnAddress::Plausible
+        } else {
+            ReturnAddress::Impossible
+        }
+    }
+}
+
 /// Unwinds frames of one module.
 pub trait Unwinder: Send + Sync {
     /// The caller of `callee`, from the callee's registers and the stack;

@@ -23,10 +23,7 @@ use object::pe::{
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader};
 use object::LittleEndian as LE;
 
-use super::{
-    ends_with_call, Callee, Registers, ReturnAddress, Stack, Unwinder, NONVOLATILE_WINDOWS, RIP,
-    RSP,
-};
+use super::{Callee, Registers, ReturnAddress, Stack, Unwinder, NONVOLATILE_WINDOWS, RIP, RSP};
 use crate::symbols::identity::pe_code_id;
 use crate::symbols::paths::map_file;
 
@@ -500,10 +497,7 @@ impl<I: ImageBytes> Unwinder for PeUnwinder<I> {
         }
         let start = rva.checked_sub(8)?;
         let code = read_exact(&self.image, start, 8)?;
-        Some(match ends_with_call(&code) {
-            true => ReturnAddress::Plausible,
-            false => ReturnAddress::Impossible,
-        })
+        Some(ReturnAddress::after(&code))
     }
 
     fn describe(&self) -> String {
