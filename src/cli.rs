@@ -198,11 +198,18 @@ pub struct ReportArgs {
     #[arg(long = "symbols", value_name = "DIR|URL")]
     pub symbols: Vec<PathBuf>,
 
-    /// Where files downloaded from symbol servers are kept
+    /// Where files downloaded from symbol servers are kept, and the
+    /// indexes of big .sym files (`index/`)
     /// [default: dumptriage/symbols in the user's cache directory; with
-    /// none, downloads are used for the run only].
+    /// none, downloads are used for the run only and nothing is indexed].
     #[arg(long = "symbols-cache", value_name = "DIR")]
     pub symbols_cache: Option<PathBuf>,
+
+    /// Parse every .sym file whole, on every run: neither read big ones
+    /// through their index in the symbols cache nor write one. (Files from
+    /// DUMPTRIAGE_SYMBOL_INDEX_MIN bytes up, default 16 MiB, are indexed.)
+    #[arg(long = "no-symbol-index")]
+    pub no_symbol_index: bool,
 
     /// Seconds a symbol server may stay silent, before it answers or
     /// between two reads of its answer (a big file that keeps arriving is
@@ -281,6 +288,14 @@ impl ReportArgs {
             debuginfod_urls: std::env::var("DEBUGINFOD_URLS").ok(),
             debuginfod_cache: std::env::var_os("DEBUGINFOD_CACHE_PATH").map(PathBuf::from),
             system: !self.no_system_symbols,
+            symbol_index: !self.no_symbol_index,
+            index_min_size: std::env::var("DUMPTRIAGE_SYMBOL_INDEX_MIN")
+                .ok()
+                .and_then(|v| match v.trim() {
+                    "0" => Some(0),
+                    v => parse_size(v).ok(),
+                })
+                .unwrap_or(crate::symbols::DEFAULT_INDEX_MIN_SIZE),
         }
     }
 }

@@ -1,21 +1,18 @@
-//! Breakpad symbol files (`.sym`): found in folders and on servers for
-//! minidump-unwind's `Symbolizer`, which parses them and also gives CFI.
+//! Breakpad symbol files (`.sym`): found in folders and on servers, checked
+//! against the module's identity, and opened ([`SymFile`]: parsed, or read
+//! through their index).
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use minidump::Module;
-use minidump_unwind::{
-    FileError, FileKind, LocateSymbolsResult, SymbolError, SymbolFile, SymbolSupplier,
-};
-
 use super::identity::{DebugId, Identity};
 use super::log::{Log, Refusal};
 use super::paths::{self, Finder};
 use super::server::Fetched;
 use super::sources::Location;
+use super::symfile::{IndexSettings, SymFile};
 
 /// .sym files a code-id look-up found, under the identity they gave the
 /// module, so that the supplier uses them without asking again. Kept for
@@ -38,9 +35,9 @@ impl Handed {
 /// attempt for the report.
 pub(super) struct BreakpadSupplier {
     locations: Vec<Location>,
-    log: Arc<Mutex<HashMap<Identity, Log>>>,
     finder: Arc<Finder>,
     handed: Handed,
+    index: IndexSettings,
 }
 
 /// The debug file and id of a .sym file's `MODULE` record, its first line,
@@ -84,42 +81,38 @@ fn check_sym(path: &Path, expected: &DebugId) -> Result<(), Refusal> {
 impl BreakpadSupplier {
     pub fn new(
         locations: Vec<Location>,
-        log: Arc<Mutex<HashMap<Identity, Log>>>,
         finder: Arc<Finder>,
         handed: Handed,
+        index: IndexSettings,
     ) -> Self {
         BreakpadSupplier {
             locations,
-            log,
             finder,
             handed,
+            index,
         }
     }
 
-    fn locate(
-        &self,
-        module: &(dyn Module + Sync),
-        log: &mut Log,
-    ) -> Result<SymbolFile, SymbolError> {
-        let identity = Identity::of(module);
+    /// The module's .sym file, opened, from the first place that has one
+    /// that reads.
+    pub fn find(&self, identity: &Identity, log: &mut Log) -> Option<SymFile> {
         // Breakpad names the store folder after the debug file, or the code
         // file when the debug file is empty (MinGW builds without a PDB).
         let recorded = identity
             .debug_name()
             .unwrap_or_else(|| identity.code_name())
             .to_string();
-        let Some(id) = identity.debug_id else {
-            return Err(SymbolError::MissingDebugFileOrId);
-        };
-        let Some(rel) = paths::component(&recorded).and_then(|name| paths::sym(name, &id)) else {
+        let id = identity.debug_id?;
+        let name = paths::component(&recorded);
+        let Some((name, rel)) = name.and_then(|n| Some((n, paths::sym(n, &id)?))) else {
             if !recorded.is_empty() {
                 log.unusable_name("debug file", &recorded);
             }
-            return Err(SymbolError::MissingDebugFileOrId);
+            return None;
         };
         let check = |path: &Path| check_sym(path, &id);
         let mut found: Vec<(String, PathBuf)> = Vec::new();
-        if let Some(path) = self.handed.get(&identity) {
+        if let Some(path) = self.handed.get(identity) {
             found.push((path.display().to_string(), path));
         }
         for location in &self.locations {
@@ -165,41 +158,15 @@ impl BreakpadSupplier {
             found.push((shown, path));
         }
         for (shown, path) in found {
-            match SymbolFile::from_file(&path) {
+            match SymFile::open(&path, &id, name, &self.index, log) {
                 Ok(file) => {
                     log.file = Some(shown);
-                    return Ok(file);
+                    return Some(file);
                 }
                 Err(e) => log.corrupt(&shown, &e.to_string()),
             }
         }
-        Err(SymbolError::NotFound)
-    }
-}
-
-#[async_trait::async_trait]
-impl SymbolSupplier for BreakpadSupplier {
-    async fn locate_symbols(
-        &self,
-        module: &(dyn Module + Sync),
-    ) -> Result<LocateSymbolsResult, SymbolError> {
-        let mut log = Log::default();
-        let result = self.locate(module, &mut log);
-        if let Ok(mut map) = self.log.lock() {
-            map.entry(Identity::of(module)).or_default().merge(log);
-        }
-        result.map(|symbols| LocateSymbolsResult {
-            symbols,
-            extra_debug_info: None,
-        })
-    }
-
-    async fn locate_file(
-        &self,
-        _module: &(dyn Module + Sync),
-        _file_kind: FileKind,
-    ) -> Result<PathBuf, FileError> {
-        Err(FileError::NotFound)
+        None
     }
 }
 

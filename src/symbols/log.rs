@@ -34,15 +34,6 @@ impl Log {
             "symbol server {url} failed ({why}); continuing without it"
         ));
     }
-    pub fn merge(&mut self, other: Log) {
-        self.tried.extend(other.tried);
-        self.warnings.extend(other.warnings);
-        self.mismatched |= other.mismatched;
-        self.corrupt |= other.corrupt;
-        if self.file.is_none() {
-            self.file = other.file;
-        }
-    }
 }
 
 /// Why a file found for a module is not used.

@@ -25,6 +25,7 @@ mod paths;
 pub mod provider;
 pub mod server;
 pub mod sources;
+mod symfile;
 pub mod unwind;
 
 use std::path::{Path, PathBuf};
@@ -34,6 +35,7 @@ use std::time::Duration;
 pub use provider::DumpSymbols;
 pub use server::{Limits, DEFAULT_MAX_DOWNLOAD};
 pub use sources::{Location, Sources};
+pub use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
 
 use server::{is_url, Server};
 
@@ -72,6 +74,12 @@ pub struct SymbolConfig {
     /// checked against the module's identity. `--no-system-symbols` turns
     /// it off.
     pub system: bool,
+    /// Index big .sym files in the cache (`index/`) and read them through
+    /// their index on later runs; `--no-symbol-index` turns it off.
+    pub symbol_index: bool,
+    /// The smallest .sym file indexed, in bytes
+    /// (`DUMPTRIAGE_SYMBOL_INDEX_MIN`).
+    pub index_min_size: u64,
 }
 
 impl Default for SymbolConfig {
@@ -89,6 +97,8 @@ impl Default for SymbolConfig {
             debuginfod_urls: None,
             debuginfod_cache: None,
             system: true,
+            symbol_index: true,
+            index_min_size: symfile::DEFAULT_MIN_SIZE,
         }
     }
 }
@@ -251,7 +261,16 @@ impl SymbolConfig {
                 self.limits,
             ))));
         }
-        Sources::new(locations, self.system, notes, scratch)
+        // Indexes live in the cache, never in the run's scratch folder:
+        // one that disappears with the run would only cost its writing.
+        let index = symfile::IndexSettings {
+            dir: cache
+                .as_ref()
+                .filter(|_| self.symbol_index)
+                .map(|dir| dir.to_path_buf()),
+            min_size: self.index_min_size,
+        };
+        Sources::new(locations, self.system, notes, scratch, index)
     }
 }
 

@@ -301,6 +301,19 @@ pub(super) fn sym(debug_file: &str, id: &DebugId) -> Option<Rel> {
     ])
 }
 
+/// `DEBUG_FILE/DEBUG_ID/NAME-KEY.dtidx`: the index of a .sym file (in the
+/// symbols cache's `index/` folder); `key` tells copies of the file apart.
+pub(super) fn sym_index(debug_file: &str, id: &DebugId, key: u64) -> Option<Rel> {
+    let stem = sym_name(debug_file);
+    let stem = stem.strip_suffix(".sym").unwrap_or(&stem);
+    Rel::new([
+        "index",
+        debug_file,
+        &id.breakpad().to_string(),
+        &format!("{stem}-{key:016x}.dtidx"),
+    ])
+}
+
 /// `CODE_FILE/CODE_ID/NAME.sym`: the code-id lookup servers such as Tecken
 /// answer.
 pub(super) fn sym_by_code_id(code_name: &str, code_id: &str) -> Option<Rel> {

@@ -17,6 +17,7 @@ use minidump_unwind::{
 use super::identity::{same_code_id, Format, Identity};
 use super::native::{pe, AddressTable, NativeSymbols, Symbol};
 use super::sources::{Resolution, Sources};
+use super::symfile::Named;
 use super::unwind::pe::{FileImage, ImageBytes, PeUnwinder};
 use super::unwind::{Callee, Registers, ReturnAddress, Unwinder, NAMES, RIP, RSP};
 use crate::model::{ModuleSymbols, SymbolSource};
@@ -314,17 +315,13 @@ impl<'a> DumpSymbols<'a> {
         let resolution = self.sources.resolve(&identity).await;
         let offset = address.checked_sub(base)?;
         let placed = resolution.identity.at(base, size);
-        if resolution.breakpad {
+        if let Some(sym) = &resolution.sym {
             let mut frame = Collect::new(address);
-            self.sources
-                .symbolizer()
-                .fill_symbol(&placed, &mut frame)
-                .await
-                .ok()?;
+            let named = sym.fill_symbol(&placed, &mut frame);
             let (function, function_base) = frame.function?;
             return Some(UnloadedName {
                 function,
-                guessed: false,
+                guessed: named == Named::Public,
                 function_offset: address.wrapping_sub(function_base),
                 file: frame.file,
                 line: frame.line,
@@ -416,21 +413,17 @@ impl SymbolProvider for DumpSymbols<'_> {
         let resolution = self.resolve(module).await;
         let base = module.base_address();
         let instruction = frame.get_instruction();
-        if resolution.breakpad {
+        if let Some(sym) = &resolution.sym {
             let placed = resolution.identity.at(base, module.size());
-            let mut recording = Recording {
-                inner: frame,
-                named: false,
-            };
-            let result = self
-                .sources
-                .symbolizer()
-                .fill_symbol(&placed, &mut recording)
-                .await;
-            if recording.named {
-                self.state().frames.insert(instruction, SymbolSource::Sym);
+            let named = sym.fill_symbol(&placed, frame);
+            if named != Named::Nothing {
+                let mut state = self.state();
+                state.frames.insert(instruction, SymbolSource::Sym);
+                if named == Named::Public {
+                    state.guessed.insert(instruction);
+                }
             }
-            return result;
+            return Ok(());
         }
         let rva = instruction.checked_sub(base).ok_or(FillSymbolError {})?;
         // A stack-scan candidate the module's unwind tables rule out (no
@@ -476,17 +469,13 @@ impl SymbolProvider for DumpSymbols<'_> {
         walker: &mut (dyn FrameWalker + Send),
     ) -> Option<()> {
         let resolution = self.resolve(module).await;
-        if resolution.breakpad {
+        if let Some(sym) = &resolution.sym {
             let placed = resolution.identity.at(module.base_address(), module.size());
             let mut recording = RecordingWalker {
                 inner: walker,
                 return_address: None,
             };
-            let walked = self
-                .sources
-                .symbolizer()
-                .walk_frame(&placed, &mut recording)
-                .await;
+            let walked = sym.walk_frame(&placed, &mut recording);
             if let (Some(()), Some(ra)) = (walked, recording.return_address) {
                 self.state().kept.insert(ra.wrapping_sub(1));
             }
@@ -588,28 +577,6 @@ impl FrameWalker for RecordingWalker<'_> {
     }
     fn set_cfi_rules_start_address(&mut self, addr: Option<u64>) {
         self.inner.set_cfi_rules_start_address(addr)
-    }
-}
-
-/// Passes a frame through, noting whether a function name was set.
-struct Recording<'f> {
-    inner: &'f mut (dyn FrameSymbolizer + Send),
-    named: bool,
-}
-
-impl FrameSymbolizer for Recording<'_> {
-    fn get_instruction(&self) -> u64 {
-        self.inner.get_instruction()
-    }
-    fn set_function(&mut self, name: &str, base: u64, parameter_size: u32) {
-        self.named = true;
-        self.inner.set_function(name, base, parameter_size);
-    }
-    fn set_source_file(&mut self, file: &str, line: u32, base: u64) {
-        self.inner.set_source_file(file, line, base);
-    }
-    fn add_inline_frame(&mut self, name: &str, file: Option<&str>, line: Option<u32>) {
-        self.inner.add_inline_frame(name, file, line);
     }
 }
 

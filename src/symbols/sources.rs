@@ -7,8 +7,9 @@
 //! 1. A Windows module whose record has no CodeView debug id (Wine writes
 //!    them so) is first looked up by CODE_FILE/CODE_ID: the binary found
 //!    that way names its PDB, and that identity is used from then on.
-//! 2. Breakpad .sym files, from folders and servers (through
-//!    breakpad-symbols' `Symbolizer`, which also gives CFI for unwinding).
+//! 2. Breakpad .sym files, from folders and servers (parsed by
+//!    breakpad-symbols, whole or through their index; they also give CFI
+//!    for unwinding).
 //! 3. Native debug information: the PDB (Windows), or DWARF in the binary or
 //!    its separate debug file (ELF).
 //! 4. The binary's export table (PE) or dynamic symbol table (ELF), or the
@@ -22,7 +23,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use futures_util::lock::Mutex as AsyncMutex;
-use minidump_unwind::{FrameSymbolizer, Symbolizer};
 
 use super::breakpad::{self, BreakpadSupplier, Handed};
 use super::find;
@@ -32,6 +32,7 @@ use super::native::elf::ElfInfo;
 use super::native::{pe, NativeSymbols};
 use super::paths::Finder;
 use super::server::Server;
+use super::symfile::{IndexSettings, SymFile};
 use super::unwind::elf::ElfUnwinder;
 use super::unwind::{self, Unwinder};
 use crate::model::{ModuleSymbols, SymbolSource};
@@ -53,8 +54,8 @@ pub struct Resolution {
     /// The identity lookups used: the module's own, or with the debug file
     /// and id its binary's CodeView record gave.
     pub identity: Identity,
-    /// Whether a Breakpad .sym file was found for `identity`.
-    pub breakpad: bool,
+    /// The Breakpad .sym file found for `identity`.
+    pub sym: Option<Arc<SymFile>>,
     /// Native debug information or a symbol table, when no .sym was found.
     pub native: Option<Arc<dyn NativeSymbols>>,
     /// The binary found for the module, for exports and for callers.
@@ -71,7 +72,7 @@ pub struct Resolution {
 
 impl Resolution {
     pub fn source(&self) -> SymbolSource {
-        if self.breakpad {
+        if self.sym.is_some() {
             SymbolSource::Sym
         } else {
             self.native
@@ -97,8 +98,7 @@ pub struct Sources {
     pub(super) finder: Arc<Finder>,
     /// .sym files a code-id look-up found, for the Breakpad supplier.
     handed: Handed,
-    symbolizer: Symbolizer,
-    breakpad_log: Arc<Mutex<HashMap<Identity, Log>>>,
+    breakpad: BreakpadSupplier,
     resolutions: Mutex<HashMap<Identity, Slot>>,
     /// Warnings about the run's set-up, given with every report.
     notes: Vec<String>,
@@ -116,23 +116,18 @@ impl Sources {
         system: bool,
         notes: Vec<String>,
         scratch: Option<tempfile::TempDir>,
+        index: IndexSettings,
     ) -> Sources {
-        let breakpad_log = Arc::new(Mutex::new(HashMap::new()));
         let finder = Arc::new(Finder::default());
         let handed = Handed::default();
-        let supplier = BreakpadSupplier::new(
-            locations.clone(),
-            breakpad_log.clone(),
-            finder.clone(),
-            handed.clone(),
-        );
+        let breakpad =
+            BreakpadSupplier::new(locations.clone(), finder.clone(), handed.clone(), index);
         Sources {
             locations,
             system,
             finder,
             handed,
-            symbolizer: Symbolizer::new(supplier),
-            breakpad_log,
+            breakpad,
             resolutions: Mutex::new(HashMap::new()),
             notes,
             _scratch: scratch,
@@ -150,10 +145,6 @@ impl Sources {
         self.locations
             .iter()
             .any(|l| matches!(l, Location::Server(_) | Location::Debuginfod(_)))
-    }
-
-    pub fn symbolizer(&self) -> &Symbolizer {
-        &self.symbolizer
     }
 
     /// The search result for `identity`, searching on first use.
@@ -268,24 +259,15 @@ impl Sources {
         }
 
         // 2. Breakpad symbol files.
-        if identity.debug_id.is_some() {
-            let probe = identity.at(0, u64::MAX);
-            let mut frame = Probe;
-            let found = self
-                .symbolizer
-                .fill_symbol(&probe, &mut frame)
-                .await
-                .is_ok();
-            let breakpad_log = self
-                .breakpad_log
-                .lock()
-                .ok()
-                .and_then(|mut l| l.remove(&identity))
-                .unwrap_or_default();
-            log.merge(breakpad_log);
-            if found {
-                return finish(identity, log, true, None, binary, binary_searched);
-            }
+        if let Some(sym) = self.breakpad.find(&identity, &mut log) {
+            return finish(
+                identity,
+                log,
+                Some(Arc::new(sym)),
+                None,
+                binary,
+                binary_searched,
+            );
         }
 
         // 3. Native debug information.
@@ -301,7 +283,7 @@ impl Sources {
             }
         };
         if native.is_some() {
-            return finish(identity, log, false, native, binary, binary_searched);
+            return finish(identity, log, None, native, binary, binary_searched);
         }
 
         // 4. Export tables.
@@ -327,24 +309,24 @@ impl Sources {
             }
             _ => None,
         };
-        finish(identity, log, false, native, binary, binary_searched)
+        finish(identity, log, None, native, binary, binary_searched)
     }
 }
 
 fn finish(
     identity: Identity,
     mut log: Log,
-    breakpad: bool,
+    sym: Option<Arc<SymFile>>,
     native: Option<Arc<dyn NativeSymbols>>,
     binary: Option<FoundBinary>,
     binary_searched: bool,
 ) -> Resolution {
-    if log.tried.is_empty() && !breakpad && native.is_none() {
+    if log.tried.is_empty() && sym.is_none() && native.is_none() {
         log.tried(
             "nothing: no --symbols, _NT_SYMBOL_PATH or symbols folder beside the dump".to_string(),
         );
     }
-    let status = if breakpad || native.is_some() {
+    let status = if sym.is_some() || native.is_some() {
         ModuleSymbols::Loaded
     } else if log.mismatched {
         ModuleSymbols::Mismatched
@@ -356,7 +338,7 @@ fn finish(
     let pe_binary_searched = binary_searched && identity.format() == Format::Pe;
     Resolution {
         identity,
-        breakpad,
+        sym,
         native,
         binary: binary.map(|b| b.0),
         pe_binary_searched,
@@ -371,15 +353,4 @@ fn finish(
 pub(super) enum BinaryInfo {
     Pe(pe::PeInfo),
     Elf(ElfInfo),
-}
-
-/// A frame that only asks whether symbols exist.
-struct Probe;
-
-impl FrameSymbolizer for Probe {
-    fn get_instruction(&self) -> u64 {
-        0
-    }
-    fn set_function(&mut self, _: &str, _: u64, _: u32) {}
-    fn set_source_file(&mut self, _: &str, _: u32, _: u64) {}
 }

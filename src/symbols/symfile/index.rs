@@ -1,0 +1,835 @@
+//! The persistent index of a big .sym file.
+//!
+//! A later run opens the index (memory-mapped) and the .sym file, and for
+//! each address reads only the records that can matter: the function that
+//! holds it (else the function before it and the nearest PUBLIC), the CFI
+//! and STACK WIN records that hold it, the FILE and INLINE_ORIGIN names the
+//! function uses. breakpad-symbols parses those few records and answers as
+//! it would from the whole file: the index holds no interpretation of its
+//! own, only which record text the whole-file parse kept for each range
+//! (its overlap rules and STACK WIN fix-ups included), and where that text
+//! is.
+//!
+//! Nothing read is trusted unchecked: the header has a checksum and names
+//! the source's size, mtime and debug id; every 4 KiB page of the index and
+//! of the source has a CRC-32 checked on first use; a record's text must
+//! parse to a record at the address the index gave it. A failed check
+//! makes the index unusable for the rest of the run (the caller then parses
+//! the whole file) and it is rebuilt by the next run.
+//!
+//! Layout (little-endian): a 512-byte header, then sections, each 8-byte
+//! aligned: range records of functions, CFI, STACK WIN frame data and
+//! STACK WIN FPO (`start u64, size u32, len u32, offset u64`: the kept
+//! range and the text's place in the source), publics in the parse's order
+//! (`address u64, parameter size u32, name len u32, name offset u64`),
+//! FILE and INLINE_ORIGIN names by id (`id u32, len u32, offset u64`), the
+//! strings, the source's page checksums, and last the index's own page
+//! checksums (of everything after the header).
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::UNIX_EPOCH;
+
+use memmap2::Mmap;
+use minidump_unwind::SymbolFile;
+use range_map::{Range, RangeMap};
+
+use super::scan::{Record, Scan, PAGE};
+
+const MAGIC: &[u8; 8] = b"DTSYMIDX";
+/// Bumped whenever the layout or what is stored changes (or the version of
+/// breakpad-symbols whose parse it records).
+const VERSION: u32 = 1;
+const HEADER: usize = 512;
+const ID_FIELD: usize = 64;
+
+const FUNCS: usize = 0;
+const CFI: usize = 1;
+const WIN_FRAMEDATA: usize = 2;
+const WIN_FPO: usize = 3;
+const PUBLICS: usize = 4;
+const FILES: usize = 5;
+const ORIGINS: usize = 6;
+const STRINGS: usize = 7;
+const SOURCE_CRCS: usize = 8;
+const INDEX_CRCS: usize = 9;
+const SECTIONS: usize = 10;
+
+const RANGE_ENTRY: usize = 24;
+const PUBLIC_ENTRY: usize = 24;
+const NAME_ENTRY: usize = 16;
+
+// Header fields.
+const H_VERSION: usize = 8;
+const H_SOURCE_SIZE: usize = 16;
+const H_MTIME_SECS: usize = 24;
+const H_MTIME_NANOS: usize = 32;
+const H_FILE_LEN: usize = 40;
+const H_ID: usize = 48;
+const H_SECTIONS: usize = H_ID + ID_FIELD;
+const H_INDEX_CRCS_CRC: usize = H_SECTIONS + SECTIONS * 16;
+const H_CRC: usize = HEADER - 4;
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default())
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
+}
+
+/// What identifies the source an index was made from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SourceStamp {
+    pub size: u64,
+    pub mtime_secs: i64,
+    pub mtime_nanos: u32,
+}
+
+impl SourceStamp {
+    pub fn of(meta: &fs::Metadata) -> Option<SourceStamp> {
+        let mtime = meta.modified().ok()?;
+        let (secs, nanos) = match mtime.duration_since(UNIX_EPOCH) {
+            Ok(d) => (i64::try_from(d.as_secs()).ok()?, d.subsec_nanos()),
+            Err(e) => (
+                -i64::try_from(e.duration().as_secs()).ok()?,
+                e.duration().subsec_nanos(),
+            ),
+        };
+        Some(SourceStamp {
+            size: meta.len(),
+            mtime_secs: secs,
+            mtime_nanos: nanos,
+        })
+    }
+}
+
+/// The index of one .sym file, open for look-ups.
+pub struct Index {
+    map: Mmap,
+    source: Mmap,
+    sections: [(usize, usize); SECTIONS],
+    /// Index pages checked so far, a bit each.
+    checked: Vec<AtomicU64>,
+    source_checked: Vec<AtomicU64>,
+    /// Set by the first failed check: nothing more is read.
+    broken: AtomicBool,
+    /// Symbol files assembled for an address, by the records they hold.
+    assembled: Mutex<HashMap<[u32; 5], Arc<SymbolFile>>>,
+    /// Parsed empty records whose fields are overwritten, so no type of
+    /// breakpad-symbols' private module needs naming.
+    templates: SymbolFile,
+}
+
+/// A failed check: the index must not be used.
+#[derive(Debug)]
+pub struct Broken(pub String);
+
+const NONE: u32 = u32::MAX;
+
+fn bitmap(pages: usize) -> Vec<AtomicU64> {
+    (0..pages.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
+}
+
+/// Whether page `n` of `data` (pages counted from `base`) matches its
+/// checksum, checked once.
+fn page_ok(data: &[u8], base: usize, n: usize, crc: u32, checked: &[AtomicU64]) -> bool {
+    let (word, bit) = (n / 64, 1u64 << (n % 64));
+    let Some(cell) = checked.get(word) else {
+        return false;
+    };
+    if cell.load(Ordering::Relaxed) & bit != 0 {
+        return true;
+    }
+    let start = base + n * PAGE;
+    let end = (start + PAGE).min(data.len());
+    if start >= end || crc32fast::hash(&data[start..end]) != crc {
+        return false;
+    }
+    cell.fetch_or(bit, Ordering::Relaxed);
+    true
+}
+
+impl Index {
+    /// Opens the index at `path` of the .sym file `source_path`, whose
+    /// MODULE id is `id` (Breakpad spelling). `Err` says why it cannot be
+    /// used (stale, truncated, corrupt, another version).
+    pub fn open(path: &Path, source_path: &Path, id: &str) -> Result<Index, Broken> {
+        let broken = |why: &str| Broken(why.to_string());
+        let file = fs::File::open(path).map_err(|e| Broken(e.to_string()))?;
+        // SAFETY: read-only private maps. A file changed underneath is
+        // caught by the checksums of the pages read.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Broken(e.to_string()))?;
+        if map.len() < HEADER || &map[..8] != MAGIC {
+            return Err(broken("not an index file"));
+        }
+        if crc32fast::hash(&map[..H_CRC]) != u32_at(&map, H_CRC) {
+            return Err(broken("header checksum differs"));
+        }
+        if u32_at(&map, H_VERSION) != VERSION {
+            return Err(broken("made by another version"));
+        }
+        if u64_at(&map, H_FILE_LEN) != map.len() as u64 {
+            return Err(broken("truncated"));
+        }
+        let source_file = fs::File::open(source_path).map_err(|e| Broken(e.to_string()))?;
+        let stamp = source_file
+            .metadata()
+            .ok()
+            .as_ref()
+            .and_then(SourceStamp::of)
+            .ok_or_else(|| broken("the symbol file's size and time are unknown"))?;
+        let recorded = SourceStamp {
+            size: u64_at(&map, H_SOURCE_SIZE),
+            mtime_secs: u64_at(&map, H_MTIME_SECS) as i64,
+            mtime_nanos: u32_at(&map, H_MTIME_NANOS),
+        };
+        if recorded != stamp {
+            return Err(broken("the symbol file changed since"));
+        }
+        let id_len = usize::from(map[H_ID]).min(ID_FIELD - 1);
+        if &map[H_ID + 1..H_ID + 1 + id_len] != id.as_bytes() {
+            return Err(broken("made for another debug id"));
+        }
+        let mut sections = [(0usize, 0usize); SECTIONS];
+        for (n, section) in sections.iter_mut().enumerate() {
+            let at = H_SECTIONS + n * 16;
+            let (offset, len) = (u64_at(&map, at), u64_at(&map, at + 8));
+            let end = offset.checked_add(len).filter(|&e| e <= map.len() as u64);
+            if offset < HEADER as u64 || end.is_none() {
+                return Err(broken("a section lies outside the file"));
+            }
+            *section = (offset as usize, len as usize);
+        }
+        let (crcs_at, crcs_len) = sections[INDEX_CRCS];
+        if crc32fast::hash(&map[crcs_at..crcs_at + crcs_len]) != u32_at(&map, H_INDEX_CRCS_CRC) {
+            return Err(broken("page checksums differ"));
+        }
+        let covered = crcs_at - HEADER;
+        if crcs_len != covered.div_ceil(PAGE) * 4 {
+            return Err(broken("page checksums do not cover the file"));
+        }
+        // SAFETY: as above.
+        let source = unsafe { Mmap::map(&source_file) }.map_err(|e| Broken(e.to_string()))?;
+        if source.len() as u64 != stamp.size
+            || sections[SOURCE_CRCS].1 != source.len().div_ceil(PAGE) * 4
+        {
+            return Err(broken("the symbol file changed since"));
+        }
+        let entry_sizes = [
+            (FUNCS, RANGE_ENTRY),
+            (CFI, RANGE_ENTRY),
+            (WIN_FRAMEDATA, RANGE_ENTRY),
+            (WIN_FPO, RANGE_ENTRY),
+            (PUBLICS, PUBLIC_ENTRY),
+            (FILES, NAME_ENTRY),
+            (ORIGINS, NAME_ENTRY),
+        ];
+        if entry_sizes
+            .iter()
+            .any(|&(section, size)| sections[section].1 % size != 0)
+        {
+            return Err(broken("a table has a partial entry"));
+        }
+        let templates = SymbolFile::from_bytes(b"FUNC 0 1 0 f\nPUBLIC 0 0 p\n")
+            .map_err(|e| Broken(e.to_string()))?;
+        Ok(Index {
+            checked: bitmap(covered.div_ceil(PAGE)),
+            source_checked: bitmap(source.len().div_ceil(PAGE)),
+            map,
+            source,
+            sections,
+            broken: AtomicBool::new(false),
+            assembled: Mutex::new(HashMap::new()),
+            templates,
+        })
+    }
+
+    fn fail(&self, why: String) -> Broken {
+        self.broken.store(true, Ordering::Relaxed);
+        Broken(why)
+    }
+
+    /// `len` bytes at `offset` of the index, their pages checked.
+    fn bytes(&self, offset: usize, len: usize) -> Result<&[u8], Broken> {
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(Broken("already found corrupt".into()));
+        }
+        let (crcs_at, _) = self.sections[INDEX_CRCS];
+        let end = offset
+            .checked_add(len)
+            .filter(|&end| offset >= HEADER && end <= crcs_at)
+            .ok_or_else(|| self.fail(format!("read outside the index at {offset:#x}")))?;
+        if len > 0 {
+            for page in (offset - HEADER) / PAGE..=(end - 1 - HEADER) / PAGE {
+                let crc = u32_at(&self.map, crcs_at + page * 4);
+                if !page_ok(&self.map[..crcs_at], HEADER, page, crc, &self.checked) {
+                    return Err(self.fail(format!("index page {page} checksum differs")));
+                }
+            }
+        }
+        Ok(&self.map[offset..end])
+    }
+
+    /// `len` bytes at `offset` of the .sym file, their pages checked
+    /// against the checksums taken when the index was made.
+    fn source_bytes(&self, offset: u64, len: u32) -> Result<&[u8], Broken> {
+        let offset = usize::try_from(offset).map_err(|_| self.fail("offset too big".into()))?;
+        let end = offset
+            .checked_add(len as usize)
+            .filter(|&end| end <= self.source.len() && len > 0)
+            .ok_or_else(|| self.fail(format!("read outside the symbol file at {offset:#x}")))?;
+        let (crcs_at, _) = self.sections[SOURCE_CRCS];
+        for page in offset / PAGE..=(end - 1) / PAGE {
+            let crc = u32_at(self.bytes(crcs_at + page * 4, 4)?, 0);
+            if !page_ok(&self.source, 0, page, crc, &self.source_checked) {
+                return Err(self.fail(format!(
+                    "the symbol file's page {page} differs from when it was indexed"
+                )));
+            }
+        }
+        Ok(&self.source[offset..end])
+    }
+
+    fn count(&self, section: usize, entry: usize) -> usize {
+        self.sections[section].1 / entry
+    }
+
+    fn entry(&self, section: usize, size: usize, n: usize) -> Result<&[u8], Broken> {
+        self.bytes(self.sections[section].0 + n * size, size)
+    }
+
+    /// The number of entries of `section` whose first field (a u64
+    /// address) is at most `address` (or below it, with `strict`).
+    fn partition(
+        &self,
+        section: usize,
+        size: usize,
+        address: u64,
+        strict: bool,
+    ) -> Result<usize, Broken> {
+        let (mut low, mut high) = (0, self.count(section, size));
+        while low < high {
+            let mid = low + (high - low) / 2;
+            let start = u64_at(self.entry(section, size, mid)?, 0);
+            let before = if strict {
+                start < address
+            } else {
+                start <= address
+            };
+            if before {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        Ok(low)
+    }
+
+    /// The range entry holding `address`: its number, range and text.
+    fn holding(
+        &self,
+        section: usize,
+        address: u64,
+    ) -> Result<Option<(u32, Range<u64>, u64, u32)>, Broken> {
+        let n = self.partition(section, RANGE_ENTRY, address, false)?;
+        let Some(n) = n.checked_sub(1) else {
+            return Ok(None);
+        };
+        let (range, offset, len) = self.range_entry(section, n)?;
+        Ok((range.contains(address)).then_some((n as u32, range, offset, len)))
+    }
+
+    fn range_entry(&self, section: usize, n: usize) -> Result<(Range<u64>, u64, u32), Broken> {
+        let e = self.entry(section, RANGE_ENTRY, n)?;
+        let (start, size) = (u64_at(e, 0), u64::from(u32_at(e, 8)));
+        let end = start
+            .checked_add(size)
+            .and_then(|e| e.checked_sub(1))
+            .filter(|_| size > 0)
+            .ok_or_else(|| self.fail(format!("bad range at entry {n}")))?;
+        Ok((Range::new(start, end), u64_at(e, 16), u32_at(e, 12)))
+    }
+
+    /// Parses the record text at `offset`: a file of that one record.
+    fn parse(&self, offset: u64, len: u32) -> Result<SymbolFile, Broken> {
+        let text = self.source_bytes(offset, len)?;
+        let parsed = if text.ends_with(b"\n") {
+            SymbolFile::from_bytes(text)
+        } else {
+            SymbolFile::from_bytes(&[text, b"\n"].concat())
+        };
+        parsed.map_err(|e| self.fail(format!("record at {offset:#x} does not parse: {e}")))
+    }
+
+    fn string(&self, offset: u64, len: u32) -> Result<String, Broken> {
+        let (at, size) = self.sections[STRINGS];
+        let offset = usize::try_from(offset)
+            .ok()
+            .filter(|&o| o + len as usize <= size);
+        let offset = offset.ok_or_else(|| self.fail("string outside the strings".into()))?;
+        let bytes = self.bytes(at + offset, len as usize)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| self.fail("a string is not UTF-8".into()))
+    }
+
+    /// The name of `id` in a FILE or INLINE_ORIGIN table.
+    fn name(&self, section: usize, id: u32) -> Result<Option<String>, Broken> {
+        let (mut low, mut high) = (0, self.count(section, NAME_ENTRY));
+        while low < high {
+            let mid = low + (high - low) / 2;
+            let e = self.entry(section, NAME_ENTRY, mid)?;
+            match u32_at(e, 0).cmp(&id) {
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+                std::cmp::Ordering::Equal => {
+                    let (len, offset) = (u32_at(e, 4), u64_at(e, 8));
+                    return self.string(offset, len).map(Some);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// A symbol file with every record the whole file's parse would use
+    /// for `rva`: its `fill_symbol` and `walk_frame` answer for `rva` as the
+    /// whole file's would.
+    pub fn symbols_at(&self, rva: u64) -> Result<Arc<SymbolFile>, Broken> {
+        let function = self.holding(FUNCS, rva)?;
+        // Without a function holding it, the parse names the address after
+        // the nearest PUBLIC at or below it, unless the last function that
+        // starts below it starts at or after that public.
+        let (previous, public) = match function {
+            Some(_) => (None, None),
+            None => {
+                let previous = self
+                    .partition(FUNCS, RANGE_ENTRY, rva, true)?
+                    .checked_sub(1);
+                let public = self
+                    .partition(PUBLICS, PUBLIC_ENTRY, rva, false)?
+                    .checked_sub(1);
+                (previous, public)
+            }
+        };
+        let cfi = self.holding(CFI, rva)?;
+        let framedata = self.holding(WIN_FRAMEDATA, rva)?;
+        let fpo = self.holding(WIN_FPO, rva)?;
+        let number =
+            |entry: &Option<(u32, Range<u64>, u64, u32)>| entry.as_ref().map_or(NONE, |e| e.0);
+        let key = [
+            function
+                .as_ref()
+                .map_or(previous.map_or(NONE, |p| p as u32 | 1 << 31), |f| f.0),
+            public.map_or(NONE, |p| p as u32),
+            number(&cfi),
+            number(&framedata),
+            number(&fpo),
+        ];
+        if let Some(done) = self
+            .assembled
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(done);
+        }
+        let mut functions = Vec::new();
+        let mut files = HashMap::new();
+        let mut inline_origins = HashMap::new();
+        if let Some((_, range, offset, len)) = function {
+            let parsed = self.parse(offset, len)?;
+            let (_, function) = parsed
+                .functions
+                .ranges_values()
+                .next()
+                .cloned()
+                .filter(|(r, _)| r.start == range.start)
+                .ok_or_else(|| {
+                    self.fail(format!("FUNC at {offset:#x} is not at {:#x}", range.start))
+                })?;
+            for line in function.lines.ranges_values().map(|(_, l)| l) {
+                self.add_name(FILES, line.file, &mut files)?;
+            }
+            for inlinee in &function.inlinees {
+                self.add_name(FILES, inlinee.call_file, &mut files)?;
+                self.add_name(ORIGINS, inlinee.origin_id, &mut inline_origins)?;
+            }
+            functions.push((range, function));
+        } else if let Some(n) = previous {
+            // Only its start is read.
+            let (range, _, _) = self.range_entry(FUNCS, n)?;
+            if let Some((_, template)) = self.templates.functions.ranges_values().next() {
+                let mut function = template.clone();
+                function.address = range.start;
+                functions.push((range, function));
+            }
+        }
+        let mut publics = Vec::new();
+        if let Some(n) = public {
+            let e = self.entry(PUBLICS, PUBLIC_ENTRY, n)?;
+            let (address, parameter_size) = (u64_at(e, 0), u32_at(e, 8));
+            let name = self.string(u64_at(e, 16), u32_at(e, 12))?;
+            if let Some(mut symbol) = self.templates.publics.first().cloned() {
+                symbol.address = address;
+                symbol.parameter_size = parameter_size;
+                symbol.name = name;
+                publics.push(symbol);
+            }
+        }
+        let cfi_stack_info = match cfi {
+            Some((_, range, offset, len)) => {
+                let parsed = self.parse(offset, len)?;
+                let info = parsed
+                    .cfi_stack_info
+                    .ranges_values()
+                    .next()
+                    .map(|(_, v)| v.clone())
+                    .filter(|v| v.init.address == range.start)
+                    .ok_or_else(|| {
+                        self.fail(format!("CFI at {offset:#x} is not at {:#x}", range.start))
+                    })?;
+                vec![(range, info)]
+            }
+            None => Vec::new(),
+        };
+        let win =
+            |entry: Option<(u32, Range<u64>, u64, u32)>, fpo: bool| -> Result<Vec<_>, Broken> {
+                let Some((_, range, offset, len)) = entry else {
+                    return Ok(Vec::new());
+                };
+                let parsed = self.parse(offset, len)?;
+                let table = if fpo {
+                    &parsed.win_stack_fpo_info
+                } else {
+                    &parsed.win_stack_framedata_info
+                };
+                let mut info = table
+                    .ranges_values()
+                    .next()
+                    .map(|(_, v)| v.clone())
+                    .filter(|v| v.address == range.start)
+                    .ok_or_else(|| {
+                        self.fail(format!(
+                            "STACK WIN at {offset:#x} is not at {:#x}",
+                            range.start
+                        ))
+                    })?;
+                // The parse shortens a record that the next one overlaps.
+                info.size = (range.end - range.start + 1) as u32;
+                Ok(vec![(range, info)])
+            };
+        let assembled = Arc::new(SymbolFile {
+            module_id: String::new(),
+            debug_file: String::new(),
+            files,
+            publics,
+            functions: range_map(functions),
+            inline_origins,
+            cfi_stack_info: range_map(cfi_stack_info),
+            win_stack_framedata_info: range_map(win(framedata, false)?),
+            win_stack_fpo_info: range_map(win(fpo, true)?),
+            url: None,
+            ambiguities_repaired: 0,
+            ambiguities_discarded: 0,
+            corruptions_discarded: 0,
+            cfi_eval_corruptions: 0,
+        });
+        if let Ok(mut map) = self.assembled.lock() {
+            map.insert(key, assembled.clone());
+        }
+        Ok(assembled)
+    }
+
+    fn add_name(
+        &self,
+        section: usize,
+        id: u32,
+        into: &mut HashMap<u32, String>,
+    ) -> Result<(), Broken> {
+        if !into.contains_key(&id) {
+            if let Some(name) = self.name(section, id)? {
+                into.insert(id, name);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn range_map<V: Clone + Eq + std::fmt::Debug>(entries: Vec<(Range<u64>, V)>) -> RangeMap<u64, V> {
+    RangeMap::try_from_iter(entries).unwrap_or_else(|_| RangeMap::new())
+}
+
+/// Section contents being written.
+#[derive(Default)]
+struct Sections {
+    data: [Vec<u8>; SECTIONS],
+}
+
+impl Sections {
+    fn put_range(
+        &mut self,
+        section: usize,
+        range: &Range<u64>,
+        record: &Record,
+    ) -> Result<(), String> {
+        let size = u32::try_from(range.end - range.start + 1)
+            .map_err(|_| format!("range at {:#x} too big", range.start))?;
+        let out = &mut self.data[section];
+        out.extend_from_slice(&range.start.to_le_bytes());
+        out.extend_from_slice(&size.to_le_bytes());
+        out.extend_from_slice(&record.len.to_le_bytes());
+        out.extend_from_slice(&record.offset.to_le_bytes());
+        Ok(())
+    }
+
+    fn put_string(&mut self, text: &str) -> (u64, u32) {
+        let at = self.data[STRINGS].len() as u64;
+        self.data[STRINGS].extend_from_slice(text.as_bytes());
+        (at, text.len() as u32)
+    }
+
+    fn put_names(&mut self, section: usize, names: &HashMap<u32, String>) {
+        let mut ids: Vec<&u32> = names.keys().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let (offset, len) = self.put_string(&names[id]);
+            let out = &mut self.data[section];
+            out.extend_from_slice(&id.to_le_bytes());
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&offset.to_le_bytes());
+        }
+    }
+}
+
+/// The scanned record of each range the parse kept: the first one at the
+/// range's start (in file order) of the value's size, when `size` says it.
+fn matched<'r, V>(
+    kept: impl Iterator<Item = &'r (Range<u64>, V)>,
+    scanned: &[Record],
+    what: &str,
+    size: impl Fn(&V) -> Option<u64>,
+    start: impl Fn(&V) -> u64,
+) -> Result<Vec<(Range<u64>, Record, bool)>, String>
+where
+    V: 'r,
+{
+    let mut out = Vec::new();
+    let mut next = 0;
+    for (range, value) in kept {
+        let address = start(value);
+        if address != range.start {
+            return Err(format!(
+                "{what} at {address:#x} kept for range {:#x}",
+                range.start
+            ));
+        }
+        while next < scanned.len() && scanned[next].address < address {
+            next += 1;
+        }
+        let same: Vec<usize> = (next..scanned.len())
+            .take_while(|&n| scanned[n].address == address)
+            .collect();
+        let wanted = size(value);
+        let Some(&found) = same
+            .iter()
+            .find(|&&n| wanted.is_none_or(|s| scanned[n].size == s))
+        else {
+            return Err(format!("no {what} text found for {address:#x}"));
+        };
+        out.push((*range, scanned[found], same.len() > 1));
+        next = same.last().map_or(next, |&n| n + 1);
+    }
+    Ok(out)
+}
+
+/// Writes the index of the .sym file `text` (stamped `stamp`, MODULE id
+/// `id`) to `path`, from `scan` of its text and `parsed`, breakpad-symbols'
+/// parse of it. Checks before writing that the recorded text of a sample of
+/// records (and of every ambiguous one) parses to what the whole parse
+/// kept; `Err` says why no index was written.
+pub fn build(
+    path: &Path,
+    text: &[u8],
+    stamp: SourceStamp,
+    id: &str,
+    scan: &Scan,
+    parsed: &SymbolFile,
+) -> Result<(), String> {
+    if id.len() >= ID_FIELD {
+        return Err("debug id too long".into());
+    }
+    let mut sections = Sections::default();
+    let reparse = |record: &Record| -> Result<SymbolFile, String> {
+        let start = record.offset as usize;
+        let slice = text
+            .get(start..start + record.len as usize)
+            .ok_or("record outside the text")?;
+        SymbolFile::from_bytes(&[slice, b"\n"].concat()).map_err(|e| e.to_string())
+    };
+    let sample = |n: usize, count: usize| n % (count / 512).max(1) == 0 || n + 1 == count;
+
+    let functions = matched(
+        parsed.functions.ranges_values(),
+        &scan.functions,
+        "FUNC",
+        |f| Some(u64::from(f.size)),
+        |f| f.address,
+    )?;
+    for (n, ((range, record, _), (_, kept))) in functions
+        .iter()
+        .zip(parsed.functions.ranges_values())
+        .enumerate()
+    {
+        if sample(n, functions.len()) {
+            let again = reparse(record)?;
+            if again.functions.ranges_values().next().map(|(_, f)| f) != Some(kept) {
+                return Err(format!(
+                    "FUNC at {:#x} reads differently alone",
+                    range.start
+                ));
+            }
+        }
+        sections.put_range(FUNCS, range, record)?;
+    }
+    let cfi = matched(
+        parsed.cfi_stack_info.ranges_values(),
+        &scan.cfi,
+        "STACK CFI INIT",
+        |c| Some(u64::from(c.size)),
+        |c| c.init.address,
+    )?;
+    for (n, ((range, record, _), (_, kept))) in cfi
+        .iter()
+        .zip(parsed.cfi_stack_info.ranges_values())
+        .enumerate()
+    {
+        if sample(n, cfi.len()) {
+            let again = reparse(record)?;
+            if again.cfi_stack_info.ranges_values().next().map(|(_, c)| c) != Some(kept) {
+                return Err(format!(
+                    "STACK CFI INIT at {:#x} reads differently alone",
+                    range.start
+                ));
+            }
+        }
+        sections.put_range(CFI, range, record)?;
+    }
+    for (section, table, scanned) in [
+        (
+            WIN_FRAMEDATA,
+            &parsed.win_stack_framedata_info,
+            &scan.win_framedata,
+        ),
+        (WIN_FPO, &parsed.win_stack_fpo_info, &scan.win_fpo),
+    ] {
+        let entries = matched(
+            table.ranges_values(),
+            scanned,
+            "STACK WIN",
+            |_| None,
+            |w| w.address,
+        )?;
+        for (n, ((range, record, ambiguous), (_, kept))) in
+            entries.iter().zip(table.ranges_values()).enumerate()
+        {
+            let mut record = *record;
+            if *ambiguous || sample(n, entries.len()) {
+                // Several records at one address: the one that reads as
+                // the kept value (its size aside: the parse may shorten it).
+                let candidates = scanned.iter().filter(|r| r.address == range.start);
+                let mut found = None;
+                for candidate in candidates {
+                    let again = reparse(candidate)?;
+                    let alone = if section == WIN_FPO {
+                        &again.win_stack_fpo_info
+                    } else {
+                        &again.win_stack_framedata_info
+                    };
+                    if let Some((_, mut value)) = alone.ranges_values().next().cloned() {
+                        value.size = kept.size;
+                        if value == *kept {
+                            found = Some(*candidate);
+                            break;
+                        }
+                    }
+                }
+                record = found.ok_or_else(|| {
+                    format!("STACK WIN at {:#x} reads differently alone", range.start)
+                })?;
+            }
+            sections.put_range(section, range, &record)?;
+        }
+    }
+    for public in &parsed.publics {
+        let (offset, len) = sections.put_string(&public.name);
+        let out = &mut sections.data[PUBLICS];
+        out.extend_from_slice(&public.address.to_le_bytes());
+        out.extend_from_slice(&public.parameter_size.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&offset.to_le_bytes());
+    }
+    sections.put_names(FILES, &parsed.files);
+    sections.put_names(ORIGINS, &parsed.inline_origins);
+    for crc in &scan.page_crcs {
+        sections.data[SOURCE_CRCS].extend_from_slice(&crc.to_le_bytes());
+    }
+
+    // The file: header, sections 0..9 aligned to 8, then the page checksums.
+    let mut file = vec![0u8; HEADER];
+    let mut placed = [(0u64, 0u64); SECTIONS];
+    for (n, data) in sections.data.iter().enumerate().take(INDEX_CRCS) {
+        while file.len() % 8 != 0 {
+            file.push(0);
+        }
+        placed[n] = (file.len() as u64, data.len() as u64);
+        file.extend_from_slice(data);
+    }
+    while file.len() % 8 != 0 {
+        file.push(0);
+    }
+    let crcs: Vec<u8> = file[HEADER..]
+        .chunks(PAGE)
+        .flat_map(|page| crc32fast::hash(page).to_le_bytes())
+        .collect();
+    placed[INDEX_CRCS] = (file.len() as u64, crcs.len() as u64);
+    file.extend_from_slice(&crcs);
+
+    let header = &mut file[..HEADER];
+    header[..8].copy_from_slice(MAGIC);
+    header[H_VERSION..H_VERSION + 4].copy_from_slice(&VERSION.to_le_bytes());
+    header[12..16].copy_from_slice(&(HEADER as u32).to_le_bytes());
+    header[H_SOURCE_SIZE..H_SOURCE_SIZE + 8].copy_from_slice(&stamp.size.to_le_bytes());
+    header[H_MTIME_SECS..H_MTIME_SECS + 8].copy_from_slice(&stamp.mtime_secs.to_le_bytes());
+    header[H_MTIME_NANOS..H_MTIME_NANOS + 4].copy_from_slice(&stamp.mtime_nanos.to_le_bytes());
+    header[36..40].copy_from_slice(&(PAGE as u32).to_le_bytes());
+    let total = placed[INDEX_CRCS].0 + placed[INDEX_CRCS].1;
+    header[H_FILE_LEN..H_FILE_LEN + 8].copy_from_slice(&total.to_le_bytes());
+    header[H_ID] = id.len() as u8;
+    header[H_ID + 1..H_ID + 1 + id.len()].copy_from_slice(id.as_bytes());
+    for (n, (offset, len)) in placed.iter().enumerate() {
+        let at = H_SECTIONS + n * 16;
+        header[at..at + 8].copy_from_slice(&offset.to_le_bytes());
+        header[at + 8..at + 16].copy_from_slice(&len.to_le_bytes());
+    }
+    header[H_INDEX_CRCS_CRC..H_INDEX_CRCS_CRC + 4]
+        .copy_from_slice(&crc32fast::hash(&crcs).to_le_bytes());
+    let crc = crc32fast::hash(&header[..H_CRC]);
+    header[H_CRC..].copy_from_slice(&crc.to_le_bytes());
+
+    // Written beside its final name, then renamed: a reader never sees a
+    // half-written index, and two runs building it do not mix their bytes.
+    let dir = path.parent().ok_or("no folder")?;
+    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".index-")
+        .tempfile_in(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    temp.write_all(&file)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    temp.persist(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(())
+}
