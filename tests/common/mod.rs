@@ -39,7 +39,8 @@ pub fn bin() -> Command {
     cmd.env_remove("NO_COLOR")
         .env_remove("_NT_SYMBOL_PATH")
         .env_remove("DEBUGINFOD_URLS")
-        .env_remove("DEBUGINFOD_CACHE_PATH");
+        .env_remove("DEBUGINFOD_CACHE_PATH")
+        .env_remove("DUMPTRIAGE_SYMBOL_INDEX_MIN");
     cmd
 }
 

@@ -131,6 +131,10 @@ pub struct Broken(pub String);
 
 const NONE: u32 = u32::MAX;
 
+/// A range entry that holds an address: its number, its range, and where
+/// its text is.
+type Held = (u32, Range<u64>, u64, u32);
+
 fn bitmap(pages: usize) -> Vec<AtomicU64> {
     (0..pages.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
 }
@@ -331,11 +335,7 @@ impl Index {
     }
 
     /// The range entry holding `address`: its number, range and text.
-    fn holding(
-        &self,
-        section: usize,
-        address: u64,
-    ) -> Result<Option<(u32, Range<u64>, u64, u32)>, Broken> {
+    fn holding(&self, section: usize, address: u64) -> Result<Option<Held>, Broken> {
         let n = self.partition(section, RANGE_ENTRY, address, false)?;
         let Some(n) = n.checked_sub(1) else {
             return Ok(None);
@@ -417,8 +417,7 @@ impl Index {
         let cfi = self.holding(CFI, rva)?;
         let framedata = self.holding(WIN_FRAMEDATA, rva)?;
         let fpo = self.holding(WIN_FPO, rva)?;
-        let number =
-            |entry: &Option<(u32, Range<u64>, u64, u32)>| entry.as_ref().map_or(NONE, |e| e.0);
+        let number = |entry: &Option<Held>| entry.as_ref().map_or(NONE, |e| e.0);
         let key = [
             function
                 .as_ref()
@@ -495,32 +494,31 @@ impl Index {
             }
             None => Vec::new(),
         };
-        let win =
-            |entry: Option<(u32, Range<u64>, u64, u32)>, fpo: bool| -> Result<Vec<_>, Broken> {
-                let Some((_, range, offset, len)) = entry else {
-                    return Ok(Vec::new());
-                };
-                let parsed = self.parse(offset, len)?;
-                let table = if fpo {
-                    &parsed.win_stack_fpo_info
-                } else {
-                    &parsed.win_stack_framedata_info
-                };
-                let mut info = table
-                    .ranges_values()
-                    .next()
-                    .map(|(_, v)| v.clone())
-                    .filter(|v| v.address == range.start)
-                    .ok_or_else(|| {
-                        self.fail(format!(
-                            "STACK WIN at {offset:#x} is not at {:#x}",
-                            range.start
-                        ))
-                    })?;
-                // The parse shortens a record that the next one overlaps.
-                info.size = (range.end - range.start + 1) as u32;
-                Ok(vec![(range, info)])
+        let win = |entry: Option<Held>, fpo: bool| -> Result<Vec<_>, Broken> {
+            let Some((_, range, offset, len)) = entry else {
+                return Ok(Vec::new());
             };
+            let parsed = self.parse(offset, len)?;
+            let table = if fpo {
+                &parsed.win_stack_fpo_info
+            } else {
+                &parsed.win_stack_framedata_info
+            };
+            let mut info = table
+                .ranges_values()
+                .next()
+                .map(|(_, v)| v.clone())
+                .filter(|v| v.address == range.start)
+                .ok_or_else(|| {
+                    self.fail(format!(
+                        "STACK WIN at {offset:#x} is not at {:#x}",
+                        range.start
+                    ))
+                })?;
+            // The parse shortens a record that the next one overlaps.
+            info.size = (range.end - range.start + 1) as u32;
+            Ok(vec![(range, info)])
+        };
         let assembled = Arc::new(SymbolFile {
             module_id: String::new(),
             debug_file: String::new(),
@@ -549,9 +547,9 @@ impl Index {
         id: u32,
         into: &mut HashMap<u32, String>,
     ) -> Result<(), Broken> {
-        if !into.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(slot) = into.entry(id) {
             if let Some(name) = self.name(section, id)? {
-                into.insert(id, name);
+                slot.insert(name);
             }
         }
         Ok(())
@@ -669,7 +667,7 @@ pub fn build(
             .ok_or("record outside the text")?;
         SymbolFile::from_bytes(&[slice, b"\n"].concat()).map_err(|e| e.to_string())
     };
-    let sample = |n: usize, count: usize| n % (count / 512).max(1) == 0 || n + 1 == count;
+    let sample = |n: usize, count: usize| n.is_multiple_of((count / 512).max(1)) || n + 1 == count;
 
     let functions = matched(
         parsed.functions.ranges_values(),
@@ -781,13 +779,13 @@ pub fn build(
     let mut file = vec![0u8; HEADER];
     let mut placed = [(0u64, 0u64); SECTIONS];
     for (n, data) in sections.data.iter().enumerate().take(INDEX_CRCS) {
-        while file.len() % 8 != 0 {
+        while !file.len().is_multiple_of(8) {
             file.push(0);
         }
         placed[n] = (file.len() as u64, data.len() as u64);
         file.extend_from_slice(data);
     }
-    while file.len() % 8 != 0 {
+    while !file.len().is_multiple_of(8) {
         file.push(0);
     }
     let crcs: Vec<u8> = file[HEADER..]

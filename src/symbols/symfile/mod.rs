@@ -40,8 +40,8 @@ pub const DEFAULT_MIN_SIZE: u64 = 16 << 20;
 
 /// A .sym file, ready for look-ups.
 pub enum SymFile {
-    Parsed(SymbolFile),
-    Indexed(Indexed),
+    Parsed(Box<SymbolFile>),
+    Indexed(Box<Indexed>),
 }
 
 /// A .sym file read through its index.
@@ -101,7 +101,7 @@ impl SymFile {
         log: &mut Log,
     ) -> Result<SymFile, SymbolError> {
         let Some(index_path) = settings.path_for(path, id, debug_file) else {
-            return SymbolFile::from_file(path).map(SymFile::Parsed);
+            return SymbolFile::from_file(path).map(|file| SymFile::Parsed(Box::new(file)));
         };
         let id_text = id.breakpad().to_string();
         match index::Index::open(&index_path, path, &id_text) {
@@ -111,12 +111,12 @@ impl SymFile {
                     path.display(),
                     index_path.display()
                 ));
-                return Ok(SymFile::Indexed(Indexed {
+                return Ok(SymFile::Indexed(Box::new(Indexed {
                     index,
                     source: path.to_path_buf(),
                     index_path,
                     whole: OnceLock::new(),
-                }));
+                })));
             }
             Err(index::Broken(why)) if index_path.exists() => log.tried(format!(
                 "{}: not used ({why}), made again",
@@ -156,7 +156,7 @@ impl SymFile {
                 path.display()
             )),
         }
-        Ok(SymFile::Parsed(parsed))
+        Ok(SymFile::Parsed(Box::new(parsed)))
     }
 
     /// Names the frame's address as breakpad-symbols does, and says what
@@ -325,7 +325,9 @@ PUBLIC 4000 0 last_public\r
             self.1.source = Some((file.into(), line, base));
         }
         fn add_inline_frame(&mut self, name: &str, file: Option<&str>, line: Option<u32>) {
-            self.1.inlines.push((name.into(), file.map(Into::into), line));
+            self.1
+                .inlines
+                .push((name.into(), file.map(Into::into), line));
         }
     }
 
@@ -368,7 +370,10 @@ PUBLIC 4000 0 last_public\r
         };
         let mut named = 0;
         for rva in 0..0x4100 {
-            let (a, b) = (answers(&whole, &module, rva), answers(&indexed, &module, rva));
+            let (a, b) = (
+                answers(&whole, &module, rva),
+                answers(&indexed, &module, rva),
+            );
             assert_eq!(a, b, "at {rva:#x}");
             named += usize::from(format!("{a:?}").contains("Some((\""));
         }

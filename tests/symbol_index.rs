@@ -1,0 +1,246 @@
+//! The persistent .sym index: the same answers with and without it, and
+//! an index that is damaged, truncated or older than its file is never
+//! trusted, and made again.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::bin;
+use serde_json::Value;
+
+/// `analyze --format json ARGS` with every .sym file indexed (no size
+/// threshold) in `cache`, or with no index when `cache` is `None`.
+fn analyze(cache: Option<&Path>, args: &[&Path]) -> Value {
+    let mut cmd = bin();
+    cmd.args(["analyze", "--format", "json", "--no-system-symbols"]);
+    match cache {
+        Some(dir) => cmd
+            .env("DUMPTRIAGE_SYMBOL_INDEX_MIN", "0")
+            .arg("--symbols-cache")
+            .arg(dir),
+        None => cmd.arg("--no-symbol-index"),
+    };
+    let out = cmd.args(args).output().expect("run dumptriage");
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// The report without the lists of places tried, which name the index.
+fn answers(doc: &Value) -> Value {
+    match doc {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != "symbols_tried")
+                .map(|(k, v)| (k.clone(), answers(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(answers).collect()),
+        other => other.clone(),
+    }
+}
+
+fn count(doc: &Value, text: &str) -> usize {
+    doc.to_string().matches(text).count()
+}
+
+const READ: &str = "read through its index";
+const WRITTEN: &str = "indexed for later runs";
+
+fn indexes(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "dtidx") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn same_answers_with_and_without_the_index_on_every_sample_and_the_public_corpus() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let corpus = root.join("tests/data/corpus");
+    let samples = root.join("sample-dumps");
+    let (breakpad, rust) = (
+        corpus.join("breakpad/symbols"),
+        corpus.join("rust-minidump/symbols"),
+    );
+    let cases: Vec<Vec<PathBuf>> = vec![
+        vec![samples],
+        vec![
+            PathBuf::from("--symbols"),
+            breakpad,
+            PathBuf::from("--symbols"),
+            rust,
+            corpus,
+        ],
+    ];
+    for args in cases {
+        let args: Vec<&Path> = args.iter().map(PathBuf::as_path).collect();
+        let cache = tempfile::tempdir().unwrap();
+        let whole = analyze(None, &args);
+        let building = analyze(Some(cache.path()), &args);
+        let through = analyze(Some(cache.path()), &args);
+        assert_eq!(
+            answers(&whole),
+            answers(&building),
+            "{args:?}: the run that indexes"
+        );
+        assert_eq!(
+            answers(&whole),
+            answers(&through),
+            "{args:?}: the run that reads"
+        );
+        let written = count(&building, WRITTEN);
+        assert!(written >= 5, "{args:?}: {written} files indexed");
+        // (The building run may read an index it wrote already: one .sym
+        // file serves modules that differ in their recorded names.)
+        let read = count(&through, READ);
+        assert!(read >= written, "{args:?}: later run read {read}");
+        assert_eq!(count(&building, "no symbol index written"), 0, "{building}");
+        // Each index file once, however many dumps' modules it served.
+        let files = indexes(cache.path()).len();
+        assert!(
+            (10..=written).contains(&files),
+            "{args:?}: {files} index files"
+        );
+    }
+}
+
+/// A sample dump and its symbols, copied so their files can be changed.
+fn copied_sample(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps");
+    let dump = dir.join("dxc-after-unload.dmp");
+    std::fs::copy(root.join("dxc-after-unload.dmp"), &dump).unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(root.join("symbols"))
+        .arg(dir.join("symbols"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    dump
+}
+
+/// Runs `dump` three times after `damage`: each must give the answers of
+/// the whole files, and by the third the index is read again.
+fn damaged_then_rebuilt(what: &str, damage: impl Fn(&Path, &Path)) {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let dump = copied_sample(dir.path());
+    analyze(Some(&cache), &[&dump]);
+    assert!(count(&analyze(Some(&cache), &[&dump]), READ) > 0);
+    damage(&cache, &dir.path().join("symbols"));
+    let whole = answers(&analyze(None, &[&dump]));
+    for run in 1..=3 {
+        let doc = analyze(Some(&cache), &[&dump]);
+        assert_eq!(whole, answers(&doc), "{what}: run {run} after the damage");
+        if run == 3 {
+            assert!(count(&doc, READ) > 0, "{what}: the index is read again");
+        }
+    }
+}
+
+fn edit(path: &Path, change: impl Fn(&mut Vec<u8>)) {
+    let mut bytes = std::fs::read(path).unwrap();
+    change(&mut bytes);
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_index_is_detected_and_made_again() {
+    // A byte changed in every page of every index: header, tables, names
+    // and checksums alike.
+    damaged_then_rebuilt("flipped bytes", |cache, _| {
+        for index in indexes(cache) {
+            edit(&index, |bytes| {
+                for at in (100..bytes.len()).step_by(4096) {
+                    bytes[at] ^= 0x5a;
+                }
+            });
+        }
+    });
+    // Only the tables' pages (the header and checksums intact): found by
+    // the page checksums when read.
+    damaged_then_rebuilt("flipped table bytes", |cache, _| {
+        for index in indexes(cache) {
+            edit(&index, |bytes| {
+                let end = bytes.len().saturating_sub(bytes.len() / 8);
+                for at in (520..end).step_by(512) {
+                    bytes[at] ^= 0x01;
+                }
+            });
+        }
+    });
+    damaged_then_rebuilt("truncated", |cache, _| {
+        for index in indexes(cache) {
+            edit(&index, |bytes| bytes.truncate(bytes.len() / 2));
+        }
+    });
+    damaged_then_rebuilt("emptied", |cache, _| {
+        for index in indexes(cache) {
+            std::fs::write(index, b"").unwrap();
+        }
+    });
+}
+
+/// An index older than its .sym file: a new time, or new text of the same
+/// size with the old time put back (only the page checksums can tell).
+#[test]
+fn an_index_older_than_its_symbol_file_is_not_used() {
+    damaged_then_rebuilt("newer file", |_, symbols| {
+        for sym in sym_files(symbols) {
+            let file = std::fs::File::options().append(true).open(&sym).unwrap();
+            file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+                .unwrap();
+        }
+    });
+    damaged_then_rebuilt("same size and time, other names", |_, symbols| {
+        for sym in sym_files(symbols) {
+            let modified = std::fs::metadata(&sym).unwrap().modified().unwrap();
+            // Every function renamed in place: `FUNC ... name` -> `...Xame`.
+            edit(&sym, |bytes| {
+                let text = String::from_utf8(bytes.clone()).unwrap();
+                let mut out = String::new();
+                for line in text.split_inclusive('\n') {
+                    match line.strip_prefix("FUNC ") {
+                        Some(rest) if rest.len() > 12 => {
+                            let cut = line.len() - 3;
+                            out.push_str(&line[..cut]);
+                            out.push('X');
+                            out.push_str(&line[cut + 1..]);
+                        }
+                        _ => out.push_str(line),
+                    }
+                }
+                *bytes = out.into_bytes();
+            });
+            let file = std::fs::File::options().append(true).open(&sym).unwrap();
+            file.set_modified(modified).unwrap();
+        }
+    });
+}
+
+fn sym_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "sym") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
