@@ -516,7 +516,7 @@ pub struct Frame {
     /// File name of the loaded module holding the address (`test_app.exe`).
     pub module: Option<String>,
     pub function: Option<String>,
-    /// The name is only the nearest exported (or symbol-table) name before
+    /// The name is only the nearest exported (symbol-table, or .sym PUBLIC) name before
     /// the address: the function it names may end before the address.
     /// Rules match such names only where they say so.
     pub function_guessed: bool,

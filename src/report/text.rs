@@ -348,6 +348,10 @@ fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
         // Names from anything but a .sym file say where they came from;
         // export-derived ones are the least precise.
         let how = match frame.symbol_source {
+            SymbolSource::Sym if frame.function_guessed => format!(
+                "{}, nearest PUBLIC name of the .sym file: a guess",
+                frame.trust.describe()
+            ),
             SymbolSource::Sym | SymbolSource::None => frame.trust.describe().to_string(),
             _ if frame.function_guessed => format!(
                 "{}, nearest name from {}: a guess",

@@ -568,7 +568,7 @@ fn name_matches(pattern: &Pattern, name: &str) -> bool {
 fn describe(frame: &Frame) -> String {
     match (&frame.module, &frame.function, &frame.unloaded_module) {
         (Some(m), Some(f), _) if frame.function_guessed => format!(
-            "{m}!{f} + {} (nearest export, a guess: the function may end before this address)",
+            "{m}!{f} + {} (nearest export or public name, a guess: the function may end before this address)",
             offset(frame.function_offset)
         ),
         (Some(m), Some(f), _) => format!("{m}!{f}"),
