@@ -1938,3 +1938,83 @@ fn two_tier_stores() {
     );
     assert!(pdb_dir(&cache).join("fakehip.pdb").is_file());
 }
+
+/// A symbol store on disk as symstore leaves it (a network share copied,
+/// or mounted): CAB-compressed files (`.pd_`), a two-tier layout
+/// (`index2.txt`, `fa/fakehip.pdb/...`) and `file.ptr` redirects are read
+/// as from a server, and nothing is written into the store or kept after
+/// the run.
+#[test]
+fn compressed_files_and_pointers_in_a_folder_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = hip_dump(true, RUN_EXIT_HANDLERS + 4);
+    let named = |store: &Path| {
+        let before = tree(store);
+        let run = analyze(dir.path(), &dump, &["--symbols", s(store)], &[]);
+        assert_eq!(tree(store), before, "the store is left as it was");
+        run
+    };
+
+    let flat = dir.path().join("flat");
+    mszip_cab(
+        &native("fakehip.pdb"),
+        "fakehip.pdb",
+        &pdb_dir(&flat).join("fakehip.pd_"),
+    );
+    let run = named(&flat);
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+    assert_eq!(run.frame0()["symbol_source"], "pdb");
+
+    // Two-tier, compressed: `fa/fakehip.pdb/ID/fakehip.pd_`.
+    let tiered = dir.path().join("tiered");
+    put(&tiered.join("index2.txt"), b"");
+    mszip_cab(
+        &native("fakehip.pdb"),
+        "fakehip.pdb",
+        &pdb_dir(&tiered.join("fa")).join("fakehip.pd_"),
+    );
+    let run = named(&tiered);
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+
+    // A pointer store: `file.ptr` with `PATH:` to a local file.
+    let pointers = dir.path().join("pointers");
+    let elsewhere = dir.path().join("elsewhere").join("fakehip.pdb");
+    copy(&native("fakehip.pdb"), &elsewhere);
+    put(
+        &pdb_dir(&pointers).join("file.ptr"),
+        format!("PATH:{}", elsewhere.display()).as_bytes(),
+    );
+    let run = named(&pointers);
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+    // ... but never to a network share.
+    put(
+        &pdb_dir(&pointers).join("file.ptr"),
+        b"PATH:\\\\fileserver\\symbols\\fakehip.pdb",
+    );
+    let run = named(&pointers);
+    assert_eq!(run.frame0()["function"], Value::Null);
+
+    // A broken archive names nothing (and is not a crash).
+    let broken = dir.path().join("broken");
+    put(
+        &pdb_dir(&broken).join("fakehip.pd_"),
+        b"MSCF but not really",
+    );
+    let run = named(&broken);
+    assert_eq!(run.frame0()["function"], Value::Null);
+}

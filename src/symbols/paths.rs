@@ -143,6 +143,8 @@ pub(super) struct Rel {
     /// store keeps under one more folder, and a server may send compressed
     /// or as a `file.ptr`.
     store: bool,
+    /// Already under a two-tier store's two-letter folder.
+    tiered: bool,
 }
 
 impl Rel {
@@ -151,6 +153,7 @@ impl Rel {
         parts.iter().all(|p| plain(p)).then(|| Rel {
             parts: parts.iter().map(|p| p.to_string()).collect(),
             store: false,
+            tiered: false,
         })
     }
 
@@ -180,7 +183,7 @@ impl Rel {
     /// -> `nt/ntdll.pdb/ID/ntdll.pdb`). `None` for paths that are not of a
     /// store's layout.
     pub fn two_tier(&self) -> Option<Rel> {
-        if !self.store {
+        if !self.store || self.tiered {
             return None;
         }
         let first = self.parts.first()?;
@@ -190,9 +193,11 @@ impl Rel {
         }
         let mut parts = vec![prefix];
         parts.extend(self.parts.iter().cloned());
+        // Still a store path: it may be compressed or a file.ptr too.
         Some(Rel {
             parts,
-            store: false,
+            store: true,
+            tiered: true,
         })
     }
 
@@ -227,6 +232,7 @@ impl Rel {
         Some(Rel {
             parts,
             store: false,
+            tiered: false,
         })
     }
 
@@ -423,6 +429,25 @@ fn is_local_absolute(path: &str, windows: bool) -> bool {
     }
 }
 
+/// Where a `file.ptr` in a folder points: its `PATH:` when that is a local
+/// absolute path to a file (a `MSG:`, a network share or a relative path
+/// leads nowhere).
+fn follow_pointer(pointer: &Path) -> Option<PathBuf> {
+    use std::io::Read as _;
+    let mut text = Vec::new();
+    std::fs::File::open(pointer)
+        .ok()?
+        .take(4096)
+        .read_to_end(&mut text)
+        .ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let (kind, rest) = text.trim().split_once(':')?;
+    if !kind.trim().eq_ignore_ascii_case("PATH") {
+        return None;
+    }
+    local_file(rest.trim()).filter(|path| path.is_file())
+}
+
 /// The most directory entries kept in memory at once, over every folder
 /// listed; past it the lists are dropped and read again when needed.
 const MAX_LISTED: usize = 500_000;
@@ -436,7 +461,14 @@ pub(super) struct Finder {
     listings: Mutex<Listings>,
     /// Whether each store root seen is two-tier (has `index2.txt`).
     two_tier: Mutex<HashMap<PathBuf, bool>>,
+    /// Files unpacked from CAB archives in folders (`ntdll.pd_`), in a
+    /// private folder of the run's own, removed when it ends: the files a
+    /// folder holds are not copied anywhere that outlives the run.
+    unpacked: Mutex<Option<tempfile::TempDir>>,
 }
+
+/// The largest file unpacked from a CAB archive in a folder.
+const MAX_UNPACKED: u64 = super::server::DEFAULT_MAX_DOWNLOAD;
 
 #[derive(Default)]
 struct Listings {
@@ -454,13 +486,49 @@ impl Finder {
     /// The file `rel` names below `root`, in the canonical spelling or
     /// else in any case; in a two-tier store (`index2.txt` at its root,
     /// as symstore writes one) under its two-letter folder first.
+    ///
+    /// A store path not there may be there as symstore /compress and
+    /// pointer stores leave it: a CAB archive (`ntdll.pd_`), unpacked into
+    /// the run's private folder, or a `file.ptr` whose `PATH:` is a local
+    /// absolute path (never a network share). The caller checks whatever
+    /// is found against the module's identity.
     pub fn find(&self, root: &Path, rel: &Rel) -> Option<PathBuf> {
-        if let Some(two) = rel.two_tier().filter(|_| self.is_two_tier(root)) {
-            if let Some(found) = self.find_spelled(root, &two) {
+        let stored = rel
+            .two_tier()
+            .filter(|_| self.is_two_tier(root))
+            .into_iter()
+            .chain([rel.clone()]);
+        for rel in stored {
+            if let Some(found) = self.find_spelled(root, &rel) {
                 return Some(found);
             }
+            if let Some(archive) = rel.compressed().and_then(|c| self.find_spelled(root, &c)) {
+                if let Some(unpacked) = self.unpack(&archive, rel.parts().last().unwrap_or("")) {
+                    return Some(unpacked);
+                }
+            }
+            if let Some(pointer) = rel.pointer().and_then(|p| self.find_spelled(root, &p)) {
+                if let Some(target) = follow_pointer(&pointer) {
+                    return Some(target);
+                }
+            }
         }
-        self.find_spelled(root, rel)
+        None
+    }
+
+    fn unpack(&self, archive: &Path, want: &str) -> Option<PathBuf> {
+        let mut private = self.unpacked.lock().ok()?;
+        if private.is_none() {
+            *private = tempfile::Builder::new()
+                .prefix("dumptriage-unpacked-")
+                .tempdir()
+                .ok();
+        }
+        let dir = private.as_ref()?.path();
+        let file = super::server::unpack(archive, want, dir, MAX_UNPACKED).ok()?;
+        // Kept (under a name of its own) until the private folder goes.
+        let (_, path) = file.keep().ok()?;
+        Some(path)
     }
 
     /// Whether `root` is a two-tier store; looked at once per run.

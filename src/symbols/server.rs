@@ -100,7 +100,7 @@ pub(super) enum Fetched {
 }
 
 /// Why a download did not end in the cache.
-enum Failure {
+pub(super) enum Failure {
     /// The server stopped sending or the connection broke.
     Server(String),
     Refused(Refusal),
@@ -373,63 +373,73 @@ impl Server {
     /// only one), written to a new temporary file in the cache folder, at
     /// most `max_download` bytes.
     fn unpack(&self, archive: &Path, path: &Path) -> Result<tempfile::NamedTempFile, Failure> {
-        let corrupt = |why: String| Failure::Refused(Refusal::Corrupt(why));
-        let file = std::fs::File::open(archive).map_err(Failure::Cache)?;
-        let mut cabinet = cab::Cabinet::new(std::io::BufReader::new(file))
-            .map_err(|e| corrupt(format!("not a CAB archive ({e})")))?;
         let want = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let entries: Vec<(String, u32)> = cabinet
-            .folder_entries()
-            .flat_map(|folder| folder.file_entries())
-            .map(|entry| (entry.name().to_string(), entry.uncompressed_size()))
-            .collect();
-        let chosen = entries
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(want))
-            .or(if entries.len() == 1 {
-                entries.first()
-            } else {
-                None
-            });
-        let Some((name, size)) = chosen else {
-            return Err(corrupt(format!(
-                "the CAB archive holds {} files, none of them {want}",
-                entries.len()
-            )));
+        unpack(archive, want, &self.cache, self.max_download)
+    }
+}
+
+/// The file `want` of the CAB archive at `archive` (else its only file),
+/// unpacked into a new temporary file in `into`, at most `limit` bytes.
+pub(super) fn unpack(
+    archive: &Path,
+    want: &str,
+    into: &Path,
+    limit: u64,
+) -> Result<tempfile::NamedTempFile, Failure> {
+    let corrupt = |why: String| Failure::Refused(Refusal::Corrupt(why));
+    let file = std::fs::File::open(archive).map_err(Failure::Cache)?;
+    let mut cabinet = cab::Cabinet::new(std::io::BufReader::new(file))
+        .map_err(|e| corrupt(format!("not a CAB archive ({e})")))?;
+    let entries: Vec<(String, u32)> = cabinet
+        .folder_entries()
+        .flat_map(|folder| folder.file_entries())
+        .map(|entry| (entry.name().to_string(), entry.uncompressed_size()))
+        .collect();
+    let chosen = entries
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(want))
+        .or(if entries.len() == 1 {
+            entries.first()
+        } else {
+            None
+        });
+    let Some((name, size)) = chosen else {
+        return Err(corrupt(format!(
+            "the CAB archive holds {} files, none of them {want}",
+            entries.len()
+        )));
+    };
+    if u64::from(*size) > limit {
+        return Err(Failure::Refused(Refusal::TooLarge { limit }));
+    }
+    let mut reader = cabinet
+        .read_file(name)
+        .map_err(|e| corrupt(format!("cannot unpack {name} from the CAB archive ({e})")))?;
+    let mut out = tempfile::Builder::new()
+        .prefix(".dumptriage-unpacked-")
+        .tempfile_in(into)
+        .map_err(Failure::Cache)?;
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut total: u64 = 0;
+    loop {
+        let n = match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                return Err(corrupt(format!(
+                    "cannot unpack {name} from the CAB archive ({e})"
+                )))
+            }
         };
-        let limit = self.max_download;
-        if u64::from(*size) > limit {
+        total += n as u64;
+        if total > limit {
             return Err(Failure::Refused(Refusal::TooLarge { limit }));
         }
-        let mut reader = cabinet
-            .read_file(name)
-            .map_err(|e| corrupt(format!("cannot unpack {name} from the CAB archive ({e})")))?;
-        let mut out = tempfile::Builder::new()
-            .prefix(".dumptriage-unpacked-")
-            .tempfile_in(&self.cache)
-            .map_err(Failure::Cache)?;
-        let mut buffer = vec![0u8; 64 * 1024];
-        let mut total: u64 = 0;
-        loop {
-            let n = match reader.read(&mut buffer) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(corrupt(format!(
-                        "cannot unpack {name} from the CAB archive ({e})"
-                    )))
-                }
-            };
-            total += n as u64;
-            if total > limit {
-                return Err(Failure::Refused(Refusal::TooLarge { limit }));
-            }
-            out.write_all(&buffer[..n]).map_err(Failure::Cache)?;
-        }
-        out.as_file_mut().flush().map_err(Failure::Cache)?;
-        Ok(out)
+        out.write_all(&buffer[..n]).map_err(Failure::Cache)?;
     }
+    out.as_file_mut().flush().map_err(Failure::Cache)?;
+    Ok(out)
 }
 
 /// Bytes of a path component sent as they are: RFC 3986's unreserved
