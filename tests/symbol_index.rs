@@ -120,14 +120,20 @@ fn copied_sample(dir: &Path) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps");
     let dump = dir.join("dxc-after-unload.dmp");
     std::fs::copy(root.join("dxc-after-unload.dmp"), &dump).unwrap();
-    let status = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(root.join("symbols"))
-        .arg(dir.join("symbols"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    copy_tree(&root.join("symbols"), &dir.join("symbols"));
     dump
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if source.is_dir() {
+            copy_tree(&source, &target);
+        } else {
+            std::fs::copy(&source, &target).unwrap();
+        }
+    }
 }
 
 /// Runs `dump` three times after `damage`: each must give the answers of
