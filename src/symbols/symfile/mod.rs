@@ -59,8 +59,9 @@ pub enum Named {
     Nothing,
     /// A FUNC record holding the address.
     Function,
-    /// The nearest PUBLIC record below it: PUBLIC records have no size, so
-    /// the address may lie past that function's end.
+    /// The nearest PUBLIC record below it, with no CFI record telling the
+    /// function's extent: PUBLIC records have no size, so the address may
+    /// lie past that function's end.
     Public,
 }
 
@@ -171,13 +172,22 @@ impl SymFile {
         let holds = file.functions.get(rva).is_some();
         let mut watched = Watched {
             inner: frame,
-            named: false,
+            named: None,
         };
         file.fill_symbol(module, &mut watched);
+        // A PUBLIC record has no size, but a CFI record starting at the
+        // same address gives the function's extent (dump_syms writes one
+        // per function from a PE's .pdata or an ELF's .eh_frame).
+        let extent = |start: u64| {
+            file.cfi_stack_info.get(rva).is_some_and(|cfi| {
+                Some(cfi.init.address) == start.checked_sub(module.base_address())
+            })
+        };
         match (watched.named, holds) {
-            (false, _) => Named::Nothing,
-            (true, true) => Named::Function,
-            (true, false) => Named::Public,
+            (None, _) => Named::Nothing,
+            (Some(_), true) => Named::Function,
+            (Some(start), false) if extent(start) => Named::Function,
+            (Some(_), false) => Named::Public,
         }
     }
 
@@ -230,10 +240,10 @@ impl std::ops::Deref for Symbols<'_> {
     }
 }
 
-/// Passes a frame through, noting whether it was named.
+/// Passes a frame through, noting the start of the function it was given.
 struct Watched<'f> {
     inner: &'f mut dyn FrameSymbolizer,
-    named: bool,
+    named: Option<u64>,
 }
 
 impl FrameSymbolizer for Watched<'_> {
@@ -241,7 +251,7 @@ impl FrameSymbolizer for Watched<'_> {
         self.inner.get_instruction()
     }
     fn set_function(&mut self, name: &str, base: u64, parameter_size: u32) {
-        self.named = true;
+        self.named = Some(base);
         self.inner.set_function(name, base, parameter_size);
     }
     fn set_source_file(&mut self, file: &str, line: u32, base: u64) {
@@ -301,6 +311,7 @@ STACK CFI 1001 .cfa: $esp 8 +\r
 STACK CFI 1003 .cfa: $ebp 8 +\r
 STACK CFI INIT 1050 20 .cfa: $esp 12 + .ra: .cfa -4 + ^\r
 STACK CFI INIT 3000 40 .cfa: $esp 4 + .ra: .cfa -4 + ^\r
+STACK CFI INIT 2f00 40 .cfa: $esp 4 + .ra: .cfa -4 + ^\r
 PUBLIC 4000 0 last_public\r
 ";
 
@@ -381,6 +392,19 @@ PUBLIC 4000 0 last_public\r
         // Every answer came through the index: none from the whole file
         // parsed after a failed check.
         assert!(through.whole.get().is_none());
+        // A PUBLIC name is certain where a CFI record starting at it holds
+        // the address, a guess past it.
+        for (rva, named) in [
+            (0x2f10, Named::Function),
+            (0x2f50, Named::Public),
+            (0x2100, Named::Public),
+            (0x3010, Named::Function),
+        ] {
+            for file in [&whole, &indexed] {
+                let mut frame = Frame(0x1000_0000 + rva, Seen::default());
+                assert_eq!(file.fill_symbol(&module, &mut frame), named, "at {rva:#x}");
+            }
+        }
         // Below the module: nothing, as the parse says.
         let below = Identity { ..identity.clone() };
         let module = below.at(0x1000_0000, 0x10000);
