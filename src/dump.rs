@@ -78,6 +78,15 @@ impl Analyzer {
         Analyzer { sources }
     }
 
+    /// Ends the run's use of its symbols: its private folders are removed
+    /// now; the parsed symbol files (GBs, in millions of allocations, for
+    /// big modules) are freed on another thread, which the caller need not
+    /// wait for (at exit, the process ends with it).
+    pub fn finish(self) {
+        self.sources.remove_private_folders();
+        std::thread::spawn(move || drop(self));
+    }
+
     /// The run's symbol sources.
     pub fn sources(&self) -> &Sources {
         &self.sources

@@ -114,10 +114,7 @@ pub fn analyze_inputs(
         work();
     });
     progress.done();
-    // Parsed symbol files can hold GBs in millions of allocations: freeing
-    // them takes a good part of a second, which the report need not wait
-    // for (at exit, the process ends with the thread).
-    std::thread::spawn(move || drop(analyzer));
+    analyzer.finish();
     results
         .into_iter()
         .zip(inputs)

@@ -516,6 +516,13 @@ impl Finder {
         None
     }
 
+    /// Removes the files unpacked so far.
+    pub fn remove_unpacked(&self) {
+        if let Ok(mut private) = self.unpacked.lock() {
+            private.take();
+        }
+    }
+
     fn unpack(&self, archive: &Path, want: &str) -> Option<PathBuf> {
         let mut private = self.unpacked.lock().ok()?;
         if private.is_none() {

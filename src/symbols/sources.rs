@@ -104,7 +104,7 @@ pub struct Sources {
     notes: Vec<String>,
     /// The private folder downloads go to when there is no cache; removed
     /// when the run ends.
-    _scratch: Option<tempfile::TempDir>,
+    scratch: Mutex<Option<tempfile::TempDir>>,
     /// Unwind tables read from the binaries, by module identity (None:
     /// none found).
     unwinders: Mutex<HashMap<Identity, Option<Arc<dyn Unwinder>>>>,
@@ -130,9 +130,18 @@ impl Sources {
             breakpad,
             resolutions: Mutex::new(HashMap::new()),
             notes,
-            _scratch: scratch,
+            scratch: Mutex::new(scratch),
             unwinders: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Removes the run's private folders (downloads without a cache, files
+    /// unpacked from archives) now, not whenever the sources are dropped.
+    pub fn remove_private_folders(&self) {
+        if let Ok(mut scratch) = self.scratch.lock() {
+            scratch.take();
+        }
+        self.finder.remove_unpacked();
     }
 
     /// Warnings about the run's set-up (no cache, ...).
