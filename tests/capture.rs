@@ -877,15 +877,23 @@ fn thread_in_state(pid: u32, wanted: char) -> Option<u32> {
     })
 }
 
-/// Every thread of `pid`: not traced, not stopped.
+/// Every thread of `pid`: not traced, not stopped. A process that has
+/// already ended was let go (a stopped or traced one cannot end).
 fn assert_let_go(pid: u32) {
-    let tasks: Vec<_> = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .filter_map(Result::ok)
-        .collect();
+    let tasks = match std::fs::read_dir(format!("/proc/{pid}/task")) {
+        Ok(tasks) => tasks,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+        Err(e) => panic!("/proc/{pid}/task: {e}"),
+    };
+    let tasks: Vec<_> = tasks.filter_map(Result::ok).collect();
     assert!(!tasks.is_empty());
     for task in tasks {
-        let status = std::fs::read_to_string(task.path().join("status")).unwrap();
+        let status = match std::fs::read_to_string(task.path().join("status")) {
+            Ok(status) => status,
+            // The thread ended meanwhile.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => panic!("{}: {e}", task.path().display()),
+        };
         let field = |key: &str| {
             status
                 .lines()
