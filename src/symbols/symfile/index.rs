@@ -643,6 +643,46 @@ where
     Ok(out)
 }
 
+/// Whether entry `n` of `count` is among those checked at writing: about
+/// 512 spread over the table, and the last.
+fn sampled(n: usize, count: usize) -> bool {
+    n.is_multiple_of((count / 512).max(1)) || n + 1 == count
+}
+
+/// Puts the kept text of every range of a FUNC or CFI table (`kept`, the
+/// parse's values; `extent` gives a value's address and size); a sample of
+/// them, parsed alone (`alone` takes the one value from that parse), must
+/// read as the whole parse kept them.
+#[allow(clippy::too_many_arguments)]
+fn put_kept<'p, V: PartialEq + 'p>(
+    sections: &mut Sections,
+    section: usize,
+    kept: std::slice::Iter<'p, (Range<u64>, V)>,
+    scanned: &[Record],
+    what: &str,
+    extent: impl Fn(&V) -> (u64, u64),
+    alone: impl Fn(&SymbolFile) -> Option<&V>,
+    reparse: &dyn Fn(&Record) -> Result<SymbolFile, String>,
+) -> Result<(), String> {
+    let entries = matched(
+        kept.clone(),
+        scanned,
+        what,
+        |v| Some(extent(v).1),
+        |v| extent(v).0,
+    )?;
+    for (n, ((range, record, _), (_, value))) in entries.iter().zip(kept).enumerate() {
+        if sampled(n, entries.len()) && alone(&reparse(record)?) != Some(value) {
+            return Err(format!(
+                "{what} at {:#x} reads differently alone",
+                range.start
+            ));
+        }
+        sections.put_range(section, range, record)?;
+    }
+    Ok(())
+}
+
 /// Writes the index of the .sym file `text` (stamped `stamp`, MODULE id
 /// `id`) to `path`, from `scan` of its text and `parsed`, breakpad-symbols'
 /// parse of it. Checks before writing that the recorded text of a sample of
@@ -667,54 +707,27 @@ pub fn build(
             .ok_or("record outside the text")?;
         SymbolFile::from_bytes(&[slice, b"\n"].concat()).map_err(|e| e.to_string())
     };
-    let sample = |n: usize, count: usize| n.is_multiple_of((count / 512).max(1)) || n + 1 == count;
 
-    let functions = matched(
+    put_kept(
+        &mut sections,
+        FUNCS,
         parsed.functions.ranges_values(),
         &scan.functions,
         "FUNC",
-        |f| Some(u64::from(f.size)),
-        |f| f.address,
+        |f| (f.address, u64::from(f.size)),
+        |file| file.functions.ranges_values().next().map(|(_, f)| f),
+        &reparse,
     )?;
-    for (n, ((range, record, _), (_, kept))) in functions
-        .iter()
-        .zip(parsed.functions.ranges_values())
-        .enumerate()
-    {
-        if sample(n, functions.len()) {
-            let again = reparse(record)?;
-            if again.functions.ranges_values().next().map(|(_, f)| f) != Some(kept) {
-                return Err(format!(
-                    "FUNC at {:#x} reads differently alone",
-                    range.start
-                ));
-            }
-        }
-        sections.put_range(FUNCS, range, record)?;
-    }
-    let cfi = matched(
+    put_kept(
+        &mut sections,
+        CFI,
         parsed.cfi_stack_info.ranges_values(),
         &scan.cfi,
         "STACK CFI INIT",
-        |c| Some(u64::from(c.size)),
-        |c| c.init.address,
+        |c| (c.init.address, u64::from(c.size)),
+        |file| file.cfi_stack_info.ranges_values().next().map(|(_, c)| c),
+        &reparse,
     )?;
-    for (n, ((range, record, _), (_, kept))) in cfi
-        .iter()
-        .zip(parsed.cfi_stack_info.ranges_values())
-        .enumerate()
-    {
-        if sample(n, cfi.len()) {
-            let again = reparse(record)?;
-            if again.cfi_stack_info.ranges_values().next().map(|(_, c)| c) != Some(kept) {
-                return Err(format!(
-                    "STACK CFI INIT at {:#x} reads differently alone",
-                    range.start
-                ));
-            }
-        }
-        sections.put_range(CFI, range, record)?;
-    }
     for (section, table, scanned) in [
         (
             WIN_FRAMEDATA,
@@ -734,7 +747,7 @@ pub fn build(
             entries.iter().zip(table.ranges_values()).enumerate()
         {
             let mut record = *record;
-            if *ambiguous || sample(n, entries.len()) {
+            if *ambiguous || sampled(n, entries.len()) {
                 // Several records at one address: the one that reads as
                 // the kept value (its size aside: the parse may shorten it).
                 let candidates = scanned.iter().filter(|r| r.address == range.start);
