@@ -102,7 +102,7 @@ impl<'a> Wanted<'a> {
 
 fn load_dwarf(
     path: &Path,
-    map: &Mmap,
+    map: Mmap,
     info: ElfInfo,
     log: &mut Log,
 ) -> Option<Arc<dyn NativeSymbols>> {
@@ -200,7 +200,7 @@ pub fn debug_info(
     for path in &debug_candidates {
         if let Some((map, info)) = wanted.open(path, log) {
             if info.has_dwarf {
-                if let Some(found) = load_dwarf(path, &map, info, log) {
+                if let Some(found) = load_dwarf(path, map, info, log) {
                     return (Some(found), None);
                 }
             }
@@ -226,7 +226,7 @@ pub fn debug_info(
         log,
     ) {
         if info.has_dwarf {
-            if let Some(found) = load_dwarf(&path, &map, info, log) {
+            if let Some(found) = load_dwarf(&path, map, info, log) {
                 return (Some(found), None);
             }
         }
@@ -239,7 +239,7 @@ pub fn debug_info(
         // The binary's own DWARF; its tables stay with the binary for
         // exports should the DWARF be unreadable.
         if let Ok(again) = elf::read_file(&map) {
-            if let Some(found) = load_dwarf(&binary_path, &map, again, log) {
+            if let Some(found) = load_dwarf(&binary_path, map, again, log) {
                 return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
             }
         }
@@ -262,7 +262,7 @@ pub fn debug_info(
             }
             if let Some((debug_map, debug_info)) = wanted.open(&path, log) {
                 if debug_info.has_dwarf {
-                    if let Some(found) = load_dwarf(&path, &debug_map, debug_info, log) {
+                    if let Some(found) = load_dwarf(&path, debug_map, debug_info, log) {
                         return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
                     }
                 }

@@ -4,13 +4,42 @@
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
-use gimli::{EndianArcSlice, RunTimeEndian};
+use gimli::{EndianReader, RunTimeEndian};
 use object::{Object as _, ObjectSection as _, ObjectSegment as _, ObjectSymbol as _, SymbolKind};
 
 use super::{demangle, AddressTable, NativeSymbols, Symbol};
 use crate::model::SymbolSource;
 
-type Reader = EndianArcSlice<RunTimeEndian>;
+type Reader = EndianReader<RunTimeEndian, Section>;
+
+/// One DWARF section's bytes: a range of the mapped file, or the section
+/// unpacked (SHF_COMPRESSED). Not copied: only the pages addr2line reads
+/// are read.
+#[derive(Clone)]
+pub struct Section {
+    bytes: Arc<dyn AsRef<[u8]> + Send + Sync>,
+    start: usize,
+    len: usize,
+}
+
+impl std::fmt::Debug for Section {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Section({} bytes at {:#x})", self.len, self.start)
+    }
+}
+
+impl std::ops::Deref for Section {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &(*self.bytes).as_ref()[self.start..self.start + self.len]
+    }
+}
+
+// SAFETY: the bytes live behind an Arc that neither moves nor changes them
+// while any clone is alive, so the slice stays where it is (a memory map
+// or a heap buffer, both fixed), and clones deref to the same bytes.
+unsafe impl stable_deref_trait::StableDeref for Section {}
+unsafe impl stable_deref_trait::CloneStableDeref for Section {}
 
 /// What an ELF file says about itself, and the names it holds.
 pub struct ElfInfo {
@@ -85,20 +114,40 @@ pub struct Dwarf {
 }
 
 impl Dwarf {
-    /// Loads the DWARF sections of `data` (an ELF file with `.debug_info`).
-    pub fn load(data: &[u8], info: ElfInfo) -> Result<Dwarf, String> {
+    /// Loads the DWARF sections of `file` (an ELF file with `.debug_info`,
+    /// usually mapped): kept, and read in place.
+    pub fn load(
+        file: impl AsRef<[u8]> + Send + Sync + 'static,
+        info: ElfInfo,
+    ) -> Result<Dwarf, String> {
+        let map: Arc<dyn AsRef<[u8]> + Send + Sync> = Arc::new(file);
+        let data: &[u8] = (*map).as_ref();
         let file = object::File::parse(data).map_err(|e| e.to_string())?;
         let endian = if file.is_little_endian() {
             RunTimeEndian::Little
         } else {
             RunTimeEndian::Big
         };
+        let whole = data.as_ptr() as usize..data.as_ptr() as usize + data.len();
         let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
             let bytes: Cow<'_, [u8]> = match file.section_by_name(id.name()) {
                 Some(section) => section.uncompressed_data().unwrap_or(Cow::Borrowed(&[])),
                 None => Cow::Borrowed(&[]),
             };
-            Ok(EndianArcSlice::new(Arc::from(&*bytes), endian))
+            let section = match bytes {
+                // A range of the map: where it starts in the file.
+                Cow::Borrowed(slice) if whole.contains(&(slice.as_ptr() as usize)) => Section {
+                    bytes: map.clone(),
+                    start: slice.as_ptr() as usize - whole.start,
+                    len: slice.len(),
+                },
+                other => Section {
+                    len: other.len(),
+                    bytes: Arc::new(other.into_owned()),
+                    start: 0,
+                },
+            };
+            Ok(EndianReader::new(section, endian))
         };
         let dwarf = gimli::Dwarf::load(load).map_err(|e| e.to_string())?;
         let context = addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())?;
