@@ -34,6 +34,7 @@ gcc "${cflags[@]}" -fPIC -shared -o libkernels.so "$programs/libkernels.c" -L. -
 gcc "${cflags[@]}" -o cuda_exit_crash "$programs/cuda_exit_crash.c" -L. -lcudart "$rpath" -ldl
 g++ "${cflags[@]}" -o static_dtor_throw "$programs/static_dtor_throw.cpp"
 gcc "${cflags[@]}" -o tls_exit_crash "$programs/tls_exit_crash.c" -lpthread
+g++ "${cflags[@]}" -o tls_exit_hang "$programs/tls_exit_hang.cpp" -lpthread
 gcc "${cflags[@]}" -fPIC -shared -o libslowinit.so "$programs/libslowinit.c" -lpthread -ldl
 gcc "${cflags[@]}" -rdynamic -o dlopen_exit_hang "$programs/dlopen_exit_hang.c" -ldl -lpthread
 gcc "${cflags[@]}" -fPIC -shared -Wl,-soname,libpython3.12.so.1.0 -o libpython3.12.so.1.0 "$programs/libpython3.c" -lpthread
@@ -61,6 +62,7 @@ capture crash-at-exit-after-dlclose-linux 139 ./unload_crash # 128 + SIGSEGV, as
 capture cuda-runtime-teardown-at-exit-linux 139 ./cuda_exit_crash
 capture abort-during-exit-linux 134 ./static_dtor_throw # 128 + SIGABRT
 capture tls-destructor-crash-at-exit-linux 139 ./tls_exit_crash
+capture tls-teardown-hang-at-exit-linux 124 ./tls_exit_hang
 capture glibc-loader-lock-at-exit-linux 124 ./dlopen_exit_hang
 capture python-exit-waits-for-thread-linux 124 ./python3
 
@@ -70,7 +72,7 @@ ld=$(readlink -f /lib64/ld-linux-x86-64.so.2)
 libstdcxx=$(readlink -f /lib/x86_64-linux-gnu/libstdc++.so.6)
 libgcc=$(readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1)
 for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so \
-  static_dtor_throw tls_exit_crash dlopen_exit_hang libslowinit.so python3 libpython3.12.so.1.0 \
+  static_dtor_throw tls_exit_crash tls_exit_hang dlopen_exit_hang libslowinit.so python3 libpython3.12.so.1.0 \
   "$libc" "$ld" "$libstdcxx" "$libgcc"; do
   dump_syms "$module" > module.sym 2>/dev/null
   read -r _ _ _ id name < module.sym

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 /// The specific signatures of the interface (ids kept stable), each with a
 /// sample dump.
-pub const SPECIFIC_IDS: [&str; 14] = [
+pub const SPECIFIC_IDS: [&str; 15] = [
     "winml-epcatalog-release",
     "dxc-after-unload",
     "ort-logger-after-teardown",
@@ -21,6 +21,7 @@ pub const SPECIFIC_IDS: [&str; 14] = [
     "opencl-release-at-exit",
     "d3d12-directml-at-exit",
     "cuda-library-handle-at-exit",
+    "tls-teardown-hang-at-exit",
 ];
 
 /// The generic situations of the interface.
