@@ -66,6 +66,13 @@ capture tls-teardown-hang-at-exit-linux 124 ./tls_exit_hang
 capture glibc-loader-lock-at-exit-linux 124 ./dlopen_exit_hang
 capture python-exit-waits-for-thread-linux 124 ./python3
 
+# The programs' own binaries (with DWARF), for the poor forms of
+# twins.toml: what a user who has only their build's output holds.
+rm -rf "$here/bin" && mkdir -p "$here/bin"
+cp hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so \
+  libkernels.so static_dtor_throw tls_exit_crash tls_exit_hang dlopen_exit_hang libslowinit.so \
+  python3 libpython3.12.so.1.0 "$here/bin/"
+
 say "writing symbols"
 libc=/lib/x86_64-linux-gnu/libc.so.6
 ld=$(readlink -f /lib64/ld-linux-x86-64.so.2)
