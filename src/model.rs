@@ -563,10 +563,21 @@ impl Frame {
 /// symbol files that keep C++ signatures. MSVC's quoted names
 /// (`` `dynamic atexit destructor for 'x'' ``) are kept whole.
 pub fn bare_name(name: &str) -> &str {
-    match name.find('(') {
-        Some(i) if i > 0 && !name.starts_with('`') => &name[..i],
-        _ => name,
+    const ANONYMOUS: &str = "(anonymous namespace)";
+    if name.starts_with('`') {
+        return name;
     }
+    // `(anonymous namespace)::f()`: the parameter list is the first `(`
+    // that does not open an anonymous namespace's name.
+    let mut from = 0;
+    while let Some(i) = name[from..].find('(').map(|i| from + i) {
+        if name[i..].starts_with(ANONYMOUS) {
+            from = i + ANONYMOUS.len();
+            continue;
+        }
+        return if i > 0 { &name[..i] } else { name };
+    }
+    name
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -663,4 +674,29 @@ fn hex_option<S: Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok, S::Erro
 /// The file name of a path recorded in a dump, whichever OS wrote it.
 pub fn file_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bare_name;
+
+    #[test]
+    fn bare_names() {
+        assert_eq!(bare_name("exit(int)"), "exit");
+        assert_eq!(bare_name("exit"), "exit");
+        assert_eq!(
+            bare_name("(anonymous namespace)::deliver_result()"),
+            "(anonymous namespace)::deliver_result"
+        );
+        assert_eq!(
+            bare_name("a::(anonymous namespace)::b::(anonymous namespace)::f(int, char)"),
+            "a::(anonymous namespace)::b::(anonymous namespace)::f"
+        );
+        assert_eq!(bare_name("(anonymous namespace)"), "(anonymous namespace)");
+        assert_eq!(
+            bare_name("`dynamic atexit destructor for 'x''"),
+            "`dynamic atexit destructor for 'x''"
+        );
+        assert_eq!(bare_name("(weird)"), "(weird)");
+    }
 }

@@ -51,8 +51,8 @@ fn top(report: &Value) -> String {
         .to_string()
 }
 
-/// The system libraries the dumps use, copied beside the programs'
-/// binaries.
+/// The system libraries (and Debian's python3.11) the dumps use, copied
+/// beside the programs' binaries.
 fn with_libraries(dir: &Path) -> PathBuf {
     let folder = dir.join("own_and_libs");
     std::fs::create_dir_all(&folder).unwrap();
@@ -64,6 +64,7 @@ fn with_libraries(dir: &Path) -> PathBuf {
         "/lib64/ld-linux-x86-64.so.2",
         "/lib/x86_64-linux-gnu/libstdc++.so.6",
         "/lib/x86_64-linux-gnu/libgcc_s.so.1",
+        "/usr/bin/python3.11",
     ] {
         let path = Path::new(lib);
         if let Ok(real) = std::fs::canonicalize(path) {

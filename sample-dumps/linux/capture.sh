@@ -35,6 +35,16 @@ gcc "${cflags[@]}" -o cuda_exit_crash "$programs/cuda_exit_crash.c" -L. -lcudart
 g++ "${cflags[@]}" -o static_dtor_throw "$programs/static_dtor_throw.cpp"
 gcc "${cflags[@]}" -o tls_exit_crash "$programs/tls_exit_crash.c" -lpthread
 g++ "${cflags[@]}" -o tls_exit_hang "$programs/tls_exit_hang.cpp" -lpthread
+# A C++ extension of this machine's own CPython (Debian's python3), for the
+# real interpreter's finalization.
+python=/usr/bin/python3
+if ! pyinc=$("$python-config" --includes 2>/dev/null); then
+  say "installing python3-dev with apt-get"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-dev >/dev/null
+  pyinc=$("$python-config" --includes)
+fi
+# shellcheck disable=SC2086 # the include flags are several words
+g++ "${cflags[@]}" -fPIC -shared $pyinc -o pyfinal_ext.so "$programs/pyfinal_ext.cpp" -lpthread
 gcc "${cflags[@]}" -fPIC -shared -o libslowinit.so "$programs/libslowinit.c" -lpthread -ldl
 gcc "${cflags[@]}" -rdynamic -o dlopen_exit_hang "$programs/dlopen_exit_hang.c" -ldl -lpthread
 gcc "${cflags[@]}" -fPIC -shared -Wl,-soname,libpython3.12.so.1.0 -o libpython3.12.so.1.0 "$programs/libpython3.c" -lpthread
@@ -65,13 +75,14 @@ capture tls-destructor-crash-at-exit-linux 139 ./tls_exit_crash
 capture tls-teardown-hang-at-exit-linux 124 ./tls_exit_hang
 capture glibc-loader-lock-at-exit-linux 124 ./dlopen_exit_hang
 capture python-exit-waits-for-thread-linux 124 ./python3
+PYTHONPATH=$build capture python-thread-after-finalization-linux 134 "$python" -c "import pyfinal_ext"
 
 # The programs' own binaries (with DWARF), for the poor forms of
 # twins.toml: what a user who has only their build's output holds.
 rm -rf "$here/bin" && mkdir -p "$here/bin"
 cp hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so \
   libkernels.so static_dtor_throw tls_exit_crash tls_exit_hang dlopen_exit_hang libslowinit.so \
-  python3 libpython3.12.so.1.0 "$here/bin/"
+  python3 libpython3.12.so.1.0 pyfinal_ext.so "$here/bin/"
 
 say "writing symbols"
 libc=/lib/x86_64-linux-gnu/libc.so.6
@@ -80,7 +91,7 @@ libstdcxx=$(readlink -f /lib/x86_64-linux-gnu/libstdc++.so.6)
 libgcc=$(readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1)
 for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so \
   static_dtor_throw tls_exit_crash tls_exit_hang dlopen_exit_hang libslowinit.so python3 libpython3.12.so.1.0 \
-  "$libc" "$ld" "$libstdcxx" "$libgcc"; do
+  pyfinal_ext.so "$(readlink -f "$python")" "$libc" "$ld" "$libstdcxx" "$libgcc"; do
   dump_syms "$module" > module.sym 2>/dev/null
   read -r _ _ _ id name < module.sym
   if [ "$module" = "$libc" ] || [ "$module" = "$ld" ]; then

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 /// The specific signatures of the interface (ids kept stable), each with a
 /// sample dump.
-pub const SPECIFIC_IDS: [&str; 15] = [
+pub const SPECIFIC_IDS: [&str; 16] = [
     "winml-epcatalog-release",
     "dxc-after-unload",
     "ort-logger-after-teardown",
@@ -22,6 +22,7 @@ pub const SPECIFIC_IDS: [&str; 15] = [
     "d3d12-directml-at-exit",
     "cuda-library-handle-at-exit",
     "tls-teardown-hang-at-exit",
+    "python-thread-after-finalization",
 ];
 
 /// The generic situations of the interface.
