@@ -83,7 +83,10 @@ SAMPLES = [
          key_functions=["dawn::native::d3d12::Backend::~Backend", "wgpuInstanceRelease",
                         "wgpu::Instance::~Instance",
                         "onnxruntime::webgpu::WebGpuContextFactory::`dynamic atexit destructor for 'default_instance_'"],
-         threads={}, unloaded=["dxcompiler.dll", "dxil.dll"], crash_in_unloaded="dxcompiler.dll",
+         threads={}, unloaded=["dxcompiler.dll", "dxil.dll"],
+         # The COM vtable read: the caller faults, the data address is in
+         # the unloaded compiler's range.
+         crash_in_module="webgpu_dawn.dll", access_in_unloaded="dxcompiler.dll",
          absent_functions=[]),
     dict(file="dxc-detached-at-exit.dmp", signature="dxc-after-unload",
          also_true=["crash-in-static-destructor", "crash-during-exit"], kind="crash",
@@ -288,6 +291,21 @@ def main():
         blamed_name = names.get(blamed_tid, "") if blamed_tid is not None else ""
         if s["blamed_name"] is not None and blamed_name != s["blamed_name"]:
             errs.append(f"blamed thread is named {blamed_name!r}, expected {s['blamed_name']!r}")
+
+        if s.get("crash_in_module") and exc:
+            ip = int(exc["address"], 16)
+            holder = [m["name"].split("\\")[-1] for m in info["modules"]
+                      if int(m["base"], 16) <= ip < int(m["base"], 16) + int(m["size"], 16)]
+            if s["crash_in_module"] not in holder:
+                errs.append(f"crash address {exc['address']} not in {s['crash_in_module']} ({holder})")
+        if s.get("access_in_unloaded") and exc:
+            params = exc["params"]
+            access = int(params[1], 16) if len(params) > 1 else None
+            holder = [u["name"] for u in info["unloaded"]
+                      if access is not None and int(u["base"], 16) <= access < int(u["end"], 16)]
+            if s["access_in_unloaded"] not in holder:
+                errs.append(f"access address {access and hex(access)} not in unloaded "
+                            f"{s['access_in_unloaded']} ({holder})")
 
         walk = stackwalk(path, symbols)
         frames_by_tid = {}

@@ -1,7 +1,8 @@
 /* dxcompiler.dll stand-in (DirectX Shader Compiler). DxcCreateInstance hands
- * out a compiler object; as in a C ABI, the object carries its method pointers,
- * which point at code inside this DLL. Once the DLL is unloaded those pointers
- * lead into unmapped memory.
+ * out a COM compiler object: its first field points at the class's vtable, a
+ * constant table in this DLL's read-only data, whose entries point at code
+ * inside this DLL. Once the DLL is unloaded, a call through the object
+ * faults reading that vtable, in the caller.
  *
  * Like DXC, every entry point works under the module's default allocator,
  * installed for the call with DxcSwapThreadMalloc; DllMain's
@@ -37,11 +38,18 @@ NOINLINE static void DxcCleanupThreadMalloc(void)
     /* g_default_malloc still points at them: DLL_PROCESS_DETACH is last. */
 }
 
-typedef struct DxcCompilerObject {
-    ULONG(*Release)(struct DxcCompilerObject *self);
-    HRESULT (*Compile)(struct DxcCompilerObject *self, const char *source);
+typedef struct DxcCompilerObject DxcCompilerObject;
+typedef struct IDxcCompilerVtbl {
+    HRESULT (*QueryInterface)(DxcCompilerObject *self, const GUID *iid, void **out);
+    ULONG (*AddRef)(DxcCompilerObject *self);
+    ULONG (*Release)(DxcCompilerObject *self);
+    HRESULT (*Compile)(DxcCompilerObject *self, const char *source);
+} IDxcCompilerVtbl;
+
+struct DxcCompilerObject {
+    const IDxcCompilerVtbl *lpVtbl;
     LONG refs;
-} DxcCompilerObject;
+};
 
 NOINLINE static ULONG DxcCompiler_Release(DxcCompilerObject *self)
 {
@@ -58,13 +66,34 @@ NOINLINE static HRESULT DxcCompiler_Compile(DxcCompilerObject *self, const char 
     return source ? S_OK : E_INVALIDARG;
 }
 
+NOINLINE static HRESULT DxcCompiler_QueryInterface(DxcCompilerObject *self, const GUID *iid,
+                                                   void **out)
+{
+    (void)iid;
+    InterlockedIncrement(&self->refs);
+    *out = self;
+    return S_OK;
+}
+
+NOINLINE static ULONG DxcCompiler_AddRef(DxcCompilerObject *self)
+{
+    return (ULONG)InterlockedIncrement(&self->refs);
+}
+
+/* The class's vtable, in this DLL's read-only data. */
+static const IDxcCompilerVtbl g_compiler_vtbl = {
+    DxcCompiler_QueryInterface,
+    DxcCompiler_AddRef,
+    DxcCompiler_Release,
+    DxcCompiler_Compile,
+};
+
 __declspec(dllexport) HRESULT DxcCreateInstance(const GUID *clsid, const GUID *iid, void **out)
 {
     (void)clsid;
     (void)iid;
     DxcCompilerObject *c = (DxcCompilerObject *)calloc(1, sizeof(*c));
-    c->Release = DxcCompiler_Release;
-    c->Compile = DxcCompiler_Compile;
+    c->lpVtbl = &g_compiler_vtbl;
     c->refs = 1;
     *out = c;
     return S_OK;

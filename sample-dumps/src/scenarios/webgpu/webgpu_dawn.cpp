@@ -20,11 +20,19 @@
 
 #define WGPU_EXPORT extern "C" __declspec(dllexport)
 
-typedef struct DxcCompilerObject {
-    ULONG (*Release)(struct DxcCompilerObject *self);
-    HRESULT (*Compile)(struct DxcCompilerObject *self, const char *source);
+// IDxcCompiler as a COM object: a pointer to its vtable (in
+// dxcompiler.dll), then the object's own data.
+struct DxcCompilerObject;
+struct IDxcCompilerVtbl {
+    HRESULT (*QueryInterface)(DxcCompilerObject *self, const GUID *iid, void **out);
+    ULONG (*AddRef)(DxcCompilerObject *self);
+    ULONG (*Release)(DxcCompilerObject *self);
+    HRESULT (*Compile)(DxcCompilerObject *self, const char *source);
+};
+struct DxcCompilerObject {
+    const IDxcCompilerVtbl *lpVtbl;
     LONG refs;
-} DxcCompilerObject;
+};
 typedef HRESULT(WINAPI *PFN_DxcCreateInstance)(const GUID *, const GUID *, void **);
 
 enum WGPUDeviceLostReason { WGPUDeviceLostReason_Unknown = 1, WGPUDeviceLostReason_Destroyed = 2 };
@@ -75,7 +83,8 @@ NOINLINE DxcCompilerObject *Backend::GetOrCreateDxcCompiler(DynamicLib &dxcompil
 NOINLINE Backend::~Backend()
 {
     if (mDxcCompiler) {
-        mDxcCompiler->Release(mDxcCompiler); // dxcompiler.dll may be unloaded by now
+        // dxcompiler.dll may be unloaded by now: the vtable read faults.
+        mDxcCompiler->lpVtbl->Release(mDxcCompiler);
         mDxcCompiler = nullptr;
     }
 }
@@ -148,7 +157,7 @@ NOINLINE Device::Device(InstanceBase *instance) : mInstance(instance)
     if (!dxil.m_handle) dxil.Open(L"dxil.dll");
     if (!dxcompiler.m_handle) dxcompiler.Open(L"dxcompiler.dll");
     DxcCompilerObject *dxc = backend->GetOrCreateDxcCompiler(dxcompiler);
-    dxc->Compile(dxc, "[numthreads(64,1,1)] void main() {}");
+    dxc->lpVtbl->Compile(dxc, "[numthreads(64,1,1)] void main() {}");
 }
 
 NOINLINE void Device::DestroyImpl()
