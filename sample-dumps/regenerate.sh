@@ -131,7 +131,7 @@ build_all() {
     build_pe "$B/ort/onnxruntime.dll" "$S/webgpu/onnxruntime.cpp" -- "$(base 0x183000000)" -lwebgpu_dawn
     build_pe "$B/ort/ort_webgpu_app.exe" "$S/webgpu/ort_webgpu_app.c" -- -municode -lcrashcap
     # Node.js addon
-    build_pe "$B/node/onnxruntime_binding.node" "$S/node/onnxruntime_binding.cpp" -- "$(base 0x187000000)" -lonnxruntime
+    build_pe "$B/node/onnxruntime_binding.node" "$S/node/onnxruntime_binding.cpp" -- "$(base 0x187000000)"
     build_pe "$B/node/node.exe" "$S/node/node.cpp" -- -municode -lcrashcap
     # Vulkan device probe (llamafile)
     build_pe "$B/vulkan/amdvlk64.dll" "$S/vulkan/amdvlk64.cpp" -- "$(base 0x18a000000)"
@@ -261,6 +261,9 @@ scenario_node() {
     install_into "$addon_dir" "$B/onnxruntime_binding.node" "$O/onnxruntime.dll" "$O/webgpu_dawn.dll" \
         "$O/dxcompiler.dll" "$O/dxil.dll"
     wants ort-node-env-late-release && run_crash ort-node-env-late-release 'C:\apps\node\node.exe' 'C:\apps\node\app.js'
+    # The binding before the fix: its Ort::Env is a function-local static.
+    wants ort-node-env-released-at-detach && ORT_NODE_STANDIN_ENV=function-static \
+        run_crash ort-node-env-released-at-detach 'C:\apps\node\node.exe' 'C:\apps\node\app.js'
     return 0
 }
 

@@ -179,6 +179,10 @@ pub struct Exception {
     /// (`std::runtime_error`), when the dump's memory or the throwing
     /// module's binary holds its ThrowInfo.
     pub cpp_type: Option<String>,
+    /// For any other crash (an abort from std::terminate, a fault in a catch
+    /// handler): an MSVC C++ exception still being dispatched on the crashing
+    /// thread, its record found in the live part of that thread's stack.
+    pub cpp_in_flight: Option<CppInFlight>,
     pub thread_id: u32,
     /// False when the exception only marks how the dump was taken: a
     /// debugger break-in (0x80000003 on the break-in thread) or a "dump
@@ -186,6 +190,17 @@ pub struct Exception {
     pub crash: bool,
     /// Why `crash` is false.
     pub not_a_crash: Option<String>,
+}
+
+/// A C++ exception whose dispatch was still under way when the process
+/// crashed: the exception record the system built for it on the stack.
+#[derive(Debug, Clone, Serialize)]
+pub struct CppInFlight {
+    /// The type thrown (`onnxruntime::OnnxRuntimeException`).
+    pub cpp_type: String,
+    /// Where the record is, in the crashing thread's stack.
+    #[serde(serialize_with = "hex_u64")]
+    pub record_address: u64,
 }
 
 /// The exit-phase facts of a dump: computed from the stacks by

@@ -156,6 +156,14 @@ pub fn render_report(report: &Report, p: Paint) -> String {
             if let Some(thrown) = &e.cpp_type {
                 let _ = writeln!(s, "           C++ exception of type {}", clean(thrown));
             }
+            if let Some(f) = &e.cpp_in_flight {
+                let _ = writeln!(
+                    s,
+                    "           while a C++ exception of type {} was being dispatched (record at {})",
+                    clean(&f.cpp_type),
+                    hex(f.record_address)
+                );
+            }
         }
         None => {
             let _ = writeln!(s, "Exception: none: live or hang dump");

@@ -109,6 +109,12 @@ pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 parameters: Vec::new(),
                 abort: None,
                 cpp_type: example.cpp_type.clone(),
+                cpp_in_flight: example.cpp_in_flight.clone().map(|cpp_type| {
+                    crate::model::CppInFlight {
+                        cpp_type,
+                        record_address: 0,
+                    }
+                }),
                 thread_id: *thread_id,
                 crash: true,
                 not_a_crash: None,

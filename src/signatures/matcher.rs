@@ -219,19 +219,33 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
         return false;
     }
     if let Some(wanted) = &c.cpp_exception_type {
-        let thrown = report
-            .exception
-            .as_ref()
-            .filter(|e| e.crash)
-            .and_then(|e| e.cpp_type.as_deref().map(|t| (e.thread_id, t)));
-        let Some((thread, thrown)) = thrown.filter(|(_, t)| wanted.matches(t)) else {
+        let Some(e) = report.exception.as_ref().filter(|e| e.crash) else {
             return false;
         };
-        found.fact(
-            Some(thread),
-            None,
-            format!("the C++ exception thrown is a {thrown}"),
-        );
+        // The crash's own C++ exception, or one whose dispatch the crash
+        // (std::terminate's abort) interrupted.
+        let own = e.cpp_type.as_deref().filter(|t| wanted.matches(t));
+        let in_flight = e
+            .cpp_in_flight
+            .as_ref()
+            .filter(|f| wanted.matches(&f.cpp_type));
+        match (own, in_flight) {
+            (Some(thrown), _) => found.fact(
+                Some(e.thread_id),
+                None,
+                format!("the C++ exception thrown is a {thrown}"),
+            ),
+            (None, Some(f)) => found.fact(
+                Some(e.thread_id),
+                None,
+                format!(
+                    "a C++ exception of type {} was being dispatched when the process crashed (its record is on the stack at {})",
+                    f.cpp_type,
+                    crate::model::hex(f.record_address)
+                ),
+            ),
+            (None, None) => return false,
+        }
     }
     if let Some(want) = c.process_exiting {
         let in_stack = || report.threads.iter().find(|t| t.exiting_in_stack.is_some());

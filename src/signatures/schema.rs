@@ -102,6 +102,9 @@ pub struct ExampleSpec {
     pub access: Option<String>,
     /// The type a C++ exception threw (`std::runtime_error`).
     pub cpp_type: Option<String>,
+    /// The type of a C++ exception still being dispatched when another
+    /// exception (an abort) ended the process.
+    pub cpp_in_flight: Option<String>,
     #[serde(default)]
     pub modules: Vec<String>,
     #[serde(default)]

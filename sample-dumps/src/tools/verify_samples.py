@@ -114,9 +114,18 @@ SAMPLES = [
          blamed="exception", blamed_name=None,
          key_functions=["OrtApis::ReleaseTypeInfo", "Ort::detail::Base<OrtTypeInfo>::~Base",
                         "InferenceSessionWrap::~InferenceSessionWrap", "node::FreeEnvironment"],
-         threads={"v8-platform-worker-0": ["node::platform_worker"],
-                  "ort-intra-op-1": ["onnxruntime::concurrency::ThreadPool::WorkerLoop"]},
+         threads={"v8-platform-worker-0": ["node::platform_worker"]},
          unloaded=[], absent_functions=[]),
+    dict(file="ort-node-env-released-at-detach.dmp", signature="ort-node-env-late-release",
+         also_true=["crash-in-static-destructor", "crash-during-exit"], kind="crash", process="node.exe",
+         exception_code="0xc0000005",
+         capture="in-process: vectored handler while the loader runs DLL_PROCESS_DETACH (crashcap.dll)",
+         blamed="exception", blamed_name=None,
+         key_functions=["onnxruntime::concurrency::ThreadPool::~ThreadPool",
+                        "onnxruntime::Environment::~Environment", "OrtEnv::Release",
+                        "OrtApis::ReleaseEnv", "Ort::detail::Base<OrtEnv>::~Base"],
+         crash_in_module="onnxruntime.dll",
+         threads={}, unloaded=[], absent_functions=[]),
     dict(file="vulkan-probe-driver-exception.dmp", signature="vulkan-probe-driver-exception",
          also_true=[], kind="crash", process="llamafile.exe", exception_code="0xe06d7363",
          capture="in-process: unhandled-exception filter (crashcap.dll)",
@@ -159,7 +168,13 @@ SAMPLES = [
          blamed="exception", blamed_name="ort-intra-op-1",
          key_functions=["onnxruntime::contrib::MatMulNBits::Compute",
                         "onnxruntime::concurrency::ThreadPool::WorkerLoop"],
-         threads={"main": ["OrtApis::Run", "run_model", "wmain"]}, unloaded=[], absent_functions=[]),
+         # The main thread waits at the pool's barrier (RunInParallel) inside
+         # Wine's kernelbase: with .sym files for the programs only, nothing
+         # unwinds that wait, and the walk's stack scan stops at a stale
+         # return address (operator new, from creating the pool), as
+         # minidump-stackwalk's does; the store twin unwinds it through
+         # kernelbase's .pdata.
+         threads={"main": []}, unloaded=[], absent_functions=[]),
     dict(file="healthy-multithreaded.dmp", signature=None, also_true=[], kind="live",
          process="hip_service.exe", exception_code=None,
          capture="out-of-process: capture.exe (OpenProcess + MiniDumpWriteDump) after 1.5 s",

@@ -152,6 +152,11 @@ fn export_entries(table: &ExportTable<'_>) -> Vec<(u64, Option<u64>, String)> {
             let ExportTarget::Address(rva) = export.target else {
                 return None; // forwarded to another DLL: no code here
             };
+            if rva == 0 {
+                // An unused slot of the ordinal table (linkers leave them
+                // for gaps, and lld for ordinal 0): no export at all.
+                return None;
+            }
             let name = match export.name {
                 Some(name) => super::demangle(&String::from_utf8_lossy(name)),
                 None => format!("#{}", export.ordinal),

@@ -7,8 +7,15 @@
 //    DefaultLogger() throws (ORT_THROW: an OnnxRuntimeException, C++
 //    exception 0xE06D7363); thrown through a destructor, which is noexcept,
 //    the C++ runtime calls std::terminate, which calls abort().
-//  * OrtEnv is a process-wide singleton held by a function-local static, so at
-//    DLL unload it is destroyed before the file-scope statics below.
+//  * OrtEnv is the process-wide singleton ORT keeps as a raw pointer with a
+//    reference count (OrtEnv::p_instance_): never destroyed by ORT's own DLL
+//    detach, deleted by the ReleaseEnv that drops the last reference, and
+//    with it the onnxruntime::Environment and its intra-op thread pool.
+//  * The thread pool's per-worker run queues come from a process-wide block
+//    cache, a file-scope static: ORT's DLL_PROCESS_DETACH destroys it and
+//    returns the blocks to the system. A ReleaseEnv that comes after that
+//    detach (a host's own static, destroyed later in ExitProcess) walks the
+//    queues in freed memory, a dozen frames inside onnxruntime.dll.
 //  * webgpu::WebGpuContextFactory keeps the WebGPU instance in a static RAII
 //    wgpu::Instance (destroyed automatically at DLL unload, i.e. inside
 //    DllMain(DLL_PROCESS_DETACH)) and the per-session contexts in a static map;
@@ -85,6 +92,26 @@ namespace std {
     abort(); // the C runtime's: raise(SIGABRT), then the process ends
     __builtin_unreachable();
 }
+
+// The part of <memory> ORT's owners use (no libstdc++ in these modules).
+template <class T> struct default_delete {
+    NOINLINE void operator()(T *p) const { delete p; }
+};
+template <class T> class unique_ptr {
+  public:
+    unique_ptr() = default;
+    explicit unique_ptr(T *p) : p_(p) {}
+    unique_ptr(const unique_ptr &) = delete;
+    NOINLINE ~unique_ptr()
+    {
+        if (p_) default_delete<T>()(p_);
+    }
+    T *get() const { return p_; }
+    T *operator->() const { return p_; }
+
+  private:
+    T *p_ = nullptr;
+};
 } // namespace std
 
 namespace onnxruntime {
@@ -235,15 +262,68 @@ class BFCArena {
 
 // ---------------------------------------------------------- thread pool ----
 namespace concurrency {
+// Process-wide cache of the aligned blocks the thread pools' run queues live
+// in. A file-scope static: destroyed by ORT's DLL_PROCESS_DETACH, which
+// returns every block to the system.
+class RunQueueBlockCache {
+  public:
+    NOINLINE void *Get(size_t bytes)
+    {
+        void *block = dt_page_alloc(bytes);
+        if (count_ < 16) blocks_[count_++] = block;
+        return block;
+    }
+    NOINLINE ~RunQueueBlockCache()
+    {
+        for (int i = 0; i < count_; i++) dt_page_free(blocks_[i]);
+        count_ = 0;
+    }
+    void *blocks_[16] = {};
+    int count_ = 0;
+};
+static RunQueueBlockCache g_run_queue_blocks;
+
+struct Task {
+    void (*fn)(void *);
+    void *arg;
+};
+
+// Eigen's RunQueue: a fixed-size ring of tasks owned by one worker.
+template <typename Work, unsigned kSize> class RunQueue {
+  public:
+    static void *operator new(size_t n) { return g_run_queue_blocks.Get(n); }
+    static void operator delete(void *) {} // the cache owns the block
+    NOINLINE ~RunQueue() { Flush(); }
+    NOINLINE unsigned Size() const { return back_ - front_; }
+    NOINLINE bool Empty() const { return Size() == 0; }
+    NOINLINE void PopBack() { back_--; }
+    NOINLINE void Flush()
+    {
+        while (!Empty()) PopBack();
+    }
+    unsigned front_ = 0, back_ = 0;
+    Work array_[kSize];
+};
+
 class ThreadPool {
   public:
+    struct WorkerData {
+        NOINLINE WorkerData() : queue(new RunQueue<Task, 1024>()) {}
+        NOINLINE ~WorkerData() { delete queue; }
+        RunQueue<Task, 1024> *queue;
+    };
     NOINLINE ThreadPool(int threads);
+    NOINLINE ~ThreadPool();
     NOINLINE void RunInParallel(void (*fn)(void *), void *arg);
     NOINLINE void WorkerLoop(int index);
     static DWORD WINAPI ThreadMain(LPVOID arg);
     HANDLE work_ready_, work_done_;
     void (*volatile fn_)(void *) = nullptr;
     void *arg_ = nullptr;
+    WorkerData *worker_data_[4] = {};
+    HANDLE threads_[4] = {};
+    int num_workers_ = 0;
+    volatile bool done_ = false;
 };
 
 struct WorkerStart {
@@ -251,13 +331,28 @@ struct WorkerStart {
     int index;
 };
 
+// As Eigen's pool does: tell the workers to stop, wake them, join them, then
+// free their queues. Inside ExitProcess the system has already ended them, and
+// the joins return at once.
+NOINLINE ThreadPool::~ThreadPool()
+{
+    done_ = true;
+    for (int i = 0; i < num_workers_; i++) SetEvent(work_ready_);
+    for (int i = 0; i < num_workers_; i++) {
+        WaitForSingleObject(threads_[i], INFINITE);
+        CloseHandle(threads_[i]);
+    }
+    for (int i = 0; i < num_workers_; i++) delete worker_data_[i];
+}
+
 NOINLINE ThreadPool::ThreadPool(int threads)
 {
     work_ready_ = CreateEventW(nullptr, FALSE, FALSE, nullptr);
     work_done_ = CreateEventW(nullptr, FALSE, FALSE, nullptr);
-    for (int i = 1; i < threads; i++) {
+    for (int i = 1; i < threads && num_workers_ < 4; i++) {
+        worker_data_[num_workers_] = new WorkerData();
         WorkerStart *ws = new WorkerStart{this, i};
-        CloseHandle(CreateThread(nullptr, 0, ThreadMain, ws, 0, nullptr));
+        threads_[num_workers_++] = CreateThread(nullptr, 0, ThreadMain, ws, 0, nullptr);
     }
 }
 
@@ -276,6 +371,7 @@ NOINLINE void ThreadPool::WorkerLoop(int index)
     (void)index;
     for (;;) {
         WaitForSingleObject(work_ready_, INFINITE);
+        if (done_) return;
         fn_(arg_);
         SetEvent(work_done_);
     }
@@ -439,52 +535,58 @@ NOINLINE InferenceSession::~InferenceSession()
 
 } // namespace onnxruntime
 
+// ------------------------------------------------------------- Environment --
+namespace onnxruntime {
+class Environment {
+  public:
+    NOINLINE explicit Environment(logging::Severity level)
+        : logging_manager_(new logging::LoggingManager(level)),
+          intra_op_thread_pool_(new concurrency::ThreadPool(2))
+    {
+        arena_ = BFCArena::Create(1 << 16);
+    }
+    NOINLINE ~Environment() { BFCArena::Destroy(arena_); }
+    // Members are destroyed in reverse order: the thread pool, then the
+    // logging manager.
+    std::unique_ptr<logging::LoggingManager> logging_manager_;
+    std::unique_ptr<concurrency::ThreadPool> intra_op_thread_pool_;
+    BFCArena *arena_ = nullptr;
+};
+} // namespace onnxruntime
+
 // ------------------------------------------------------------------ OrtEnv --
 struct OrtEnv {
-    NOINLINE OrtEnv(int level)
-    {
-        logging_manager_ =
-            new onnxruntime::logging::LoggingManager((onnxruntime::logging::Severity)level);
-        arena_ = onnxruntime::BFCArena::Create(1 << 16);
-        intra_op_pool_ = new onnxruntime::concurrency::ThreadPool(2);
-    }
-    NOINLINE ~OrtEnv()
-    {
-        onnxruntime::BFCArena::Destroy(arena_);
-        delete logging_manager_;
-    }
+    NOINLINE explicit OrtEnv(onnxruntime::Environment *value) : value_(value) {}
+    NOINLINE ~OrtEnv() {}
     NOINLINE static OrtEnv *GetInstance(int level);
     NOINLINE static void Release(OrtEnv *env);
-    onnxruntime::logging::LoggingManager *logging_manager_;
-    onnxruntime::BFCArena *arena_;
-    onnxruntime::concurrency::ThreadPool *intra_op_pool_;
-    int refs_ = 0;
+    onnxruntime::BFCArena *arena() const { return value_->arena_; }
+    onnxruntime::concurrency::ThreadPool *intra_op_pool() const
+    {
+        return value_->intra_op_thread_pool_.get();
+    }
+    std::unique_ptr<onnxruntime::Environment> value_;
+    // The single instance: a raw pointer, so no static destructor touches it.
+    static OrtEnv *p_instance_;
+    static int ref_count_;
 };
-
-struct OrtEnvHolder {
-    NOINLINE ~OrtEnvHolder() { delete env; }
-    OrtEnv *env = nullptr;
-};
-
-NOINLINE static OrtEnvHolder &EnvHolder()
-{
-    static OrtEnvHolder holder; // function-local static: destroyed at DLL unload
-    return holder;
-}
+OrtEnv *OrtEnv::p_instance_ = nullptr;
+int OrtEnv::ref_count_ = 0;
 
 NOINLINE OrtEnv *OrtEnv::GetInstance(int level)
 {
-    OrtEnvHolder &holder = EnvHolder();
-    if (!holder.env) holder.env = new OrtEnv(level);
-    holder.env->refs_++;
-    return holder.env;
+    if (!p_instance_)
+        p_instance_ = new OrtEnv(new onnxruntime::Environment((onnxruntime::logging::Severity)level));
+    ++ref_count_;
+    return p_instance_;
 }
 
 NOINLINE void OrtEnv::Release(OrtEnv *env)
 {
-    if (--env->refs_ == 0) {
-        EnvHolder().env = nullptr;
-        delete env;
+    if (!env) return;
+    if (--ref_count_ == 0) {
+        delete p_instance_;
+        p_instance_ = nullptr;
     }
 }
 
@@ -517,7 +619,7 @@ NOINLINE OrtStatusPtr CreateSession(OrtEnv *env, const wchar_t *model, int use_w
     (void)model;
     OrtSession *s = new OrtSession();
     s->env = env;
-    s->impl = new onnxruntime::InferenceSession(env->arena_, env->intra_op_pool_);
+    s->impl = new onnxruntime::InferenceSession(env->arena(), env->intra_op_pool());
     s->impl->Initialize(use_webgpu);
     *out = s;
     return nullptr;
@@ -535,7 +637,7 @@ NOINLINE OrtStatusPtr Run(OrtSession *s)
 }
 NOINLINE OrtStatusPtr SessionGetInputTypeInfo(const OrtSession *s, size_t index, OrtTypeInfo **out)
 {
-    onnxruntime::BFCArena *arena = s->env->arena_;
+    onnxruntime::BFCArena *arena = s->env->arena();
     OrtTypeInfo *ti = new (arena->Alloc(sizeof(OrtTypeInfo))) OrtTypeInfo();
     ti->arena = arena;
     ti->onnx_type = 1;

@@ -10,15 +10,22 @@
  *                         detached, not unmapped, before the WebGPU instance
  *                         is destroyed
  *   --scenario logger     create a WebGPU session, run, return with the
- *                         environment and the session both alive
+ *                         session alive; the environment is released from an
+ *                         atexit handler (as a language binding's static is),
+ *                         so the default logger is gone before ORT's own
+ *                         statics (the WebGPU contexts) are destroyed
  *   --scenario work-crash create a CPU session and run it: a kernel faults on an
  *                         intra-op thread during normal work (negative sample)
  */
 #include "../common/dtcommon.h"
 #include "ort_api.h"
+#include <stdlib.h>
 #include <string.h>
 
 static const OrtApi *g_ort;
+static OrtEnv *g_env;
+
+NOINLINE static void release_env_at_exit(void) { g_ort->ReleaseEnv(g_env); }
 
 NOINLINE static const OrtApi *load_onnxruntime(void)
 {
@@ -48,7 +55,11 @@ int wmain(int argc, wchar_t **argv)
     g_ort->CreateEnv(2 /* WARNING */, "ort_webgpu_app", &env);
     if (!wcscmp(scenario, L"dxc")) return run_model(env, 1, 1);
     if (!wcscmp(scenario, L"dxc-exit")) return run_model(env, 1, 1);
-    if (!wcscmp(scenario, L"logger")) return run_model(env, 1, 0);
+    if (!wcscmp(scenario, L"logger")) {
+        g_env = env;
+        atexit(release_env_at_exit);
+        return run_model(env, 1, 0);
+    }
     if (!wcscmp(scenario, L"work-crash")) return run_model(env, 0, 1);
     return 3;
 }
