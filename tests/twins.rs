@@ -163,24 +163,9 @@ fn raw_dumps_with_a_symstore_store_get_their_diagnosis() {
 fn completed_dumps_with_binaries_and_pdbs_only_get_their_diagnosis() {
     let twins = twins();
     // A folder as a user has it: the dumps, and the binaries and PDBs they
-    // built, side by side; no .sym, no store layout.
-    let dir = tempfile::tempdir().unwrap();
-    let flat = dir.path().join("bin");
-    std::fs::create_dir(&flat).unwrap();
-    for entry in walk(&samples().join("store")) {
-        let name = entry.file_name().unwrap();
-        let lower = name.to_string_lossy().to_ascii_lowercase();
-        // Windows' own DLLs are not the user's build output.
-        if !is_windows_dll(&lower) {
-            std::fs::copy(&entry, flat.join(name)).unwrap();
-        }
-    }
-    let mut paths = Vec::new();
-    for twin in &twins {
-        let to = dir.path().join(format!("{}.dmp", twin.sample));
-        std::fs::copy(samples().join(format!("{}.dmp", twin.sample)), &to).unwrap();
-        paths.push(to);
-    }
+    // built, side by side; no .sym, no store layout. Windows' own DLLs are
+    // not the user's build output.
+    let (_dir, flat, paths) = completed_dumps_with(&twins, |lower| !is_windows_dll(lower));
     let reports = analyze(&paths, &flat);
     let mut failures = Vec::new();
     for twin in &twins {
@@ -197,22 +182,9 @@ fn completed_dumps_with_binaries_and_pdbs_only_get_their_diagnosis() {
 fn completed_dumps_with_binaries_only_get_their_diagnosis() {
     let twins = twins();
     // Release builds as vendors ship them: binaries, no PDB, no .sym.
-    let dir = tempfile::tempdir().unwrap();
-    let bins = dir.path().join("bin");
-    std::fs::create_dir(&bins).unwrap();
-    for entry in walk(&samples().join("store")) {
-        let name = entry.file_name().unwrap();
-        let lower = name.to_string_lossy().to_ascii_lowercase();
-        if !lower.ends_with(".pdb") && !lower.ends_with(".pd_") {
-            std::fs::copy(&entry, bins.join(name)).unwrap();
-        }
-    }
-    let mut paths = Vec::new();
-    for twin in &twins {
-        let to = dir.path().join(format!("{}.dmp", twin.sample));
-        std::fs::copy(samples().join(format!("{}.dmp", twin.sample)), &to).unwrap();
-        paths.push(to);
-    }
+    let (_dir, bins, paths) = completed_dumps_with(&twins, |lower| {
+        !lower.ends_with(".pdb") && !lower.ends_with(".pd_")
+    });
     let reports = analyze(&paths, &bins);
     let mut failures = Vec::new();
     for twin in &twins {
@@ -291,6 +263,33 @@ fn deep_frames_are_honest(report: &Value, failures: &mut Vec<String>) {
             failures.push(format!("{} not marked a guess", frame["function"]));
         }
     }
+}
+
+/// A folder with the completed sample dumps of `twins` and, in `bin/`, the
+/// files of `store/` whose lower-case name `keep` accepts; returns the
+/// folder (removed when dropped), `bin/` and the dumps.
+fn completed_dumps_with(
+    twins: &[Twin],
+    keep: impl Fn(&str) -> bool,
+) -> (tempfile::TempDir, PathBuf, Vec<PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for entry in walk(&samples().join("store")) {
+        let name = entry.file_name().unwrap();
+        if keep(&name.to_string_lossy().to_ascii_lowercase()) {
+            std::fs::copy(&entry, bin.join(name)).unwrap();
+        }
+    }
+    let paths = twins
+        .iter()
+        .map(|twin| {
+            let to = dir.path().join(format!("{}.dmp", twin.sample));
+            std::fs::copy(samples().join(format!("{}.dmp", twin.sample)), &to).unwrap();
+            to
+        })
+        .collect();
+    (dir, bin, paths)
 }
 
 /// A twin's report against what twins.toml says of it.
