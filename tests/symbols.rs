@@ -118,6 +118,17 @@ impl Run {
     }
 }
 
+/// The fake HIP module's first frame, named from its PDB.
+fn named_from_the_pdb(run: &Run) {
+    assert_eq!(
+        run.frame0()["function"],
+        "__run_exit_handlers",
+        "{:#}",
+        run.report()
+    );
+    assert_eq!(run.frame0()["symbol_source"], "pdb");
+}
+
 /// Writes `dump` to `dir` and analyses it with `args` (JSON), the
 /// environment's `_NT_SYMBOL_PATH` removed unless `env` sets it.
 fn analyze(dir: &Path, dump: &[u8], args: &[&str], env: &[(&str, &str)]) -> Run {
@@ -866,13 +877,7 @@ fn symstore_layout_with_hex_sizes_and_mixed_case() {
         &["--symbols", s(&exact)],
         &[],
     );
-    assert_eq!(
-        run.frame0()["function"],
-        "__run_exit_handlers",
-        "{:#}",
-        run.report()
-    );
-    assert_eq!(run.frame0()["symbol_source"], "pdb");
+    named_from_the_pdb(&run);
 
     // Stored under other spellings than the dump's (`KERNEL32.dll` in the
     // dump, `kernel32.dll` in the store; `Ntdll.pdb`).
@@ -1714,13 +1719,7 @@ fn compressed_files_on_a_symbol_server() {
         &args,
         &[],
     );
-    assert_eq!(
-        run.frame0()["function"],
-        "__run_exit_handlers",
-        "{:#}",
-        run.report()
-    );
-    assert_eq!(run.frame0()["symbol_source"], "pdb");
+    named_from_the_pdb(&run);
     let requests = server.requests();
     assert!(
         requests.iter().any(|r| r.ends_with("/fakehip.pd_"))
@@ -1832,13 +1831,7 @@ fn file_ptr_redirects() {
     ];
     let dump = hip_dump(true, RUN_EXIT_HANDLERS + 4);
     let run = analyze(dir.path(), &dump, &args, &[]);
-    assert_eq!(
-        run.frame0()["function"],
-        "__run_exit_handlers",
-        "{:#}",
-        run.report()
-    );
-    assert_eq!(run.frame0()["symbol_source"], "pdb");
+    named_from_the_pdb(&run);
     assert!(server.requests().iter().any(|r| r.ends_with("/file.ptr")));
 
     // A file of another build at the path is refused.
@@ -1962,13 +1955,7 @@ fn compressed_files_and_pointers_in_a_folder_store() {
         &pdb_dir(&flat).join("fakehip.pd_"),
     );
     let run = named(&flat);
-    assert_eq!(
-        run.frame0()["function"],
-        "__run_exit_handlers",
-        "{:#}",
-        run.report()
-    );
-    assert_eq!(run.frame0()["symbol_source"], "pdb");
+    named_from_the_pdb(&run);
 
     // Two-tier, compressed: `fa/fakehip.pdb/ID/fakehip.pd_`.
     let tiered = dir.path().join("tiered");

@@ -331,25 +331,9 @@ impl Server {
             .tempfile_in(&self.cache)
             .map_err(Failure::Cache)?;
         let mut body = response.into_reader();
-        let mut buffer = vec![0u8; 64 * 1024];
-        let mut total: u64 = 0;
-        loop {
-            let n = match body.read(&mut buffer) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(Failure::Server(format!(
-                        "the answer stopped after {total} bytes ({e})"
-                    )))
-                }
-            };
-            total += n as u64;
-            if total > limit {
-                return Err(too_large());
-            }
-            temp.write_all(&buffer[..n]).map_err(Failure::Cache)?;
-        }
+        let total = copy_bounded(&mut body, temp.as_file_mut(), limit, |total, e| {
+            Failure::Server(format!("the answer stopped after {total} bytes ({e})"))
+        })?;
         if total == 0 {
             return Err(Failure::Refused(Refusal::Corrupt(
                 "empty answer".to_string(),
@@ -419,27 +403,37 @@ pub(super) fn unpack(
         .prefix(".dumptriage-unpacked-")
         .tempfile_in(into)
         .map_err(Failure::Cache)?;
+    copy_bounded(&mut reader, out.as_file_mut(), limit, |_, e| {
+        corrupt(format!("cannot unpack {name} from the CAB archive ({e})"))
+    })?;
+    out.as_file_mut().flush().map_err(Failure::Cache)?;
+    Ok(out)
+}
+
+/// Copies `from` into `to` and returns how many bytes it copied, refusing
+/// more than `limit` bytes; a read error becomes `failed(bytes so far,
+/// error)`.
+fn copy_bounded(
+    from: &mut impl std::io::Read,
+    to: &mut impl std::io::Write,
+    limit: u64,
+    failed: impl Fn(u64, std::io::Error) -> Failure,
+) -> Result<u64, Failure> {
     let mut buffer = vec![0u8; 64 * 1024];
     let mut total: u64 = 0;
     loop {
-        let n = match reader.read(&mut buffer) {
-            Ok(0) => break,
+        let n = match from.read(&mut buffer) {
+            Ok(0) => return Ok(total),
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return Err(corrupt(format!(
-                    "cannot unpack {name} from the CAB archive ({e})"
-                )))
-            }
+            Err(e) => return Err(failed(total, e)),
         };
         total += n as u64;
         if total > limit {
             return Err(Failure::Refused(Refusal::TooLarge { limit }));
         }
-        out.write_all(&buffer[..n]).map_err(Failure::Cache)?;
+        to.write_all(&buffer[..n]).map_err(Failure::Cache)?;
     }
-    out.as_file_mut().flush().map_err(Failure::Cache)?;
-    Ok(out)
 }
 
 /// Bytes of a path component sent as they are: RFC 3986's unreserved
