@@ -17,6 +17,7 @@
 
 mod breakpad;
 mod find;
+mod indexfile;
 pub mod identity;
 mod log;
 pub mod native;

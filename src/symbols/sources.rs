@@ -108,6 +108,8 @@ pub struct Sources {
     /// Unwind tables read from the binaries, by module identity (None:
     /// none found).
     unwinders: Mutex<HashMap<Identity, Option<Arc<dyn Unwinder>>>>,
+    /// Where big PDB and DWARF files get their index.
+    pub(super) index: IndexSettings,
 }
 
 impl Sources {
@@ -121,7 +123,12 @@ impl Sources {
         let finder = Arc::new(Finder::default());
         let handed = Handed::default();
         let breakpad =
-            BreakpadSupplier::new(locations.clone(), finder.clone(), handed.clone(), index);
+            BreakpadSupplier::new(
+            locations.clone(),
+            finder.clone(),
+            handed.clone(),
+            index.clone(),
+        );
         Sources {
             locations,
             system,
@@ -132,6 +139,7 @@ impl Sources {
             notes,
             scratch: Mutex::new(scratch),
             unwinders: Mutex::new(HashMap::new()),
+            index,
         }
     }
 

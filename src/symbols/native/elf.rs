@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use gimli::{EndianReader, RunTimeEndian};
 use object::{Object as _, ObjectSection as _, ObjectSegment as _, ObjectSymbol as _, SymbolKind};
 
+use super::index::Boundaries;
 use super::{demangle, AddressTable, NativeSymbols, Symbol};
 use crate::model::SymbolSource;
 
@@ -107,6 +108,8 @@ pub fn read_file(data: &[u8]) -> Result<ElfInfo, String> {
 /// DWARF of one ELF file, for lookups.
 pub struct Dwarf {
     context: Mutex<addr2line::Context<Reader>>,
+    /// The sections the context reads, for its index's boundaries.
+    sections: Arc<gimli::Dwarf<Reader>>,
     bias: u64,
     /// Function starts, for the offset into the function (DWARF frames name
     /// functions but do not give their start).
@@ -149,10 +152,12 @@ impl Dwarf {
             };
             Ok(EndianReader::new(section, endian))
         };
-        let dwarf = gimli::Dwarf::load(load).map_err(|e| e.to_string())?;
-        let context = addr2line::Context::from_dwarf(dwarf).map_err(|e| e.to_string())?;
+        let sections = Arc::new(gimli::Dwarf::load(load).map_err(|e| e.to_string())?);
+        let context =
+            addr2line::Context::from_arc_dwarf(sections.clone()).map_err(|e| e.to_string())?;
         Ok(Dwarf {
             context: Mutex::new(context),
+            sections,
             bias: info.bias,
             symtab: info.symtab,
         })
@@ -200,5 +205,58 @@ impl NativeSymbols for Dwarf {
 
     fn source(&self) -> SymbolSource {
         SymbolSource::Dwarf
+    }
+}
+
+impl Boundaries for Dwarf {
+    /// Every RVA at which addr2line's answer, or the symbol table's, may
+    /// change: the ends of compilation units' ranges (theirs and
+    /// `.debug_aranges`'), of every DIE's ranges (functions and inlined
+    /// calls among them), every line row's address (a row runs to the
+    /// next), and the symbol table's own.
+    fn boundaries(&self) -> Result<Vec<u64>, String> {
+        let dwarf = &*self.sections;
+        let text = |e: gimli::Error| e.to_string();
+        let mut addresses = Vec::new();
+        let mut aranges = dwarf.debug_aranges.headers();
+        while let Some(header) = aranges.next().map_err(text)? {
+            let mut entries = header.entries();
+            while let Ok(Some(entry)) = entries.next() {
+                let range = entry.range();
+                addresses.extend([range.begin, range.end]);
+            }
+        }
+        let mut units = dwarf.units();
+        while let Some(header) = units.next().map_err(text)? {
+            // A unit the reader cannot parse gives no answers to bound.
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            if let Ok(mut ranges) = dwarf.unit_ranges(&unit) {
+                while let Ok(Some(range)) = ranges.next() {
+                    addresses.extend([range.begin, range.end]);
+                }
+            }
+            let mut entries = unit.entries();
+            while let Ok(Some((_, entry))) = entries.next_dfs() {
+                if let Ok(mut ranges) = dwarf.die_ranges(&unit, entry) {
+                    while let Ok(Some(range)) = ranges.next() {
+                        addresses.extend([range.begin, range.end]);
+                    }
+                }
+            }
+            if let Some(program) = unit.line_program.clone() {
+                let mut rows = program.rows();
+                while let Ok(Some((_, row))) = rows.next_row() {
+                    addresses.push(row.address());
+                }
+            }
+        }
+        let mut points: Vec<u64> = addresses
+            .into_iter()
+            .filter_map(|a| a.checked_sub(self.bias))
+            .collect();
+        self.symtab.boundaries(&mut points);
+        Ok(points)
     }
 }

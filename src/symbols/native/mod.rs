@@ -12,13 +12,14 @@
 //! that name as a guess (`Symbol::guessed`).
 
 pub mod elf;
+pub mod index;
 pub mod pdb;
 pub mod pe;
 
 use crate::model::SymbolSource;
 
 /// What one source knows about an address.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Symbol {
     pub function: String,
     /// Offset of the function's first instruction from the module base.
@@ -123,6 +124,24 @@ impl AddressTable {
 
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Adds every address at which `lookup`'s answer may change: where
+    /// entries start, the address after (a name at its own address is
+    /// certain), where sized ones end and unsized ones stop reaching, and
+    /// where the table and the image's function extents end.
+    pub fn boundaries(&self, points: &mut Vec<u64>) {
+        for &(start, size, _) in &self.entries {
+            let end = match size {
+                Some(size) => start.saturating_add(size.max(1)),
+                None => start.saturating_add(UNSIZED_REACH + 1),
+            };
+            points.extend([start, start.saturating_add(1), end]);
+        }
+        for &(begin, end, _) in &self.extents.entries {
+            points.extend([begin, end]);
+        }
+        points.push(self.limit);
     }
 }
 

@@ -1,14 +1,16 @@
 //! Windows PDBs, read with pdb-addr2line: procedures, inlined functions and
 //! line numbers, and public symbols where a PDB has nothing better.
 
+use std::collections::HashMap;
 use std::io::Cursor;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use memmap2::Mmap;
 use pdb_addr2line::pdb::PDB;
 use pdb_addr2line::{ContextPdbData, TypeFormatterFlags};
 
+use super::index::Boundaries;
 use super::{NativeSymbols, Symbol};
 use crate::model::SymbolSource;
 use crate::symbols::identity::DebugId;
@@ -30,6 +32,9 @@ pub struct Pdb {
     // The context caches per-procedure data in a RefCell, so lookups from
     // several threads take turns.
     cell: Mutex<Cell>,
+    /// Where it was read from: its index asks the file again for where
+    /// answers change.
+    path: PathBuf,
 }
 
 /// Why a PDB could not be used.
@@ -85,6 +90,7 @@ impl Pdb {
             .map_err(|e| corrupt(&e))?;
         Ok(Pdb {
             cell: Mutex::new(cell),
+            path: path.to_path_buf(),
         })
     }
 }
@@ -156,4 +162,116 @@ impl Pdb {
             })
         })
     }
+}
+
+impl Boundaries for Pdb {
+    fn boundaries(&self) -> Result<Vec<u64>, String> {
+        // A corrupt file can make the PDB reader panic (see `open`).
+        std::panic::catch_unwind(|| boundaries(&self.path))
+            .unwrap_or_else(|_| Err("the PDB reader failed on this file".to_string()))
+    }
+}
+
+/// Every RVA at which pdb-addr2line's answer may change: the ends of the
+/// image's sections and of the section contributions (which choose the
+/// module), of procedures (nested ones too), of the line records and of
+/// every inline site's ranges; and where public symbols start (a public's
+/// extent runs to the next one).
+fn boundaries(path: &Path) -> Result<Vec<u64>, String> {
+    use pdb_addr2line::pdb::{FallibleIterator, PdbInternalSectionOffset, SymbolData};
+
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // SAFETY: as in `Pdb::open`.
+    let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
+    let mut pdb = PDB::open(Cursor::new(map)).map_err(|e| e.to_string())?;
+    let text = |e: pdb_addr2line::pdb::Error| e.to_string();
+    let address_map = pdb.address_map().map_err(text)?;
+    let mut points = Vec::new();
+    let point = |offset: PdbInternalSectionOffset, points: &mut Vec<u64>| {
+        if let Some(rva) = offset.to_rva(&address_map) {
+            points.push(u64::from(rva.0));
+        }
+    };
+    let range = |offset: PdbInternalSectionOffset, len: u32, points: &mut Vec<u64>| {
+        let (Some(start), Some(end)) = (
+            offset.to_internal_rva(&address_map),
+            offset
+                .offset
+                .checked_add(len)
+                .and_then(|end| PdbInternalSectionOffset::new(offset.section, end).to_internal_rva(&address_map)),
+        ) else {
+            return;
+        };
+        for rvas in address_map.rva_ranges(start..end) {
+            points.extend([u64::from(rvas.start.0), u64::from(rvas.end.0)]);
+        }
+        point(offset, points);
+    };
+    if let Some(sections) = pdb.sections().map_err(text)? {
+        for s in sections {
+            let start = u64::from(s.virtual_address);
+            points.extend([
+                start,
+                start + u64::from(s.virtual_size),
+                start + u64::from(s.size_of_raw_data),
+            ]);
+        }
+    }
+    let dbi = pdb.debug_information().map_err(text)?;
+    let mut contributions = dbi.section_contributions().map_err(text)?;
+    while let Some(c) = contributions.next().map_err(text)? {
+        range(c.offset, c.size, &mut points);
+    }
+    let globals = pdb.global_symbols().map_err(text)?;
+    let mut symbols = globals.iter();
+    while let Some(symbol) = symbols.next().map_err(text)? {
+        if let Ok(SymbolData::Public(public)) = symbol.parse() {
+            point(public.offset, &mut points);
+        }
+    }
+    let mut modules = dbi.modules().map_err(text)?;
+    while let Some(module) = modules.next().map_err(text)? {
+        // A module the reader cannot read gives no answers to bound.
+        let Ok(Some(info)) = pdb.module_info(&module) else {
+            continue;
+        };
+        if let Ok(program) = info.line_program() {
+            let mut lines = program.lines();
+            while let Ok(Some(line)) = lines.next() {
+                range(line.offset, line.length.unwrap_or(0), &mut points);
+            }
+        }
+        let inlinees: HashMap<_, _> = match info.inlinees() {
+            Ok(inlinees) => inlinees
+                .map(|i| Ok((i.index(), i)))
+                .collect()
+                .unwrap_or_default(),
+            Err(_) => HashMap::new(),
+        };
+        let Ok(mut symbols) = info.symbols() else {
+            continue;
+        };
+        // The procedure whose inline sites follow.
+        let mut procedure = None;
+        while let Ok(Some(symbol)) = symbols.next() {
+            match symbol.parse() {
+                Ok(SymbolData::Procedure(p)) => {
+                    range(p.offset, p.len, &mut points);
+                    procedure = Some(p.offset);
+                }
+                Ok(SymbolData::InlineSite(site)) => {
+                    let (Some(parent), Some(inlinee)) = (procedure, inlinees.get(&site.inlinee))
+                    else {
+                        continue;
+                    };
+                    let mut lines = inlinee.lines(parent, &site);
+                    while let Ok(Some(line)) = lines.next() {
+                        range(line.offset, line.length.unwrap_or(0), &mut points);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(points)
 }

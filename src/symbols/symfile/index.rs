@@ -27,25 +27,24 @@
 //! checksums (of everything after the header).
 
 use std::collections::HashMap;
-use std::fs;
-use std::io::Write as _;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::UNIX_EPOCH;
 
 use memmap2::Mmap;
 use minidump_unwind::SymbolFile;
 use range_map::{Range, RangeMap};
 
-use super::scan::{Record, Scan, PAGE};
+use super::scan::{Record, Scan};
+use crate::symbols::indexfile::{self, u32_at, u64_at, Kind, Mapped, PageBits, PAGE};
+pub use crate::symbols::indexfile::{Broken, SourceStamp};
 
-const MAGIC: &[u8; 8] = b"DTSYMIDX";
 /// Bumped whenever the layout or what is stored changes (or the version of
 /// breakpad-symbols whose parse it records).
-const VERSION: u32 = 1;
-const HEADER: usize = 512;
-const ID_FIELD: usize = 64;
+const KIND: Kind<'static> = Kind {
+    magic: b"DTSYMIDX",
+    version: 2,
+    sections: SECTIONS,
+};
 
 const FUNCS: usize = 0;
 const CFI: usize = 1;
@@ -56,68 +55,17 @@ const FILES: usize = 5;
 const ORIGINS: usize = 6;
 const STRINGS: usize = 7;
 const SOURCE_CRCS: usize = 8;
-const INDEX_CRCS: usize = 9;
-const SECTIONS: usize = 10;
+const SECTIONS: usize = 9;
 
 const RANGE_ENTRY: usize = 24;
 const PUBLIC_ENTRY: usize = 24;
 const NAME_ENTRY: usize = 16;
 
-// Header fields.
-const H_VERSION: usize = 8;
-const H_SOURCE_SIZE: usize = 16;
-const H_MTIME_SECS: usize = 24;
-const H_MTIME_NANOS: usize = 32;
-const H_FILE_LEN: usize = 40;
-const H_ID: usize = 48;
-const H_SECTIONS: usize = H_ID + ID_FIELD;
-const H_INDEX_CRCS_CRC: usize = H_SECTIONS + SECTIONS * 16;
-const H_CRC: usize = HEADER - 4;
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default())
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
-}
-
-/// What identifies the source an index was made from.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct SourceStamp {
-    pub size: u64,
-    pub mtime_secs: i64,
-    pub mtime_nanos: u32,
-}
-
-impl SourceStamp {
-    pub fn of(meta: &fs::Metadata) -> Option<SourceStamp> {
-        let mtime = meta.modified().ok()?;
-        let (secs, nanos) = match mtime.duration_since(UNIX_EPOCH) {
-            Ok(d) => (i64::try_from(d.as_secs()).ok()?, d.subsec_nanos()),
-            Err(e) => (
-                -i64::try_from(e.duration().as_secs()).ok()?,
-                e.duration().subsec_nanos(),
-            ),
-        };
-        Some(SourceStamp {
-            size: meta.len(),
-            mtime_secs: secs,
-            mtime_nanos: nanos,
-        })
-    }
-}
-
 /// The index of one .sym file, open for look-ups.
 pub struct Index {
-    map: Mmap,
+    file: Mapped,
     source: Mmap,
-    sections: [(usize, usize); SECTIONS],
-    /// Index pages checked so far, a bit each.
-    checked: Vec<AtomicU64>,
-    source_checked: Vec<AtomicU64>,
-    /// Set by the first failed check: nothing more is read.
-    broken: AtomicBool,
+    source_checked: PageBits,
     /// Symbol files assembled for an address, by the records they hold.
     assembled: Mutex<HashMap<[u32; 5], Arc<SymbolFile>>>,
     /// Parsed empty records whose fields are overwritten, so no type of
@@ -125,38 +73,11 @@ pub struct Index {
     templates: SymbolFile,
 }
 
-/// A failed check: the index must not be used.
-#[derive(Debug)]
-pub struct Broken(pub String);
-
 const NONE: u32 = u32::MAX;
 
 /// A range entry that holds an address: its number, its range, and where
 /// its text is.
 type Held = (u32, Range<u64>, u64, u32);
-
-fn bitmap(pages: usize) -> Vec<AtomicU64> {
-    (0..pages.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
-}
-
-/// Whether page `n` of `data` (pages counted from `base`) matches its
-/// checksum, checked once.
-fn page_ok(data: &[u8], base: usize, n: usize, crc: u32, checked: &[AtomicU64]) -> bool {
-    let (word, bit) = (n / 64, 1u64 << (n % 64));
-    let Some(cell) = checked.get(word) else {
-        return false;
-    };
-    if cell.load(Ordering::Relaxed) & bit != 0 {
-        return true;
-    }
-    let start = base + n * PAGE;
-    let end = (start + PAGE).min(data.len());
-    if start >= end || crc32fast::hash(&data[start..end]) != crc {
-        return false;
-    }
-    cell.fetch_or(bit, Ordering::Relaxed);
-    true
-}
 
 impl Index {
     /// Opens the index at `path` of the .sym file `source_path`, whose
@@ -164,63 +85,19 @@ impl Index {
     /// used (stale, truncated, corrupt, another version).
     pub fn open(path: &Path, source_path: &Path, id: &str) -> Result<Index, Broken> {
         let broken = |why: &str| Broken(why.to_string());
-        let file = fs::File::open(path).map_err(|e| Broken(e.to_string()))?;
-        // SAFETY: read-only private maps. A file changed underneath is
-        // caught by the checksums of the pages read.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| Broken(e.to_string()))?;
-        if map.len() < HEADER || &map[..8] != MAGIC {
-            return Err(broken("not an index file"));
-        }
-        if crc32fast::hash(&map[..H_CRC]) != u32_at(&map, H_CRC) {
-            return Err(broken("header checksum differs"));
-        }
-        if u32_at(&map, H_VERSION) != VERSION {
-            return Err(broken("made by another version"));
-        }
-        if u64_at(&map, H_FILE_LEN) != map.len() as u64 {
-            return Err(broken("truncated"));
-        }
-        let source_file = fs::File::open(source_path).map_err(|e| Broken(e.to_string()))?;
+        let source_file = std::fs::File::open(source_path).map_err(|e| Broken(e.to_string()))?;
         let stamp = source_file
             .metadata()
             .ok()
             .as_ref()
             .and_then(SourceStamp::of)
             .ok_or_else(|| broken("the symbol file's size and time are unknown"))?;
-        let recorded = SourceStamp {
-            size: u64_at(&map, H_SOURCE_SIZE),
-            mtime_secs: u64_at(&map, H_MTIME_SECS) as i64,
-            mtime_nanos: u32_at(&map, H_MTIME_NANOS),
-        };
-        if recorded != stamp {
-            return Err(broken("the symbol file changed since"));
-        }
-        let id_len = usize::from(map[H_ID]).min(ID_FIELD - 1);
-        if &map[H_ID + 1..H_ID + 1 + id_len] != id.as_bytes() {
-            return Err(broken("made for another debug id"));
-        }
-        let mut sections = [(0usize, 0usize); SECTIONS];
-        for (n, section) in sections.iter_mut().enumerate() {
-            let at = H_SECTIONS + n * 16;
-            let (offset, len) = (u64_at(&map, at), u64_at(&map, at + 8));
-            let end = offset.checked_add(len).filter(|&e| e <= map.len() as u64);
-            if offset < HEADER as u64 || end.is_none() {
-                return Err(broken("a section lies outside the file"));
-            }
-            *section = (offset as usize, len as usize);
-        }
-        let (crcs_at, crcs_len) = sections[INDEX_CRCS];
-        if crc32fast::hash(&map[crcs_at..crcs_at + crcs_len]) != u32_at(&map, H_INDEX_CRCS_CRC) {
-            return Err(broken("page checksums differ"));
-        }
-        let covered = crcs_at - HEADER;
-        if crcs_len != covered.div_ceil(PAGE) * 4 {
-            return Err(broken("page checksums do not cover the file"));
-        }
-        // SAFETY: as above.
+        let file = Mapped::open(path, KIND, stamp, id)?;
+        // SAFETY: a read-only private map; its pages are checked against
+        // the checksums taken when the index was made.
         let source = unsafe { Mmap::map(&source_file) }.map_err(|e| Broken(e.to_string()))?;
         if source.len() as u64 != stamp.size
-            || sections[SOURCE_CRCS].1 != source.len().div_ceil(PAGE) * 4
+            || file.section(SOURCE_CRCS).1 != source.len().div_ceil(PAGE) * 4
         {
             return Err(broken("the symbol file changed since"));
         }
@@ -235,48 +112,23 @@ impl Index {
         ];
         if entry_sizes
             .iter()
-            .any(|&(section, size)| sections[section].1 % size != 0)
+            .any(|&(section, size)| file.section(section).1 % size != 0)
         {
             return Err(broken("a table has a partial entry"));
         }
         let templates = SymbolFile::from_bytes(b"FUNC 0 1 0 f\nPUBLIC 0 0 p\n")
             .map_err(|e| Broken(e.to_string()))?;
         Ok(Index {
-            checked: bitmap(covered.div_ceil(PAGE)),
-            source_checked: bitmap(source.len().div_ceil(PAGE)),
-            map,
+            source_checked: PageBits::new(source.len().div_ceil(PAGE)),
+            file,
             source,
-            sections,
-            broken: AtomicBool::new(false),
             assembled: Mutex::new(HashMap::new()),
             templates,
         })
     }
 
     fn fail(&self, why: String) -> Broken {
-        self.broken.store(true, Ordering::Relaxed);
-        Broken(why)
-    }
-
-    /// `len` bytes at `offset` of the index, their pages checked.
-    fn bytes(&self, offset: usize, len: usize) -> Result<&[u8], Broken> {
-        if self.broken.load(Ordering::Relaxed) {
-            return Err(Broken("already found corrupt".into()));
-        }
-        let (crcs_at, _) = self.sections[INDEX_CRCS];
-        let end = offset
-            .checked_add(len)
-            .filter(|&end| offset >= HEADER && end <= crcs_at)
-            .ok_or_else(|| self.fail(format!("read outside the index at {offset:#x}")))?;
-        if len > 0 {
-            for page in (offset - HEADER) / PAGE..=(end - 1 - HEADER) / PAGE {
-                let crc = u32_at(&self.map, crcs_at + page * 4);
-                if !page_ok(&self.map[..crcs_at], HEADER, page, crc, &self.checked) {
-                    return Err(self.fail(format!("index page {page} checksum differs")));
-                }
-            }
-        }
-        Ok(&self.map[offset..end])
+        self.file.fail(why)
     }
 
     /// `len` bytes at `offset` of the .sym file, their pages checked
@@ -287,10 +139,9 @@ impl Index {
             .checked_add(len as usize)
             .filter(|&end| end <= self.source.len() && len > 0)
             .ok_or_else(|| self.fail(format!("read outside the symbol file at {offset:#x}")))?;
-        let (crcs_at, _) = self.sections[SOURCE_CRCS];
         for page in offset / PAGE..=(end - 1) / PAGE {
-            let crc = u32_at(self.bytes(crcs_at + page * 4, 4)?, 0);
-            if !page_ok(&self.source, 0, page, crc, &self.source_checked) {
+            let crc = u32_at(self.file.within(SOURCE_CRCS, page as u64 * 4, 4)?, 0);
+            if !self.source_checked.page_ok(&self.source, 0, page, crc) {
                 return Err(self.fail(format!(
                     "the symbol file's page {page} differs from when it was indexed"
                 )));
@@ -300,15 +151,13 @@ impl Index {
     }
 
     fn count(&self, section: usize, entry: usize) -> usize {
-        self.sections[section].1 / entry
+        self.file.count(section, entry)
     }
 
     fn entry(&self, section: usize, size: usize, n: usize) -> Result<&[u8], Broken> {
-        self.bytes(self.sections[section].0 + n * size, size)
+        self.file.entry(section, size, n)
     }
 
-    /// The number of entries of `section` whose first field (a u64
-    /// address) is at most `address` (or below it, with `strict`).
     fn partition(
         &self,
         section: usize,
@@ -316,22 +165,7 @@ impl Index {
         address: u64,
         strict: bool,
     ) -> Result<usize, Broken> {
-        let (mut low, mut high) = (0, self.count(section, size));
-        while low < high {
-            let mid = low + (high - low) / 2;
-            let start = u64_at(self.entry(section, size, mid)?, 0);
-            let before = if strict {
-                start < address
-            } else {
-                start <= address
-            };
-            if before {
-                low = mid + 1;
-            } else {
-                high = mid;
-            }
-        }
-        Ok(low)
+        self.file.partition(section, size, address, strict)
     }
 
     /// The range entry holding `address`: its number, range and text.
@@ -367,12 +201,7 @@ impl Index {
     }
 
     fn string(&self, offset: u64, len: u32) -> Result<String, Broken> {
-        let (at, size) = self.sections[STRINGS];
-        let offset = usize::try_from(offset)
-            .ok()
-            .filter(|&o| o + len as usize <= size);
-        let offset = offset.ok_or_else(|| self.fail("string outside the strings".into()))?;
-        let bytes = self.bytes(at + offset, len as usize)?;
+        let bytes = self.file.within(STRINGS, offset, len as usize)?;
         String::from_utf8(bytes.to_vec()).map_err(|_| self.fail("a string is not UTF-8".into()))
     }
 
@@ -696,9 +525,6 @@ pub fn build(
     scan: &Scan,
     parsed: &SymbolFile,
 ) -> Result<(), String> {
-    if id.len() >= ID_FIELD {
-        return Err("debug id too long".into());
-    }
     let mut sections = Sections::default();
     let reparse = |record: &Record| -> Result<SymbolFile, String> {
         let start = record.offset as usize;
@@ -788,59 +614,5 @@ pub fn build(
         sections.data[SOURCE_CRCS].extend_from_slice(&crc.to_le_bytes());
     }
 
-    // The file: header, sections 0..9 aligned to 8, then the page checksums.
-    let mut file = vec![0u8; HEADER];
-    let mut placed = [(0u64, 0u64); SECTIONS];
-    for (n, data) in sections.data.iter().enumerate().take(INDEX_CRCS) {
-        while !file.len().is_multiple_of(8) {
-            file.push(0);
-        }
-        placed[n] = (file.len() as u64, data.len() as u64);
-        file.extend_from_slice(data);
-    }
-    while !file.len().is_multiple_of(8) {
-        file.push(0);
-    }
-    let crcs: Vec<u8> = file[HEADER..]
-        .chunks(PAGE)
-        .flat_map(|page| crc32fast::hash(page).to_le_bytes())
-        .collect();
-    placed[INDEX_CRCS] = (file.len() as u64, crcs.len() as u64);
-    file.extend_from_slice(&crcs);
-
-    let header = &mut file[..HEADER];
-    header[..8].copy_from_slice(MAGIC);
-    header[H_VERSION..H_VERSION + 4].copy_from_slice(&VERSION.to_le_bytes());
-    header[12..16].copy_from_slice(&(HEADER as u32).to_le_bytes());
-    header[H_SOURCE_SIZE..H_SOURCE_SIZE + 8].copy_from_slice(&stamp.size.to_le_bytes());
-    header[H_MTIME_SECS..H_MTIME_SECS + 8].copy_from_slice(&stamp.mtime_secs.to_le_bytes());
-    header[H_MTIME_NANOS..H_MTIME_NANOS + 4].copy_from_slice(&stamp.mtime_nanos.to_le_bytes());
-    header[36..40].copy_from_slice(&(PAGE as u32).to_le_bytes());
-    let total = placed[INDEX_CRCS].0 + placed[INDEX_CRCS].1;
-    header[H_FILE_LEN..H_FILE_LEN + 8].copy_from_slice(&total.to_le_bytes());
-    header[H_ID] = id.len() as u8;
-    header[H_ID + 1..H_ID + 1 + id.len()].copy_from_slice(id.as_bytes());
-    for (n, (offset, len)) in placed.iter().enumerate() {
-        let at = H_SECTIONS + n * 16;
-        header[at..at + 8].copy_from_slice(&offset.to_le_bytes());
-        header[at + 8..at + 16].copy_from_slice(&len.to_le_bytes());
-    }
-    header[H_INDEX_CRCS_CRC..H_INDEX_CRCS_CRC + 4]
-        .copy_from_slice(&crc32fast::hash(&crcs).to_le_bytes());
-    let crc = crc32fast::hash(&header[..H_CRC]);
-    header[H_CRC..].copy_from_slice(&crc.to_le_bytes());
-
-    // Written beside its final name, then renamed: a reader never sees a
-    // half-written index, and two runs building it do not mix their bytes.
-    let dir = path.parent().ok_or("no folder")?;
-    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".index-")
-        .tempfile_in(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    temp.write_all(&file)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    temp.persist(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(())
+    indexfile::write(path, KIND, stamp, id, &sections.data)
 }

@@ -23,16 +23,7 @@ use super::identity::DebugId;
 use super::log::Log;
 use super::paths;
 
-/// Where indexes are kept and which files get one.
-#[derive(Clone, Debug, Default)]
-pub struct IndexSettings {
-    /// The folder of indexes (`index/` in the symbols cache); `None`: no
-    /// index (`--no-symbol-index`, or no cache).
-    pub dir: Option<PathBuf>,
-    /// Files smaller than this are parsed whole: an index would save
-    /// little.
-    pub min_size: u64,
-}
+pub use super::indexfile::IndexSettings;
 
 /// The default smallest file indexed: parsing 16 MiB of .sym text takes
 /// about a tenth of a second.
@@ -65,29 +56,17 @@ pub enum Named {
     Public,
 }
 
-/// FNV-1a: a name for an index file that stays the same across builds
-/// and Rust versions.
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-impl IndexSettings {
-    /// Where the index of the .sym file at `path` lives, when it should
-    /// have one: below the module's debug file and id, named after the
-    /// file's path (one index per copy of the file).
-    fn path_for(&self, path: &Path, id: &DebugId, debug_file: &str) -> Option<PathBuf> {
-        let dir = self.dir.as_ref()?;
-        let size = std::fs::metadata(path).ok()?.len();
-        if size < self.min_size {
-            return None;
-        }
-        let full = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let key = fnv(full.as_os_str().as_encoded_bytes());
-        let rel = paths::sym_index(debug_file, id, key)?;
-        Some(rel.under(dir))
-    }
+/// Where the index of the .sym file at `path` lives, when it should
+/// have one: below the module's debug file and id, named after the file's
+/// path (one index per copy of the file).
+fn index_path(
+    settings: &IndexSettings,
+    path: &Path,
+    id: &DebugId,
+    debug_file: &str,
+) -> Option<PathBuf> {
+    let (dir, key) = settings.wants(path)?;
+    Some(paths::sym_index(debug_file, id, key)?.under(dir))
 }
 
 impl SymFile {
@@ -101,7 +80,7 @@ impl SymFile {
         settings: &IndexSettings,
         log: &mut Log,
     ) -> Result<SymFile, SymbolError> {
-        let Some(index_path) = settings.path_for(path, id, debug_file) else {
+        let Some(index_path) = index_path(settings, path, id, debug_file) else {
             return SymbolFile::from_file(path).map(|file| SymFile::Parsed(Box::new(file)));
         };
         let id_text = id.breakpad().to_string();

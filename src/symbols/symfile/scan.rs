@@ -8,7 +8,7 @@
 use memchr::memchr;
 
 /// The size of the pages the source's checksums cover.
-pub const PAGE: usize = 4096;
+pub use crate::symbols::indexfile::PAGE;
 
 /// Where one record's text is in the file.
 #[derive(Clone, Copy, Debug)]

@@ -1,0 +1,422 @@
+//! The file format shared by the persistent symbol indexes: a checked
+//! container of sections, memory-mapped by later runs.
+//!
+//! Layout (little-endian): a 512-byte header, then the sections, each
+//! 8-byte aligned, then a CRC-32 of every 4 KiB page of what lies between
+//! the header and those checksums. The header holds a magic naming the
+//! kind of index, its version, the source file's size and mtime, the
+//! identity text (debug id or build id) it was made for, the place of each
+//! section, a checksum of the page checksums and, last, its own checksum.
+//!
+//! Opening checks the header whole; every other page is checked the first
+//! time it is read. A failed check makes the file unusable for the rest of
+//! the run: the caller falls back on the source, and the next run makes
+//! the index again.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::UNIX_EPOCH;
+
+use memmap2::Mmap;
+
+/// Where indexes are kept and which files get one.
+#[derive(Clone, Debug, Default)]
+pub struct IndexSettings {
+    /// The folder of indexes (`index/` in the symbols cache); `None`: no
+    /// index (`--no-symbol-index`, or no cache).
+    pub dir: Option<PathBuf>,
+    /// Files smaller than this are read without an index: one would save
+    /// little.
+    pub min_size: u64,
+}
+
+impl IndexSettings {
+    /// Whether the file at `path` should have an index: the folder of
+    /// indexes, and a key naming the file by its full path (one index per
+    /// copy of the file).
+    pub fn wants(&self, path: &Path) -> Option<(&Path, u64)> {
+        let dir = self.dir.as_ref()?;
+        let size = fs::metadata(path).ok()?.len();
+        if size < self.min_size {
+            return None;
+        }
+        let full = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        Some((dir, fnv(full.as_os_str().as_encoded_bytes())))
+    }
+}
+
+/// FNV-1a: a name for an index file that stays the same across builds
+/// and Rust versions.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// The unit of the page checksums.
+pub const PAGE: usize = 4096;
+const HEADER: usize = 512;
+const ID_FIELD: usize = 64;
+
+// Header fields.
+const H_VERSION: usize = 8;
+const H_SOURCE_SIZE: usize = 16;
+const H_MTIME_SECS: usize = 24;
+const H_MTIME_NANOS: usize = 32;
+const H_FILE_LEN: usize = 40;
+const H_ID: usize = 48;
+const H_SECTION_COUNT: usize = H_ID + ID_FIELD;
+const H_CRCS_CRC: usize = H_SECTION_COUNT + 4;
+const H_SECTIONS: usize = H_CRCS_CRC + 4;
+const H_CRC: usize = HEADER - 4;
+/// The most sections a header has room for.
+const MAX_SECTIONS: usize = (H_CRC - H_SECTIONS) / 16;
+
+pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default())
+}
+
+pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
+}
+
+/// What identifies the source an index was made from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SourceStamp {
+    pub size: u64,
+    pub mtime_secs: i64,
+    pub mtime_nanos: u32,
+}
+
+impl SourceStamp {
+    pub fn of(meta: &fs::Metadata) -> Option<SourceStamp> {
+        let mtime = meta.modified().ok()?;
+        let (secs, nanos) = match mtime.duration_since(UNIX_EPOCH) {
+            Ok(d) => (i64::try_from(d.as_secs()).ok()?, d.subsec_nanos()),
+            Err(e) => (
+                -i64::try_from(e.duration().as_secs()).ok()?,
+                e.duration().subsec_nanos(),
+            ),
+        };
+        Some(SourceStamp {
+            size: meta.len(),
+            mtime_secs: secs,
+            mtime_nanos: nanos,
+        })
+    }
+
+    /// The stamp of the file at `path` now.
+    pub fn of_path(path: &Path) -> Option<SourceStamp> {
+        fs::metadata(path).ok().as_ref().and_then(SourceStamp::of)
+    }
+}
+
+/// What a header names: which kind of index, made from what.
+#[derive(Clone, Copy, Debug)]
+pub struct Kind<'a> {
+    pub magic: &'a [u8; 8],
+    pub version: u32,
+    pub sections: usize,
+}
+
+/// A failed check: the index must not be used.
+#[derive(Debug)]
+pub struct Broken(pub String);
+
+/// One bit per page: whether its checksum was checked already.
+pub struct PageBits(Vec<AtomicU64>);
+
+impl PageBits {
+    pub fn new(pages: usize) -> PageBits {
+        PageBits((0..pages.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    /// Whether page `n` of `data` (pages counted from `base`) matches its
+    /// checksum, checked once.
+    pub fn page_ok(&self, data: &[u8], base: usize, n: usize, crc: u32) -> bool {
+        let (word, bit) = (n / 64, 1u64 << (n % 64));
+        let Some(cell) = self.0.get(word) else {
+            return false;
+        };
+        if cell.load(Ordering::Relaxed) & bit != 0 {
+            return true;
+        }
+        let start = base + n * PAGE;
+        let end = (start + PAGE).min(data.len());
+        if start >= end || crc32fast::hash(&data[start..end]) != crc {
+            return false;
+        }
+        cell.fetch_or(bit, Ordering::Relaxed);
+        true
+    }
+}
+
+/// An index file open for reading, its header checked.
+pub struct Mapped {
+    map: Mmap,
+    sections: Vec<(usize, usize)>,
+    /// Where the page checksums start: the end of the checked pages.
+    crcs_at: usize,
+    checked: PageBits,
+    /// Set by the first failed check: nothing more is read.
+    broken: AtomicBool,
+}
+
+impl Mapped {
+    /// Opens the index at `path` of kind `kind`, made for a source stamped
+    /// `stamp` with identity `id`. `Err` says why it cannot be used
+    /// (stale, truncated, corrupt, another version or kind).
+    pub fn open(path: &Path, kind: Kind<'_>, stamp: SourceStamp, id: &str) -> Result<Mapped, Broken> {
+        let broken = |why: &str| Broken(why.to_string());
+        let file = fs::File::open(path).map_err(|e| Broken(e.to_string()))?;
+        // SAFETY: a read-only private map. A file changed underneath is
+        // caught by the checksums of the pages read.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| Broken(e.to_string()))?;
+        if map.len() < HEADER || &map[..8] != kind.magic {
+            return Err(broken("not an index file"));
+        }
+        if crc32fast::hash(&map[..H_CRC]) != u32_at(&map, H_CRC) {
+            return Err(broken("header checksum differs"));
+        }
+        if u32_at(&map, H_VERSION) != kind.version {
+            return Err(broken("made by another version"));
+        }
+        if u64_at(&map, H_FILE_LEN) != map.len() as u64 {
+            return Err(broken("truncated"));
+        }
+        let recorded = SourceStamp {
+            size: u64_at(&map, H_SOURCE_SIZE),
+            mtime_secs: u64_at(&map, H_MTIME_SECS) as i64,
+            mtime_nanos: u32_at(&map, H_MTIME_NANOS),
+        };
+        if recorded != stamp {
+            return Err(broken("the symbol file changed since"));
+        }
+        let id_len = usize::from(map[H_ID]).min(ID_FIELD - 1);
+        if &map[H_ID + 1..H_ID + 1 + id_len] != id.as_bytes() {
+            return Err(broken("made for another module id"));
+        }
+        if u32_at(&map, H_SECTION_COUNT) as usize != kind.sections {
+            return Err(broken("another number of sections"));
+        }
+        let mut sections = Vec::with_capacity(kind.sections + 1);
+        for n in 0..=kind.sections {
+            let at = H_SECTIONS + n * 16;
+            let (offset, len) = (u64_at(&map, at), u64_at(&map, at + 8));
+            let end = offset.checked_add(len).filter(|&e| e <= map.len() as u64);
+            if offset < HEADER as u64 || end.is_none() {
+                return Err(broken("a section lies outside the file"));
+            }
+            sections.push((offset as usize, len as usize));
+        }
+        let (crcs_at, crcs_len) = sections.pop().unwrap_or_default();
+        if crc32fast::hash(&map[crcs_at..crcs_at + crcs_len]) != u32_at(&map, H_CRCS_CRC) {
+            return Err(broken("page checksums differ"));
+        }
+        let covered = crcs_at - HEADER;
+        if crcs_len != covered.div_ceil(PAGE) * 4
+            || sections.iter().any(|&(at, len)| at + len > crcs_at)
+        {
+            return Err(broken("page checksums do not cover the file"));
+        }
+        Ok(Mapped {
+            checked: PageBits::new(covered.div_ceil(PAGE)),
+            map,
+            sections,
+            crcs_at,
+            broken: AtomicBool::new(false),
+        })
+    }
+
+    /// Marks the index unusable and says why.
+    pub fn fail(&self, why: String) -> Broken {
+        self.broken.store(true, Ordering::Relaxed);
+        Broken(why)
+    }
+
+    /// Where section `n` lies in the file, and its length.
+    pub fn section(&self, n: usize) -> (usize, usize) {
+        self.sections.get(n).copied().unwrap_or_default()
+    }
+
+    /// The number of `size`-byte entries of section `n`.
+    pub fn count(&self, n: usize, size: usize) -> usize {
+        self.section(n).1 / size
+    }
+
+    /// `len` bytes at `offset` of the file, their pages checked.
+    pub fn bytes(&self, offset: usize, len: usize) -> Result<&[u8], Broken> {
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(Broken("already found corrupt".into()));
+        }
+        let end = offset
+            .checked_add(len)
+            .filter(|&end| offset >= HEADER && end <= self.crcs_at)
+            .ok_or_else(|| self.fail(format!("read outside the index at {offset:#x}")))?;
+        if len > 0 {
+            for page in (offset - HEADER) / PAGE..=(end - 1 - HEADER) / PAGE {
+                let crc = u32_at(&self.map, self.crcs_at + page * 4);
+                if !self
+                    .checked
+                    .page_ok(&self.map[..self.crcs_at], HEADER, page, crc)
+                {
+                    return Err(self.fail(format!("index page {page} checksum differs")));
+                }
+            }
+        }
+        Ok(&self.map[offset..end])
+    }
+
+    /// Entry `n` of section `section`, whose entries are `size` bytes.
+    pub fn entry(&self, section: usize, size: usize, n: usize) -> Result<&[u8], Broken> {
+        if n >= self.count(section, size) {
+            return Err(self.fail(format!("entry {n} past the end of section {section}")));
+        }
+        self.bytes(self.section(section).0 + n * size, size)
+    }
+
+    /// `len` bytes at `offset` of section `section`.
+    pub fn within(&self, section: usize, offset: u64, len: usize) -> Result<&[u8], Broken> {
+        let (at, size) = self.section(section);
+        let offset = usize::try_from(offset)
+            .ok()
+            .filter(|&o| o.checked_add(len).is_some_and(|end| end <= size));
+        let offset =
+            offset.ok_or_else(|| self.fail(format!("read outside section {section}")))?;
+        self.bytes(at + offset, len)
+    }
+
+    /// The number of entries of `section` (`size` bytes each, starting
+    /// with a u64 address) whose address is at most `address` (or below
+    /// it, with `strict`).
+    pub fn partition(
+        &self,
+        section: usize,
+        size: usize,
+        address: u64,
+        strict: bool,
+    ) -> Result<usize, Broken> {
+        let (mut low, mut high) = (0, self.count(section, size));
+        while low < high {
+            let mid = low + (high - low) / 2;
+            let start = u64_at(self.entry(section, size, mid)?, 0);
+            let before = if strict {
+                start < address
+            } else {
+                start <= address
+            };
+            if before {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        Ok(low)
+    }
+}
+
+/// Writes an index of kind `kind` with `sections` (made for a source
+/// stamped `stamp` with identity `id`) to `path`: beside its final name,
+/// then renamed, so a reader never sees a half-written index and two runs
+/// building it do not mix their bytes.
+pub fn write(
+    path: &Path,
+    kind: Kind<'_>,
+    stamp: SourceStamp,
+    id: &str,
+    sections: &[Vec<u8>],
+) -> Result<(), String> {
+    if id.len() >= ID_FIELD {
+        return Err("module id too long".into());
+    }
+    if sections.len() != kind.sections || sections.len() >= MAX_SECTIONS {
+        return Err(format!("{} sections", sections.len()));
+    }
+    let mut file = vec![0u8; HEADER];
+    let mut placed = Vec::with_capacity(sections.len() + 1);
+    for data in sections {
+        while !file.len().is_multiple_of(8) {
+            file.push(0);
+        }
+        placed.push((file.len() as u64, data.len() as u64));
+        file.extend_from_slice(data);
+    }
+    while !file.len().is_multiple_of(8) {
+        file.push(0);
+    }
+    let crcs: Vec<u8> = file[HEADER..]
+        .chunks(PAGE)
+        .flat_map(|page| crc32fast::hash(page).to_le_bytes())
+        .collect();
+    placed.push((file.len() as u64, crcs.len() as u64));
+    file.extend_from_slice(&crcs);
+
+    let header = &mut file[..HEADER];
+    let mut put = |at: usize, bytes: &[u8]| header[at..at + bytes.len()].copy_from_slice(bytes);
+    put(0, kind.magic);
+    put(H_VERSION, &kind.version.to_le_bytes());
+    put(12, &(HEADER as u32).to_le_bytes());
+    put(H_SOURCE_SIZE, &stamp.size.to_le_bytes());
+    put(H_MTIME_SECS, &stamp.mtime_secs.to_le_bytes());
+    put(H_MTIME_NANOS, &stamp.mtime_nanos.to_le_bytes());
+    put(36, &(PAGE as u32).to_le_bytes());
+    let total = placed.last().map_or(0, |(offset, len)| offset + len);
+    put(H_FILE_LEN, &total.to_le_bytes());
+    put(H_ID, &[id.len() as u8]);
+    put(H_ID + 1, id.as_bytes());
+    put(H_SECTION_COUNT, &(sections.len() as u32).to_le_bytes());
+    put(H_CRCS_CRC, &crc32fast::hash(&crcs).to_le_bytes());
+    for (n, (offset, len)) in placed.iter().enumerate() {
+        put(H_SECTIONS + n * 16, &offset.to_le_bytes());
+        put(H_SECTIONS + n * 16 + 8, &len.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&header[..H_CRC]);
+    header[H_CRC..].copy_from_slice(&crc.to_le_bytes());
+
+    let dir = path.parent().ok_or("no folder")?;
+    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".index-")
+        .tempfile_in(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    temp.write_all(&file)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    temp.persist(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// The strings of an index being written, each kept once: a string is
+/// named by its number, which leads to its place in the bytes.
+#[derive(Default)]
+pub struct Strings {
+    numbers: std::collections::HashMap<String, u32>,
+    /// (offset, length) of each, 16 bytes per entry.
+    pub table: Vec<u8>,
+    pub bytes: Vec<u8>,
+}
+
+/// The number standing for "no string" (and "none" in other tables).
+pub const NONE: u32 = u32::MAX;
+
+/// Bytes of one entry of a string table.
+pub const STRING_ENTRY: usize = 16;
+
+impl Strings {
+    /// The number of `text`, added if new.
+    pub fn number(&mut self, text: &str) -> u32 {
+        if let Some(&n) = self.numbers.get(text) {
+            return n;
+        }
+        let n = self.numbers.len() as u32;
+        self.table
+            .extend_from_slice(&(self.bytes.len() as u64).to_le_bytes());
+        self.table
+            .extend_from_slice(&(text.len() as u64).to_le_bytes());
+        self.bytes.extend_from_slice(text.as_bytes());
+        self.numbers.insert(text.to_string(), n);
+        n
+    }
+}
