@@ -37,6 +37,11 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Signatures(command) => signatures_command(command),
     });
+    // Indexes of big PDB and DWARF files are written on other threads
+    // while the analysis goes on: waited for once the reports are out.
+    for warning in dumptriage::symbols::native::index::finish() {
+        eprintln!("dumptriage: warning: {warning}");
+    }
     match result {
         Ok(Ok(code)) => code,
         Ok(Err(error)) => {

@@ -250,3 +250,182 @@ fn sym_files(dir: &Path) -> Vec<PathBuf> {
     }
     found
 }
+
+// --- PDB and DWARF files ------------------------------------------------------
+
+const MARKED: &str = "to be indexed if read again";
+const BUILDING: &str = "being indexed for later runs";
+
+fn native_indexes(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "dtnidx") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// The files that the strings of `doc` containing `text` are about.
+fn files_said(doc: &Value, text: &str) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let mut todo = vec![doc];
+    while let Some(value) = todo.pop() {
+        match value {
+            Value::String(s) => {
+                if let Some(at) = s.find(&format!(": {text}")) {
+                    found.insert(s[..at].to_string());
+                }
+            }
+            Value::Array(items) => todo.extend(items),
+            Value::Object(map) => todo.extend(map.values()),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// A crash in a program built with gcc -O2 -g (functions inlined, DWARF
+/// in the binary), captured by `dumptriage run`: the dump and the folder
+/// holding the binary.
+#[cfg(target_os = "linux")]
+fn gcc_o2_crash(dir: &Path) -> (PathBuf, PathBuf) {
+    let build = dir.join("build");
+    std::fs::create_dir_all(&build).unwrap();
+    let program = build.join("cfi_crash");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/cfi_crash.c");
+    common::tool(
+        "gcc",
+        &[
+            "-O2".as_ref(),
+            "-g".as_ref(),
+            "-Wl,--build-id".as_ref(),
+            "-o".as_ref(),
+            program.as_os_str(),
+            source.as_os_str(),
+        ],
+    );
+    let dump = common::run_to_dump(&program, &dir.join("dumps"), "cfi_crash: crashing");
+    (dump, build)
+}
+
+/// Runs the dumps of `args` with no index, then four times with one:
+/// the first marks each big file read, the second indexes them (on
+/// another thread, while it answers from the files), the third and fourth
+/// read through the indexes. All give the same answers.
+fn native_same_answers(what: &str, args: &[&Path], files: usize) {
+    let cache = tempfile::tempdir().unwrap();
+    let whole = answers(&analyze(None, args));
+    let runs: Vec<Value> = (0..4).map(|_| analyze(Some(cache.path()), args)).collect();
+    for (n, run) in runs.iter().enumerate() {
+        assert_eq!(whole, answers(run), "{what}: run {} with the index", n + 1);
+    }
+    // (A file that serves modules recorded differently in two dumps is
+    // read twice by one run: marked, then indexed by the same run.)
+    let marked = files_said(&runs[0], MARKED);
+    assert!(marked.len() >= files, "{what}: {marked:?} marked");
+    let mut built = files_said(&runs[0], BUILDING);
+    built.extend(files_said(&runs[1], BUILDING));
+    assert_eq!(built, marked, "{what}: marked, then indexed");
+    let marked = marked.len();
+    for run in &runs[..2] {
+        assert_eq!(count(run, "no symbol index written"), 0, "{what}: {run}");
+    }
+    let indexes = native_indexes(cache.path());
+    assert_eq!(indexes.len(), marked, "{what}: {indexes:?}");
+    for run in &runs[2..] {
+        let read = run.to_string().matches(".dtnidx").count();
+        assert!(read >= marked, "{what}: later run read {read} of {marked}");
+        assert_eq!(count(run, BUILDING) + count(run, MARKED), 0, "{what}");
+    }
+}
+
+#[test]
+fn pdb_files_answer_the_same_through_their_index() {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps");
+    let raw: Vec<PathBuf> = std::fs::read_dir(samples.join("raw"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "raw"))
+        .collect();
+    assert!(raw.len() >= 20, "{} raw dumps", raw.len());
+    let store = samples.join("store");
+    let mut args: Vec<&Path> = vec![Path::new("--symbols"), &store];
+    args.extend(raw.iter().map(PathBuf::as_path));
+    native_same_answers("raw Wine dumps with PDBs", &args, 15);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn dwarf_files_answer_the_same_through_their_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dump, build) = gcc_o2_crash(dir.path());
+    native_same_answers(
+        "gcc -O2 -g binary",
+        &[Path::new("--symbols"), &build, &dump],
+        1,
+    );
+    // The binary's frames are named from DWARF, with lines.
+    let doc = analyze(None, &[Path::new("--symbols"), &build, &dump]);
+    let text = doc.to_string();
+    assert!(text.contains("store_result"), "{text}");
+    assert!(text.contains("cfi_crash.c"), "{text}");
+}
+
+/// Runs the PDB store case until its indexes are read, damages them with
+/// `damage`, then runs it twice: both answer as the files do, and the
+/// second reads a new index.
+fn native_damaged_then_rebuilt(what: &str, damage: impl Fn(&Path)) {
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps");
+    let dump = samples.join("raw/dxc-after-unload.wine.mdmp.raw");
+    let store = samples.join("store");
+    let args: Vec<&Path> = vec![Path::new("--symbols"), &store, &dump];
+    let cache = tempfile::tempdir().unwrap();
+    for _ in 0..3 {
+        analyze(Some(cache.path()), &args);
+    }
+    let indexes = native_indexes(cache.path());
+    assert!(indexes.len() >= 2, "{what}: {indexes:?}");
+    damage(cache.path());
+    let whole = answers(&analyze(None, &args));
+    let again = analyze(Some(cache.path()), &args);
+    assert_eq!(whole, answers(&again), "{what}: the run after the damage");
+    assert!(count(&again, BUILDING) >= indexes.len(), "{what}: {again}");
+    let later = analyze(Some(cache.path()), &args);
+    assert_eq!(whole, answers(&later), "{what}: the run after that");
+    let read = later.to_string().matches(".dtnidx").count();
+    assert!(read >= indexes.len(), "{what}: {later}");
+}
+
+#[test]
+fn a_damaged_pdb_index_is_detected_and_made_again() {
+    native_damaged_then_rebuilt("flipped bytes", |cache| {
+        for index in native_indexes(cache) {
+            edit(&index, |bytes| {
+                for at in (100..bytes.len()).step_by(4096) {
+                    bytes[at] ^= 0x5a;
+                }
+            });
+        }
+    });
+    native_damaged_then_rebuilt("truncated", |cache| {
+        for index in native_indexes(cache) {
+            edit(&index, |bytes| bytes.truncate(bytes.len() / 2));
+        }
+    });
+    native_damaged_then_rebuilt("made for another file", |cache| {
+        // Each index swapped with another's: the header names the file's
+        // id, so none is read for the wrong file.
+        let indexes = native_indexes(cache);
+        let contents: Vec<Vec<u8>> = indexes.iter().map(|p| std::fs::read(p).unwrap()).collect();
+        for (n, index) in indexes.iter().enumerate() {
+            std::fs::write(index, &contents[(n + 1) % contents.len()]).unwrap();
+        }
+    });
+}

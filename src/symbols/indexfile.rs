@@ -14,7 +14,7 @@
 //! the index again.
 
 use std::fs;
-use std::io::Write as _;
+use std::io::{Seek as _, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::UNIX_EPOCH;
@@ -168,7 +168,12 @@ impl Mapped {
     /// Opens the index at `path` of kind `kind`, made for a source stamped
     /// `stamp` with identity `id`. `Err` says why it cannot be used
     /// (stale, truncated, corrupt, another version or kind).
-    pub fn open(path: &Path, kind: Kind<'_>, stamp: SourceStamp, id: &str) -> Result<Mapped, Broken> {
+    pub fn open(
+        path: &Path,
+        kind: Kind<'_>,
+        stamp: SourceStamp,
+        id: &str,
+    ) -> Result<Mapped, Broken> {
         let broken = |why: &str| Broken(why.to_string());
         let file = fs::File::open(path).map_err(|e| Broken(e.to_string()))?;
         // SAFETY: a read-only private map. A file changed underneath is
@@ -283,8 +288,7 @@ impl Mapped {
         let offset = usize::try_from(offset)
             .ok()
             .filter(|&o| o.checked_add(len).is_some_and(|end| end <= size));
-        let offset =
-            offset.ok_or_else(|| self.fail(format!("read outside section {section}")))?;
+        let offset = offset.ok_or_else(|| self.fail(format!("read outside section {section}")))?;
         self.bytes(at + offset, len)
     }
 
@@ -334,26 +338,39 @@ pub fn write(
     if sections.len() != kind.sections || sections.len() >= MAX_SECTIONS {
         return Err(format!("{} sections", sections.len()));
     }
-    let mut file = vec![0u8; HEADER];
+    let dir = path.parent().ok_or("no folder")?;
+    let at_dir = |e: std::io::Error| format!("{}: {e}", dir.display());
+    fs::create_dir_all(dir).map_err(at_dir)?;
+    let mut temp = tempfile::Builder::new()
+        .prefix(".index-")
+        .tempfile_in(dir)
+        .map_err(at_dir)?;
+    // The sections are written as they are, with the checksum of each page
+    // taken on the way: the file is never assembled in memory.
+    let mut out = Checksummed {
+        to: std::io::BufWriter::new(temp.as_file_mut()),
+        page: Vec::with_capacity(PAGE),
+        crcs: Vec::new(),
+        written: HEADER as u64,
+    };
+    out.to.write_all(&[0u8; HEADER]).map_err(at_dir)?;
     let mut placed = Vec::with_capacity(sections.len() + 1);
     for data in sections {
-        while !file.len().is_multiple_of(8) {
-            file.push(0);
-        }
-        placed.push((file.len() as u64, data.len() as u64));
-        file.extend_from_slice(data);
+        out.pad().map_err(at_dir)?;
+        placed.push((out.written, data.len() as u64));
+        out.put(data).map_err(at_dir)?;
     }
-    while !file.len().is_multiple_of(8) {
-        file.push(0);
+    out.pad().map_err(at_dir)?;
+    let crcs_at = out.written;
+    if !out.page.is_empty() {
+        out.crcs
+            .extend_from_slice(&crc32fast::hash(&out.page).to_le_bytes());
     }
-    let crcs: Vec<u8> = file[HEADER..]
-        .chunks(PAGE)
-        .flat_map(|page| crc32fast::hash(page).to_le_bytes())
-        .collect();
-    placed.push((file.len() as u64, crcs.len() as u64));
-    file.extend_from_slice(&crcs);
+    let crcs = std::mem::take(&mut out.crcs);
+    out.to.write_all(&crcs).map_err(at_dir)?;
+    placed.push((crcs_at, crcs.len() as u64));
 
-    let header = &mut file[..HEADER];
+    let mut header = [0u8; HEADER];
     let mut put = |at: usize, bytes: &[u8]| header[at..at + bytes.len()].copy_from_slice(bytes);
     put(0, kind.magic);
     put(H_VERSION, &kind.version.to_le_bytes());
@@ -362,8 +379,7 @@ pub fn write(
     put(H_MTIME_SECS, &stamp.mtime_secs.to_le_bytes());
     put(H_MTIME_NANOS, &stamp.mtime_nanos.to_le_bytes());
     put(36, &(PAGE as u32).to_le_bytes());
-    let total = placed.last().map_or(0, |(offset, len)| offset + len);
-    put(H_FILE_LEN, &total.to_le_bytes());
+    put(H_FILE_LEN, &(crcs_at + crcs.len() as u64).to_le_bytes());
     put(H_ID, &[id.len() as u8]);
     put(H_ID + 1, id.as_bytes());
     put(H_SECTION_COUNT, &(sections.len() as u32).to_le_bytes());
@@ -374,25 +390,57 @@ pub fn write(
     }
     let crc = crc32fast::hash(&header[..H_CRC]);
     header[H_CRC..].copy_from_slice(&crc.to_le_bytes());
-
-    let dir = path.parent().ok_or("no folder")?;
-    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".index-")
-        .tempfile_in(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    temp.write_all(&file)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    out.to.flush().map_err(at_dir)?;
+    drop(out);
+    let file = temp.as_file_mut();
+    file.seek(std::io::SeekFrom::Start(0)).map_err(at_dir)?;
+    file.write_all(&header).map_err(at_dir)?;
     temp.persist(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(())
 }
 
+/// Writes bytes, taking the checksum of each page after the header.
+struct Checksummed<W: Write> {
+    to: W,
+    /// The part of the current page written so far.
+    page: Vec<u8>,
+    crcs: Vec<u8>,
+    written: u64,
+}
+
+impl<W: Write> Checksummed<W> {
+    fn put(&mut self, mut data: &[u8]) -> std::io::Result<()> {
+        self.to.write_all(data)?;
+        self.written += data.len() as u64;
+        while !data.is_empty() {
+            let take = (PAGE - self.page.len()).min(data.len());
+            self.page.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.page.len() == PAGE {
+                self.crcs
+                    .extend_from_slice(&crc32fast::hash(&self.page).to_le_bytes());
+                self.page.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Zeros up to the next multiple of 8.
+    fn pad(&mut self) -> std::io::Result<()> {
+        let pad = (8 - self.written % 8) % 8;
+        self.put(&[0u8; 8][..pad as usize])
+    }
+}
+
 /// The strings of an index being written, each kept once: a string is
-/// named by its number, which leads to its place in the bytes.
+/// named by its number, which leads to its place in the bytes. A hash of
+/// each leads to its number (checked byte for byte; a string whose hash
+/// another one has is kept again).
 #[derive(Default)]
 pub struct Strings {
-    numbers: std::collections::HashMap<String, u32>,
+    numbers: foldhash::HashMap<u64, u32>,
+    hasher: foldhash::fast::FixedState,
     /// (offset, length) of each, 16 bytes per entry.
     pub table: Vec<u8>,
     pub bytes: Vec<u8>,
@@ -407,16 +455,24 @@ pub const STRING_ENTRY: usize = 16;
 impl Strings {
     /// The number of `text`, added if new.
     pub fn number(&mut self, text: &str) -> u32 {
-        if let Some(&n) = self.numbers.get(text) {
-            return n;
+        let hash = std::hash::BuildHasher::hash_one(&self.hasher, text.as_bytes());
+        if let Some(&n) = self.numbers.get(&hash) {
+            let at = n as usize * STRING_ENTRY;
+            let (offset, len) = (
+                u64_at(&self.table, at) as usize,
+                u64_at(&self.table, at + 8) as usize,
+            );
+            if self.bytes.get(offset..offset + len) == Some(text.as_bytes()) {
+                return n;
+            }
         }
-        let n = self.numbers.len() as u32;
+        let n = (self.table.len() / STRING_ENTRY) as u32;
         self.table
             .extend_from_slice(&(self.bytes.len() as u64).to_le_bytes());
         self.table
             .extend_from_slice(&(text.len() as u64).to_le_bytes());
         self.bytes.extend_from_slice(text.as_bytes());
-        self.numbers.insert(text.to_string(), n);
+        self.numbers.entry(hash).or_insert(n);
         n
     }
 }

@@ -17,8 +17,8 @@
 
 mod breakpad;
 mod find;
-mod indexfile;
 pub mod identity;
+mod indexfile;
 mod log;
 pub mod native;
 pub mod ntpath;

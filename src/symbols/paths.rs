@@ -320,6 +320,17 @@ pub(super) fn sym_index(debug_file: &str, id: &DebugId, key: u64) -> Option<Rel>
     ])
 }
 
+/// `index/NAME/ID/NAME-KEY.dtnidx`: the index of a PDB or DWARF file (in
+/// the symbols cache); `key` tells copies of the file apart.
+pub(super) fn native_index(name: &str, id: &str, key: u64) -> Option<Rel> {
+    Rel::new([
+        "index",
+        name,
+        hex_id(id)?,
+        &format!("{name}-{key:016x}.dtnidx"),
+    ])
+}
+
 /// `CODE_FILE/CODE_ID/NAME.sym`: the code-id lookup servers such as Tecken
 /// answer.
 pub(super) fn sym_by_code_id(code_name: &str, code_id: &str) -> Option<Rel> {

@@ -122,8 +122,7 @@ impl Sources {
     ) -> Sources {
         let finder = Arc::new(Finder::default());
         let handed = Handed::default();
-        let breakpad =
-            BreakpadSupplier::new(
+        let breakpad = BreakpadSupplier::new(
             locations.clone(),
             finder.clone(),
             handed.clone(),

@@ -11,10 +11,12 @@ use memmap2::Mmap;
 use super::super::identity::{debug_id_from_build_id, same_code_id, CodeId, Identity};
 use super::super::log::{Log, Refusal};
 use super::super::native::elf::{self, Dwarf, ElfInfo};
+use super::super::native::index::{Loader, Planned};
 use super::super::native::NativeSymbols;
 use super::super::paths::{self, map_file, DebuginfodKind};
 use super::super::server::Fetched;
 use super::super::sources::{BinaryInfo, FoundBinary, Location, Sources};
+use crate::model::SymbolSource;
 
 /// The module a file must belong to: its build id (or the debug id made
 /// from it).
@@ -101,18 +103,50 @@ impl<'a> Wanted<'a> {
 }
 
 fn load_dwarf(
+    sources: &Sources,
     path: &Path,
     map: Mmap,
     info: ElfInfo,
     log: &mut Log,
 ) -> Option<Arc<dyn NativeSymbols>> {
+    let shown = path.display().to_string();
+    // A big DWARF file is read through its index once it has one (the
+    // caller checked its build id).
+    let id: Option<String> = info
+        .build_id
+        .as_ref()
+        .map(|id| id.iter().map(|b| format!("{b:02x}")).collect());
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("debuginfo");
+    let planned =
+        id.and_then(|id| Planned::new(&sources.index, path, name, &id, SymbolSource::Dwarf));
+    if let Some(planned) = &planned {
+        let again = path.to_path_buf();
+        let load: Loader = Box::new(move || {
+            let map = map_file(&again).ok()?;
+            let info = elf::read_file(&map).ok()?;
+            Dwarf::load(map, info)
+                .ok()
+                .map(|dwarf| Arc::new(dwarf) as Arc<dyn NativeSymbols>)
+        });
+        if let Some(indexed) = planned.read(load, log) {
+            log.file = Some(shown);
+            return Some(indexed);
+        }
+    }
     match Dwarf::load(map, info) {
         Ok(dwarf) => {
-            log.file = Some(path.display().to_string());
-            Some(Arc::new(dwarf) as Arc<dyn NativeSymbols>)
+            log.file = Some(shown);
+            let dwarf = Arc::new(dwarf);
+            if let Some(planned) = planned {
+                planned.write(dwarf.clone(), log);
+            }
+            Some(dwarf as Arc<dyn NativeSymbols>)
         }
         Err(why) => {
-            log.corrupt(&path.display().to_string(), &why);
+            log.corrupt(&shown, &why);
             None
         }
     }
@@ -200,7 +234,7 @@ pub fn debug_info(
     for path in &debug_candidates {
         if let Some((map, info)) = wanted.open(path, log) {
             if info.has_dwarf {
-                if let Some(found) = load_dwarf(path, map, info, log) {
+                if let Some(found) = load_dwarf(sources, path, map, info, log) {
                     return (Some(found), None);
                 }
             }
@@ -226,7 +260,7 @@ pub fn debug_info(
         log,
     ) {
         if info.has_dwarf {
-            if let Some(found) = load_dwarf(&path, map, info, log) {
+            if let Some(found) = load_dwarf(sources, &path, map, info, log) {
                 return (Some(found), None);
             }
         }
@@ -239,7 +273,7 @@ pub fn debug_info(
         // The binary's own DWARF; its tables stay with the binary for
         // exports should the DWARF be unreadable.
         if let Ok(again) = elf::read_file(&map) {
-            if let Some(found) = load_dwarf(&binary_path, map, again, log) {
+            if let Some(found) = load_dwarf(sources, &binary_path, map, again, log) {
                 return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
             }
         }
@@ -262,7 +296,7 @@ pub fn debug_info(
             }
             if let Some((debug_map, debug_info)) = wanted.open(&path, log) {
                 if debug_info.has_dwarf {
-                    if let Some(found) = load_dwarf(&path, debug_map, debug_info, log) {
+                    if let Some(found) = load_dwarf(sources, &path, debug_map, debug_info, log) {
                         return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
                     }
                 }

@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use super::super::identity::{DebugId, Identity};
 use super::super::log::{Log, Refusal};
+use super::super::native::index::{Loader, Planned};
 use super::super::native::pdb::{self, Pdb, PdbError};
 use super::super::native::NativeSymbols;
 use super::super::paths;
 use super::super::server::Fetched;
 use super::super::sources::{Location, Sources};
+use crate::model::SymbolSource;
 
 /// Whether the PDB at `path` has the GUID and age `id` (a download is
 /// checked so before it is kept).
@@ -48,10 +50,31 @@ pub fn pdb(
     let id_text = id.breakpad().to_string();
     let check = |path: &Path| check(path, id);
     let open = |shown: String, path: &Path, log: &mut Log| -> Option<Arc<dyn NativeSymbols>> {
+        // A big PDB is read through its index once it has one: checked
+        // first to be the module's, as the reader would.
+        let planned = Planned::new(&sources.index, path, name, &id_text, SymbolSource::Pdb);
+        if let Some(planned) = &planned {
+            if check(path).is_ok() {
+                let again = path.to_path_buf();
+                let load: Loader = Box::new(move || {
+                    Pdb::open(&again, id)
+                        .ok()
+                        .map(|pdb| Arc::new(pdb) as Arc<dyn NativeSymbols>)
+                });
+                if let Some(indexed) = planned.read(load, log) {
+                    log.file = Some(shown);
+                    return Some(indexed);
+                }
+            }
+        }
         match Pdb::open(path, id) {
             Ok(pdb) => {
                 log.file = Some(shown);
-                Some(Arc::new(pdb))
+                let pdb = Arc::new(pdb);
+                if let Some(planned) = planned {
+                    planned.write(pdb.clone(), log);
+                }
+                Some(pdb)
             }
             Err(PdbError::Mismatch(found)) => {
                 log.mismatch(&shown, "GUID+age", &found.breakpad().to_string(), &id_text);

@@ -8,7 +8,7 @@ use gimli::{EndianReader, RunTimeEndian};
 use object::{Object as _, ObjectSection as _, ObjectSegment as _, ObjectSymbol as _, SymbolKind};
 
 use super::index::Boundaries;
-use super::{demangle, AddressTable, NativeSymbols, Symbol};
+use super::{AddressTable, NativeSymbols, Symbol};
 use crate::model::SymbolSource;
 
 type Reader = EndianReader<RunTimeEndian, Section>;
@@ -89,11 +89,11 @@ pub fn read_file(data: &[u8]) -> Result<ElfInfo, String> {
                 Some((
                     s.address() - bias,
                     (s.size() > 0).then_some(s.size()),
-                    demangle(name),
+                    name.to_string(),
                 ))
             })
             .collect();
-        AddressTable::new(entries, source, limit)
+        AddressTable::of_raw_names(entries, source, limit)
     };
     Ok(ElfInfo {
         build_id,
@@ -113,7 +113,7 @@ pub struct Dwarf {
     bias: u64,
     /// Function starts, for the offset into the function (DWARF frames name
     /// functions but do not give their start).
-    symtab: AddressTable,
+    symtab: Arc<AddressTable>,
 }
 
 impl Dwarf {
@@ -159,14 +159,13 @@ impl Dwarf {
             context: Mutex::new(context),
             sections,
             bias: info.bias,
-            symtab: info.symtab,
+            symtab: Arc::new(info.symtab),
         })
     }
 }
 
 impl NativeSymbols for Dwarf {
     fn lookup(&self, rva: u64) -> Option<Symbol> {
-        let symbol = self.symtab.lookup(rva);
         let context = self.context.lock().ok()?;
         // addr2line probes [probe, probe + 1): the last address would
         // overflow inside it (found by fuzz/read_elf).
@@ -191,11 +190,11 @@ impl NativeSymbols for Dwarf {
         // Innermost first, the containing function last.
         let Some((function, file, line)) = found.pop() else {
             // No DWARF function here: the symbol table may still know.
-            return symbol;
+            return self.symtab.lookup(rva);
         };
         Some(Symbol {
             function,
-            function_rva: symbol.map_or(rva, |s| s.function_rva),
+            function_rva: self.symtab.start_of(rva).unwrap_or(rva),
             file,
             line,
             inlines: found.into_iter().rev().collect(),
@@ -258,5 +257,16 @@ impl Boundaries for Dwarf {
             .collect();
         self.symtab.boundaries(&mut points);
         Ok(points)
+    }
+
+    fn fresh(&self) -> Result<Box<dyn NativeSymbols>, String> {
+        let context =
+            addr2line::Context::from_arc_dwarf(self.sections.clone()).map_err(|e| e.to_string())?;
+        Ok(Box::new(Dwarf {
+            context: Mutex::new(context),
+            sections: self.sections.clone(),
+            bias: self.bias,
+            symtab: self.symtab.clone(),
+        }))
     }
 }

@@ -24,25 +24,36 @@
 //! u64, name u32, file u32, line u32, flags u32, first inline u32, inline
 //! count u32`), inlined frames (`name u32, file u32, line u32, flags
 //! u32`), the string table and the strings (numbers name strings, `NONE`
-//! for none). Flags: 1 the name is a guess, 2 a line is known.
+//! for none). Flags: 1 the name is a guess, 2 a line is known, 4 the
+//! function start is the address asked about (its start field unused).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use super::{NativeSymbols, Symbol};
 use crate::model::SymbolSource;
 use crate::symbols::indexfile::{
-    self, u32_at, u64_at, Broken, Kind, Mapped, SourceStamp, Strings, NONE, STRING_ENTRY,
+    self, u32_at, u64_at, Broken, IndexSettings, Kind, Mapped, SourceStamp, Strings, NONE,
+    STRING_ENTRY,
 };
 use crate::symbols::log::Log;
+use crate::symbols::paths;
 
 /// A reader that can say where its answers may change.
 pub trait Boundaries: NativeSymbols {
     /// Addresses (RVAs, any order, repeats allowed) such that the reader
     /// answers alike for every address from one of them up to the next.
     fn boundaries(&self) -> Result<Vec<u64>, String>;
+
+    /// Another reader of the same file with nothing read yet: the index is
+    /// made with its own readers (the analysis keeps the first), each
+    /// dropped after so many addresses, so that making it never holds the
+    /// parse of the whole file.
+    fn fresh(&self) -> Result<Box<dyn NativeSymbols>, String>;
 }
+
+/// Addresses asked of one reader while an index is made.
+const PER_READER: usize = 100_000;
 
 const RANGES: usize = 0;
 const ANSWERS: usize = 1;
@@ -57,6 +68,9 @@ const INLINE_ENTRY: usize = 16;
 
 const GUESSED: u32 = 1;
 const HAS_LINE: u32 = 2;
+/// The function is said to start at the address asked about (a DWARF
+/// function the symbol table does not give a start for).
+const STARTS_HERE: u32 = 4;
 
 /// Ranges checked again before writing, at most (all of them in a file
 /// with fewer).
@@ -110,6 +124,7 @@ impl Indexed {
         self.fallback
             .get_or_init(|| {
                 let _ = std::fs::remove_file(&self.index_path);
+                make_mark(&self.index_path);
                 (self.load)()
             })
             .as_ref()
@@ -126,7 +141,8 @@ impl Indexed {
         }
         let a = self.file.entry(ANSWERS, ANSWER_ENTRY, answer as usize)?;
         let (function_rva, name, file) = (u64_at(a, 0), u32_at(a, 8), u32_at(a, 12));
-        let (line, flags, first, count) = (u32_at(a, 16), u32_at(a, 20), u32_at(a, 24), u32_at(a, 28));
+        let (line, flags, first, count) =
+            (u32_at(a, 16), u32_at(a, 20), u32_at(a, 24), u32_at(a, 28));
         let function = self
             .string(name)?
             .ok_or_else(|| self.file.fail(format!("answer {answer} has no name")))?;
@@ -143,7 +159,11 @@ impl Indexed {
         }
         Ok(Some(Symbol {
             function,
-            function_rva,
+            function_rva: if flags & STARTS_HERE != 0 {
+                rva
+            } else {
+                function_rva
+            },
             file: self.string(file)?,
             line: (flags & HAS_LINE != 0).then_some(line),
             inlines,
@@ -164,82 +184,131 @@ impl Indexed {
     }
 }
 
-/// An answer with its strings numbered: what tells answers apart.
-#[derive(Hash, PartialEq, Eq)]
-struct Key {
-    function_rva: u64,
-    name: u32,
-    file: u32,
-    line: Option<u32>,
-    guessed: bool,
-    inlines: Vec<(u32, u32, Option<u32>)>,
-}
-
-/// The tables of an index being made.
+/// The tables of an index being made. An answer is numbered by its
+/// encoding: a hash of it leads to the first answer so encoded (checked
+/// byte for byte; an answer whose hash another one has is kept again).
 #[derive(Default)]
 struct Tables {
     strings: Strings,
-    numbers: HashMap<Key, u32>,
+    numbers: foldhash::HashMap<u64, u32>,
     answers: Vec<u8>,
     inlines: Vec<u8>,
     inline_count: u32,
+    /// The answer being numbered: its entry without the first inline's
+    /// number, then its inline entries.
+    scratch: Vec<u8>,
+    hasher: foldhash::fast::FixedState,
 }
 
 impl Tables {
-    fn key(&mut self, symbol: &Symbol) -> Key {
+    /// Encodes `symbol`, the answer for `rva`, into `scratch`.
+    fn encode(&mut self, symbol: &Symbol, rva: u64) -> Result<(), String> {
         let mut string = |s: Option<&String>| s.map_or(NONE, |s| self.strings.number(s));
-        Key {
-            function_rva: symbol.function_rva,
-            name: string(Some(&symbol.function)),
-            file: string(symbol.file.as_ref()),
-            line: symbol.line,
-            guessed: symbol.guessed,
-            inlines: symbol
-                .inlines
-                .iter()
-                .map(|(name, file, line)| (string(Some(name)), string(file.as_ref()), *line))
-                .collect(),
+        let flags = |line: Option<u32>| if line.is_some() { HAS_LINE } else { 0 };
+        let starts_here = symbol.function_rva == rva;
+        let count = u32::try_from(symbol.inlines.len()).map_err(|_| "too many inlines")?;
+        let header = [
+            string(Some(&symbol.function)),
+            string(symbol.file.as_ref()),
+            symbol.line.unwrap_or(0),
+            flags(symbol.line)
+                | if starts_here { STARTS_HERE } else { 0 }
+                | if symbol.guessed { GUESSED } else { 0 },
+            count,
+        ];
+        let mut inlines = Vec::with_capacity(symbol.inlines.len() * 4);
+        for (name, file, line) in &symbol.inlines {
+            inlines.extend([
+                string(Some(name)),
+                string(file.as_ref()),
+                line.unwrap_or(0),
+                flags(*line),
+            ]);
         }
+        let start = if starts_here { 0 } else { symbol.function_rva };
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&start.to_le_bytes());
+        for field in header.into_iter().chain(inlines) {
+            self.scratch.extend_from_slice(&field.to_le_bytes());
+        }
+        Ok(())
     }
 
-    /// The number of the answer `symbol`, added if new.
-    fn number(&mut self, symbol: Option<&Symbol>) -> Result<u32, String> {
+    /// Whether answer `n` is encoded as `scratch`.
+    fn is(&self, n: u32) -> bool {
+        let at = n as usize * ANSWER_ENTRY;
+        let Some(entry) = self.answers.get(at..at + ANSWER_ENTRY) else {
+            return false;
+        };
+        let (first, count) = (u32_at(entry, 24) as usize, u32_at(entry, 28) as usize);
+        let inlines = self
+            .inlines
+            .get(first * INLINE_ENTRY..(first + count) * INLINE_ENTRY);
+        let (head, rest) = self.scratch.split_at(24);
+        entry[..24] == *head && rest[..4] == entry[28..] && inlines == Some(&rest[4..])
+    }
+
+    /// The number of the answer `symbol` for `rva`, added if new.
+    fn number(&mut self, symbol: Option<&Symbol>, rva: u64) -> Result<u32, String> {
         let Some(symbol) = symbol else {
             return Ok(NONE);
         };
-        let key = self.key(symbol);
-        if let Some(&n) = self.numbers.get(&key) {
-            return Ok(n);
+        self.encode(symbol, rva)?;
+        let hash = std::hash::BuildHasher::hash_one(&self.hasher, &self.scratch);
+        if let Some(&n) = self.numbers.get(&hash) {
+            if self.is(n) {
+                return Ok(n);
+            }
         }
-        let n = u32::try_from(self.numbers.len())
+        let n = u32::try_from(self.answers.len() / ANSWER_ENTRY)
             .ok()
             .filter(|&n| n != NONE)
             .ok_or("too many answers")?;
-        let count = u32::try_from(key.inlines.len()).map_err(|_| "too many inlines")?;
-        let flags = |line: Option<u32>| if line.is_some() { HAS_LINE } else { 0 };
-        let out = &mut self.answers;
-        out.extend_from_slice(&key.function_rva.to_le_bytes());
-        for field in [
-            key.name,
-            key.file,
-            key.line.unwrap_or(0),
-            flags(key.line) | if key.guessed { GUESSED } else { 0 },
-            self.inline_count,
-            count,
-        ] {
-            out.extend_from_slice(&field.to_le_bytes());
-        }
-        for &(name, file, line) in &key.inlines {
-            for field in [name, file, line.unwrap_or(0), flags(line)] {
-                self.inlines.extend_from_slice(&field.to_le_bytes());
-            }
-        }
+        let (head, rest) = self.scratch.split_at(24);
+        let count = u32_at(rest, 0);
+        self.answers.extend_from_slice(head);
+        self.answers
+            .extend_from_slice(&self.inline_count.to_le_bytes());
+        self.answers.extend_from_slice(&rest[..4]);
+        self.inlines.extend_from_slice(&rest[4..]);
         self.inline_count = self
             .inline_count
             .checked_add(count)
             .ok_or("too many inlines")?;
-        self.numbers.insert(key, n);
+        self.numbers.entry(hash).or_insert(n);
         Ok(n)
+    }
+}
+
+/// Fresh readers of one file, each asked about so many addresses.
+struct Asking<'r> {
+    of: &'r dyn Boundaries,
+    reader: Option<Box<dyn NativeSymbols>>,
+    asked: usize,
+    per_reader: usize,
+}
+
+impl<'r> Asking<'r> {
+    fn new(of: &'r dyn Boundaries, per_reader: usize) -> Self {
+        Asking {
+            of,
+            reader: None,
+            asked: 0,
+            per_reader,
+        }
+    }
+
+    fn lookup(&mut self, rva: u64) -> Result<Option<Symbol>, String> {
+        if self.asked == self.per_reader {
+            self.reader = None;
+            self.asked = 0;
+        }
+        self.asked += 1;
+        let reader = match &mut self.reader {
+            Some(reader) => reader,
+            empty => empty.insert(self.of.fresh()?),
+        };
+        Ok(reader.lookup(rva))
     }
 }
 
@@ -260,22 +329,41 @@ pub fn build(
     let mut tables = Tables::default();
     // (start, answer), each answer differing from the one before.
     let mut ranges: Vec<(u64, u32)> = Vec::new();
-    for &point in &points {
-        let answer = tables.number(reader.lookup(point).as_ref())?;
+    let mut asking = Asking::new(reader, PER_READER);
+    for (n, &point) in points.iter().enumerate() {
+        let symbol = asking.lookup(point)?;
+        let answer = tables.number(symbol.as_ref(), point)?;
         if ranges.last().is_none_or(|&(_, last)| last != answer) {
             ranges.push((point, answer));
         }
+        // A function said to start at the address asked about: from the
+        // next address on, its start is either that address (the start is
+        // the function's) or each address itself (the reader knows no
+        // start): the next address tells which.
+        let next = point.wrapping_add(1);
+        if symbol.is_some_and(|s| s.function_rva == point)
+            && next != 0
+            && points.get(n + 1) != Some(&next)
+        {
+            let answer = tables.number(asking.lookup(next)?.as_ref(), next)?;
+            if ranges.last().is_none_or(|&(_, last)| last != answer) {
+                ranges.push((next, answer));
+            }
+        }
     }
     let step = ranges.len().div_ceil(CHECKED).max(1);
+    // Checks spread over the whole file: fewer per reader.
+    let mut asking = Asking::new(reader, PER_READER / step.min(100));
     for (n, pair) in ranges.windows(2).enumerate() {
         let ((start, answer), (next, _)) = (pair[0], pair[1]);
         if n % step != 0 && n + 2 != ranges.len() {
             continue;
         }
         let last = next - 1;
-        if tables.number(reader.lookup(last).as_ref())? != answer {
+        if tables.number(asking.lookup(last)?.as_ref(), last)? != answer {
             return Err(format!(
-                "the answer at {last:#x} differs from the one at {start:#x}: a boundary between them is unknown"
+                "the answer at {last:#x} differs from the one at {start:#x}: \
+                 a boundary between them is unknown"
             ));
         }
     }
@@ -301,50 +389,263 @@ pub fn build(
     Ok(ranges.len())
 }
 
-/// The reader of the file at `source_path` (identity `id`, of kind
-/// `source`), through its index at `index_path` when that one is valid;
-/// else loaded by `load`, and indexed for later runs.
-pub(in crate::symbols) fn open(
-    source_path: &Path,
+/// The index a big PDB or DWARF file should have: where it lives, and
+/// what it must have been made from.
+pub(in crate::symbols) struct Planned {
+    source_path: PathBuf,
     index_path: PathBuf,
+    stamp: SourceStamp,
+    id: String,
     source: SymbolSource,
-    id: &str,
-    load: impl Fn() -> Option<Arc<dyn Boundaries>> + Send + Sync + 'static,
-    log: &mut Log,
-) -> Option<Arc<dyn NativeSymbols>> {
-    let shown = source_path.display();
-    let Some(stamp) = SourceStamp::of_path(source_path) else {
-        return load().map(|reader| reader as Arc<dyn NativeSymbols>);
-    };
-    match Mapped::open(&index_path, kind(source), stamp, id) {
-        Ok(file) => {
-            log.tried(format!(
-                "{shown}: read through its index {}",
-                index_path.display()
-            ));
-            return Some(Arc::new(Indexed {
-                file,
-                source,
-                index_path,
-                load: Box::new(move || load().map(|reader| reader as Arc<dyn NativeSymbols>)),
-                fallback: OnceLock::new(),
-            }));
+}
+
+impl Planned {
+    /// The index of the file at `source_path` (a `source` file, named
+    /// `name` in the dump, with identity `id`), when it should have one.
+    pub fn new(
+        settings: &IndexSettings,
+        source_path: &Path,
+        name: &str,
+        id: &str,
+        source: SymbolSource,
+    ) -> Option<Planned> {
+        let (dir, key) = settings.wants(source_path)?;
+        let index_path = paths::native_index(name, id, key)?.under(dir);
+        Some(Planned {
+            source_path: source_path.to_path_buf(),
+            index_path,
+            stamp: SourceStamp::of_path(source_path)?,
+            id: id.to_string(),
+            source,
+        })
+    }
+
+    /// The file read through its index, when that one is valid; `load`
+    /// gives the reader itself if the index fails a check mid-run.
+    pub fn read(&self, load: Loader, log: &mut Log) -> Option<Arc<dyn NativeSymbols>> {
+        match Mapped::open(&self.index_path, kind(self.source), self.stamp, &self.id) {
+            Ok(file) => {
+                log.tried(format!(
+                    "{}: read through its index {}",
+                    self.source_path.display(),
+                    self.index_path.display()
+                ));
+                Some(Arc::new(Indexed {
+                    file,
+                    source: self.source,
+                    index_path: self.index_path.clone(),
+                    load,
+                    fallback: OnceLock::new(),
+                }))
+            }
+            Err(Broken(why)) => {
+                // A file indexed before is read again: its index is made
+                // again at once.
+                if self.index_path.exists() && make_mark(&self.index_path) {
+                    log.tried(format!(
+                        "{}: not used ({why}), made again",
+                        self.index_path.display()
+                    ));
+                }
+                None
+            }
         }
-        Err(Broken(why)) if index_path.exists() => log.tried(format!(
-            "{}: not used ({why}), made again",
-            index_path.display()
-        )),
-        Err(_) => {}
     }
-    let reader = load()?;
-    match build(reader.as_ref(), &index_path, stamp, id) {
-        Ok(ranges) => log.tried(format!(
-            "{shown}: indexed for later runs in {} ({ranges} ranges)",
-            index_path.display()
-        )),
-        Err(why) => log.warnings.push(format!(
-            "{shown}: no symbol index written ({why}); later runs read it whole"
-        )),
+
+    /// Indexes `reader`, the file's own reader, for later runs, when this
+    /// is the second run to read the file without an index (the first one
+    /// leaves a mark beside where the index goes): making the index costs
+    /// many times what one run's reading does, which a file read once
+    /// (one CI job with an empty cache) should not pay. The index is made
+    /// on another thread while the analysis goes on with the reader
+    /// itself; [`finish`] waits for it.
+    pub fn write(self, reader: Arc<dyn Boundaries>, log: &mut Log) {
+        let shown = self.source_path.display().to_string();
+        let mark = mark_of(&self.index_path);
+        if !mark.exists() {
+            if make_mark(&self.index_path) {
+                log.tried(format!(
+                    "{shown}: to be indexed if read again ({})",
+                    mark.display()
+                ));
+            }
+            return;
+        }
+        log.tried(format!(
+            "{shown}: being indexed for later runs in {}",
+            self.index_path.display()
+        ));
+        let spawned = std::thread::Builder::new()
+            .name("symbol-index".into())
+            .spawn(move || {
+                let built = build(reader.as_ref(), &self.index_path, self.stamp, &self.id);
+                if built.is_ok() {
+                    let _ = std::fs::remove_file(&mark);
+                }
+                built
+            });
+        match spawned {
+            Ok(handle) => {
+                if let Ok(mut pending) = PENDING.lock() {
+                    pending.push((shown, handle));
+                }
+            }
+            Err(e) => log.warnings.push(format!(
+                "{shown}: no symbol index written ({e}); later runs read it whole"
+            )),
+        }
     }
-    Some(reader as Arc<dyn NativeSymbols>)
+}
+
+/// The mark of a file read once without its index at `index`.
+fn mark_of(index: &Path) -> PathBuf {
+    let mut mark = index.as_os_str().to_owned();
+    mark.push(".wanted");
+    PathBuf::from(mark)
+}
+
+/// Marks the file whose index goes at `index` as read: the next run that
+/// reads it without an index makes one. Whether the mark is there.
+fn make_mark(index: &Path) -> bool {
+    index
+        .parent()
+        .is_some_and(|dir| std::fs::create_dir_all(dir).is_ok())
+        && std::fs::write(mark_of(index), b"").is_ok()
+}
+
+type Pending = Vec<(String, std::thread::JoinHandle<Result<usize, String>>)>;
+
+/// The indexes being made, by the file they are made of.
+static PENDING: std::sync::Mutex<Pending> = std::sync::Mutex::new(Vec::new());
+
+/// Waits for the indexes being made (the run's reports are out by then)
+/// and says, one line each, why any could not be written.
+pub fn finish() -> Vec<String> {
+    let pending = PENDING
+        .lock()
+        .map(|mut p| std::mem::take(&mut *p))
+        .unwrap_or_default();
+    pending
+        .into_iter()
+        .filter_map(|(shown, handle)| match handle.join() {
+            Ok(Ok(_)) => None,
+            Ok(Err(why)) => Some(format!(
+                "{shown}: no symbol index written ({why}); later runs read it whole"
+            )),
+            Err(_) => Some(format!(
+                "{shown}: no symbol index written (the indexer failed); later runs read it whole"
+            )),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::native::{elf, pdb};
+
+    /// Builds the index of `reader` and asks it and the reader about every
+    /// address up to just past the last boundary.
+    fn same_everywhere(reader: &dyn Boundaries, what: &str) -> usize {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.dtnidx");
+        let stamp = SourceStamp {
+            size: 1,
+            mtime_secs: 2,
+            mtime_nanos: 3,
+        };
+        let ranges = build(reader, &path, stamp, "abc").unwrap_or_else(|e| panic!("{what}: {e}"));
+        let file = Mapped::open(&path, kind(reader.source()), stamp, "abc").unwrap();
+        let indexed = Indexed {
+            file,
+            source: reader.source(),
+            index_path: path.clone(),
+            load: Box::new(|| None),
+            fallback: OnceLock::new(),
+        };
+        let end = reader
+            .boundaries()
+            .unwrap()
+            .into_iter()
+            .filter(|&b| b < 1 << 32)
+            .max()
+            .unwrap();
+        let mut named = 0;
+        for rva in 0..end + 0x100 {
+            let want = reader.lookup(rva);
+            assert_eq!(indexed.answer(rva).unwrap(), want, "{what} at {rva:#x}");
+            named += usize::from(want.is_some());
+        }
+        assert!(named > 0x100, "{what}: {named} addresses named");
+        assert!(indexed.fallback.get().is_none());
+        ranges
+    }
+
+    #[test]
+    fn every_address_of_the_sample_pdbs_answers_as_the_reader() {
+        let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps/store");
+        let mut seen = 0;
+        let mut todo = vec![store];
+        while let Some(dir) = todo.pop() {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    todo.push(path);
+                } else if path.extension().is_some_and(|e| e == "pdb") {
+                    let id = pdb::identity(&path).unwrap();
+                    let reader = pdb::Pdb::open(&path, id).unwrap();
+                    same_everywhere(&reader, &path.display().to_string());
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen >= 10, "{seen} PDBs");
+    }
+
+    /// C with functions inlined at -O2 into several callers, in two
+    /// compilation units.
+    const UNIT_A: &str = r#"
+        static inline int leaf(int x) { return x * 3 + (x >> 2); }
+        static inline int middle(int x) { return leaf(x) + leaf(x + 1); }
+        __attribute__((noinline)) int outer(int x) {
+            int sum = 0;
+            for (int i = 0; i < x; i++) sum += middle(i);
+            return sum;
+        }
+        __attribute__((noinline)) int other(int x) { return middle(x) * 2; }
+    "#;
+    const UNIT_B: &str = r#"
+        int outer(int); int other(int);
+        static int helper(int x) { return outer(x) - other(x); }
+        int main(int argc, char **argv) { (void)argv; return helper(argc); }
+    "#;
+
+    #[test]
+    fn every_address_of_a_gcc_binary_answers_as_its_dwarf() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, out) = (
+            dir.path().join("a.c"),
+            dir.path().join("b.c"),
+            dir.path().join("prog"),
+        );
+        std::fs::write(&a, UNIT_A).unwrap();
+        std::fs::write(&b, UNIT_B).unwrap();
+        let status = std::process::Command::new("gcc")
+            .args(["-O2", "-g", "-Wl,--build-id", "-o"])
+            .args([&out, &a, &b])
+            .status()
+            .expect("gcc");
+        assert!(status.success());
+        let map = crate::symbols::paths::map_file(&out).unwrap();
+        let info = elf::read_file(&map).unwrap();
+        let reader = elf::Dwarf::load(map, info).unwrap();
+        let ranges = same_everywhere(&reader, "gcc -O2 binary");
+        assert!(ranges > 20, "{ranges} ranges");
+        let inlined = (0..0x4000).any(|rva| {
+            reader
+                .lookup(rva)
+                .is_some_and(|s| s.inlines.iter().any(|(name, _, _)| name == "leaf"))
+        });
+        assert!(inlined, "the binary has inlined frames");
+    }
 }

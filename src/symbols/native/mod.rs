@@ -89,6 +89,10 @@ pub struct AddressTable {
     /// Function extents of the image, when it has them (PE x64): an export
     /// name is certain only for addresses in the function it starts.
     extents: FunctionExtents,
+    /// The names are as the file spells them, undecorated when looked up
+    /// (an ELF symbol table holds hundreds of thousands of names, of which
+    /// a dump needs a few).
+    undecorate: bool,
 }
 
 /// How far past an unsized symbol (no extent known at all) an address may
@@ -109,7 +113,53 @@ impl AddressTable {
             source: Some(source),
             limit,
             extents: FunctionExtents::default(),
+            undecorate: false,
         }
+    }
+
+    /// A table of names as the file spells them (mangled), undecorated
+    /// only when looked up: the same answers as `new` with every name
+    /// undecorated first. Of several names at one address, the one first
+    /// in order once undecorated is kept, as `new` keeps it.
+    pub fn of_raw_names(
+        mut entries: Vec<(u64, Option<u64>, String)>,
+        source: SymbolSource,
+        limit: u64,
+    ) -> Self {
+        entries.retain(|(_, _, name)| !name.is_empty());
+        entries.sort_unstable_by_key(|e| e.0);
+        let mut kept: Vec<(u64, Option<u64>, String)> = Vec::with_capacity(entries.len());
+        let mut group: Vec<(u64, Option<u64>, String)> = Vec::new();
+        let mut entries = entries.into_iter().peekable();
+        while let Some(entry) = entries.next() {
+            if entries.peek().is_none_or(|next| next.0 != entry.0) && group.is_empty() {
+                kept.push(entry);
+                continue;
+            }
+            group.push(entry);
+            if entries.peek().is_none_or(|next| next.0 != group[0].0) {
+                // Several names at one address: the first once undecorated.
+                let best = group
+                    .drain(..)
+                    .map(|e| (demangle(&e.2), e))
+                    .min_by(|a, b| a.0.cmp(&b.0))
+                    .map(|(_, e)| e);
+                kept.extend(best);
+            }
+        }
+        AddressTable {
+            entries: kept,
+            source: Some(source),
+            limit,
+            extents: FunctionExtents::default(),
+            undecorate: true,
+        }
+    }
+
+    /// The start of the entry `lookup` would name `rva` after, without
+    /// its name.
+    pub fn start_of(&self, rva: u64) -> Option<u64> {
+        self.find(rva).map(|(start, _)| start)
     }
 
     /// The same table, checked against the image's function extents.
@@ -145,8 +195,14 @@ impl AddressTable {
     }
 }
 
-impl NativeSymbols for AddressTable {
-    fn lookup(&self, rva: u64) -> Option<Symbol> {
+impl AddressTable {
+    /// The entry naming `rva`, and whether its name is only a guess.
+    fn find(&self, rva: u64) -> Option<(u64, bool)> {
+        let (index, guessed) = self.find_entry(rva)?;
+        Some((self.entries[index].0, guessed))
+    }
+
+    fn find_entry(&self, rva: u64) -> Option<(usize, bool)> {
         if rva >= self.limit {
             return None;
         }
@@ -154,7 +210,7 @@ impl NativeSymbols for AddressTable {
             .entries
             .partition_point(|e| e.0 <= rva)
             .checked_sub(1)?;
-        let (start, size, name) = &self.entries[index];
+        let (start, size, _) = &self.entries[index];
         let guessed = match size {
             // A sized symbol (ELF) covers only its own bytes.
             Some(size) if rva >= start.saturating_add((*size).max(1)) => return None,
@@ -171,8 +227,20 @@ impl NativeSymbols for AddressTable {
             None if rva - start > UNSIZED_REACH => return None,
             None => rva != *start,
         };
+        Some((index, guessed))
+    }
+}
+
+impl NativeSymbols for AddressTable {
+    fn lookup(&self, rva: u64) -> Option<Symbol> {
+        let (index, guessed) = self.find_entry(rva)?;
+        let (start, _, name) = &self.entries[index];
         Some(Symbol {
-            function: name.clone(),
+            function: if self.undecorate {
+                demangle(name)
+            } else {
+                name.clone()
+            },
             function_rva: *start,
             file: None,
             line: None,

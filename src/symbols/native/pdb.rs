@@ -32,9 +32,10 @@ pub struct Pdb {
     // The context caches per-procedure data in a RefCell, so lookups from
     // several threads take turns.
     cell: Mutex<Cell>,
-    /// Where it was read from: its index asks the file again for where
-    /// answers change.
+    /// Where it was read from, and its GUID and age: its index asks the
+    /// file again for where answers change.
     path: PathBuf,
+    id: DebugId,
 }
 
 /// Why a PDB could not be used.
@@ -91,6 +92,7 @@ impl Pdb {
         Ok(Pdb {
             cell: Mutex::new(cell),
             path: path.to_path_buf(),
+            id: expected,
         })
     }
 }
@@ -170,6 +172,14 @@ impl Boundaries for Pdb {
         std::panic::catch_unwind(|| boundaries(&self.path))
             .unwrap_or_else(|_| Err("the PDB reader failed on this file".to_string()))
     }
+
+    fn fresh(&self) -> Result<Box<dyn NativeSymbols>, String> {
+        match Pdb::open(&self.path, self.id) {
+            Ok(pdb) => Ok(Box::new(pdb)),
+            Err(PdbError::Mismatch(found)) => Err(format!("now {}", found.breakpad())),
+            Err(PdbError::Corrupt(why)) => Err(why),
+        }
+    }
 }
 
 /// Every RVA at which pdb-addr2line's answer may change: the ends of the
@@ -195,10 +205,9 @@ fn boundaries(path: &Path) -> Result<Vec<u64>, String> {
     let range = |offset: PdbInternalSectionOffset, len: u32, points: &mut Vec<u64>| {
         let (Some(start), Some(end)) = (
             offset.to_internal_rva(&address_map),
-            offset
-                .offset
-                .checked_add(len)
-                .and_then(|end| PdbInternalSectionOffset::new(offset.section, end).to_internal_rva(&address_map)),
+            offset.offset.checked_add(len).and_then(|end| {
+                PdbInternalSectionOffset::new(offset.section, end).to_internal_rva(&address_map)
+            }),
         ) else {
             return;
         };
