@@ -23,6 +23,9 @@ pub struct Pattern {
 enum Matcher {
     Glob {
         glob: Vec<char>,
+        /// The glob's bytes, when it is ASCII: matched against ASCII names
+        /// byte by byte.
+        ascii: Option<Vec<u8>>,
         insensitive: bool,
     },
     Regex {
@@ -60,6 +63,7 @@ impl Pattern {
             None if source.is_empty() => return Err("empty pattern".to_string()),
             None => Matcher::Glob {
                 glob: source.chars().collect(),
+                ascii: source.is_ascii().then(|| source.as_bytes().to_vec()),
                 insensitive,
             },
         };
@@ -85,7 +89,24 @@ impl Pattern {
 
     pub fn matches(&self, name: &str) -> bool {
         match &self.matcher {
-            Matcher::Glob { glob, insensitive } => glob_match(glob, name, *insensitive),
+            Matcher::Glob {
+                glob,
+                ascii,
+                insensitive,
+            } => match ascii {
+                // Symbol names are nearly always ASCII, and C++ ones run to
+                // thousands of characters, each matched against every
+                // pattern: compared in place.
+                Some(glob) if name.is_ascii() => {
+                    wildcard(glob, name.as_bytes(), b'*', b'?', |a, b| {
+                        a == b || (*insensitive && a.eq_ignore_ascii_case(&b))
+                    })
+                }
+                _ => {
+                    let name: Vec<char> = name.chars().collect();
+                    wildcard(glob, &name, '*', '?', |a, b| same(a, b, *insensitive))
+                }
+            },
             Matcher::Regex {
                 expr,
                 insensitive,
@@ -127,38 +148,61 @@ fn same(a: char, b: char, insensitive: bool) -> bool {
     a == b || (insensitive && (a.eq_ignore_ascii_case(&b) || a.to_lowercase().eq(b.to_lowercase())))
 }
 
-/// Whole-name wildcard match: `*` any run of characters, `?` one. Linear
-/// backtracking over the last `*` only, so no input makes it slow.
-fn glob_match(glob: &[char], name: &str, insensitive: bool) -> bool {
-    let name: Vec<char> = name.chars().collect();
+/// Whole-name wildcard match of `name` by `glob` (of characters or bytes):
+/// `star` any run, `any` one. Linear backtracking over the last `star`
+/// only, so no input makes it slow.
+fn wildcard<T: Copy + PartialEq>(
+    glob: &[T],
+    name: &[T],
+    star: T,
+    any: T,
+    same: impl Fn(T, T) -> bool,
+) -> bool {
     let (mut g, mut n) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
+    let mut last_star: Option<(usize, usize)> = None;
     while n < name.len() {
         match glob.get(g) {
-            Some('*') => {
-                star = Some((g, n));
+            Some(&c) if c == star => {
+                last_star = Some((g, n));
                 g += 1;
             }
-            Some(&c) if c == '?' || same(c, name[n], insensitive) => {
+            Some(&c) if c == any || same(c, name[n]) => {
                 g += 1;
                 n += 1;
             }
-            _ => match star {
+            _ => match last_star {
                 Some((sg, sn)) => {
                     g = sg + 1;
                     n = sn + 1;
-                    star = Some((sg, sn + 1));
+                    last_star = Some((sg, sn + 1));
                 }
                 None => return false,
             },
         }
     }
-    glob[g..].iter().all(|&c| c == '*')
+    glob[g..].iter().all(|&c| c == star)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_and_other_names_match_alike() {
+        for (glob, case, name, want) in [
+            ("*Fat*", Case::Sensitive, "__hipUnregisterFatBinary", true),
+            ("*fat*", Case::Sensitive, "__hipUnregisterFatBinary", false),
+            ("*FAT*", Case::Insensitive, "__hipUnregisterFatBinary", true),
+            ("*é*", Case::Sensitive, "café::run", true),
+            ("CAF?::*", Case::Insensitive, "café::run", true),
+            ("caf?::*", Case::Sensitive, "caf::run", false),
+            ("a*b*c", Case::Sensitive, "axxbyyc", true),
+            ("a*b*c", Case::Sensitive, "axxbyyd", false),
+        ] {
+            let p = Pattern::new(glob, case).unwrap();
+            assert_eq!(p.matches(name), want, "{glob} on {name}");
+        }
+    }
 
     #[test]
     fn globs_match_whole_names() {
