@@ -199,15 +199,16 @@ pub struct ReportArgs {
     pub symbols: Vec<PathBuf>,
 
     /// Where files downloaded from symbol servers are kept, and the
-    /// indexes of big .sym files (`index/`)
+    /// indexes of big .sym, PDB and DWARF files (`index/`)
     /// [default: dumptriage/symbols in the user's cache directory; with
     /// none, downloads are used for the run only and nothing is indexed].
     #[arg(long = "symbols-cache", value_name = "DIR")]
     pub symbols_cache: Option<PathBuf>,
 
-    /// Parse every .sym file whole, on every run: neither read big ones
+    /// Read every symbol file itself, on every run: neither read big ones
     /// through their index in the symbols cache nor write one. (Files from
-    /// DUMPTRIAGE_SYMBOL_INDEX_MIN bytes up, default 16 MiB, are indexed.)
+    /// DUMPTRIAGE_SYMBOL_INDEX_MIN bytes up, default 16 MiB, are indexed: a
+    /// .sym file on its first use, a PDB or DWARF file on its second.)
     #[arg(long = "no-symbol-index")]
     pub no_symbol_index: bool,
 

@@ -47,7 +47,8 @@ fn count(doc: &Value, text: &str) -> usize {
 const READ: &str = "read through its index";
 const WRITTEN: &str = "indexed for later runs";
 
-fn indexes(dir: &Path) -> Vec<PathBuf> {
+/// The files below `dir` whose names end in `.EXT`.
+fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(dir) = todo.pop() {
@@ -55,13 +56,17 @@ fn indexes(dir: &Path) -> Vec<PathBuf> {
             let path = entry.path();
             if path.is_dir() {
                 todo.push(path);
-            } else if path.extension().is_some_and(|e| e == "dtidx") {
+            } else if path.extension().is_some_and(|e| e == ext) {
                 found.push(path);
             }
         }
     }
     found.sort();
     found
+}
+
+fn indexes(dir: &Path) -> Vec<PathBuf> {
+    files_with(dir, "dtidx")
 }
 
 #[test]
@@ -236,19 +241,7 @@ fn an_index_older_than_its_symbol_file_is_not_used() {
 }
 
 fn sym_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if path.extension().is_some_and(|e| e == "sym") {
-                found.push(path);
-            }
-        }
-    }
-    found
+    files_with(dir, "sym")
 }
 
 // --- PDB and DWARF files ------------------------------------------------------
@@ -257,19 +250,7 @@ const MARKED: &str = "to be indexed if read again";
 const BUILDING: &str = "being indexed for later runs";
 
 fn native_indexes(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(dir) = todo.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if path.extension().is_some_and(|e| e == "dtnidx") {
-                found.push(path);
-            }
-        }
-    }
-    found
+    files_with(dir, "dtnidx")
 }
 
 /// The files that the strings of `doc` containing `text` are about.

@@ -158,19 +158,9 @@ impl Index {
         self.file.entry(section, size, n)
     }
 
-    fn partition(
-        &self,
-        section: usize,
-        size: usize,
-        address: u64,
-        strict: bool,
-    ) -> Result<usize, Broken> {
-        self.file.partition(section, size, address, strict)
-    }
-
     /// The range entry holding `address`: its number, range and text.
     fn holding(&self, section: usize, address: u64) -> Result<Option<Held>, Broken> {
-        let n = self.partition(section, RANGE_ENTRY, address, false)?;
+        let n = self.file.partition(section, RANGE_ENTRY, address, false)?;
         let Some(n) = n.checked_sub(1) else {
             return Ok(None);
         };
@@ -235,9 +225,11 @@ impl Index {
             Some(_) => (None, None),
             None => {
                 let previous = self
+                    .file
                     .partition(FUNCS, RANGE_ENTRY, rva, true)?
                     .checked_sub(1);
                 let public = self
+                    .file
                     .partition(PUBLICS, PUBLIC_ENTRY, rva, false)?
                     .checked_sub(1);
                 (previous, public)
