@@ -65,7 +65,7 @@ impl<'a> Wanted<'a> {
     /// The check a download passes before it is kept.
     fn check_file(&self, path: &Path) -> Result<(), Refusal> {
         let map = map_file(path).map_err(|e| Refusal::Corrupt(e.to_string()))?;
-        let info = elf::read_file(&map).map_err(Refusal::Corrupt)?;
+        let info = elf::read_identity(&map).map_err(Refusal::Corrupt)?;
         self.check(&info).map_err(|found| Refusal::Mismatch {
             what: "build id",
             found,
@@ -86,7 +86,7 @@ impl<'a> Wanted<'a> {
                 return None;
             }
         };
-        match elf::read_file(&map) {
+        match elf::read_identity(&map) {
             Ok(info) => match self.check(&info) {
                 Ok(()) => Some((map, info)),
                 Err(found) => {
@@ -136,6 +136,8 @@ fn load_dwarf(
             return Some(indexed);
         }
     }
+    let mut info = info;
+    elf::read_tables(&map, &mut info);
     match Dwarf::load(map, info) {
         Ok(dwarf) => {
             log.file = Some(shown);
@@ -272,7 +274,7 @@ pub fn debug_info(
     if info.has_dwarf {
         // The binary's own DWARF; its tables stay with the binary for
         // exports should the DWARF be unreadable.
-        if let Ok(again) = elf::read_file(&map) {
+        if let Ok(again) = elf::read_identity(&map) {
             if let Some(found) = load_dwarf(sources, &binary_path, map, again, log) {
                 return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
             }
@@ -303,6 +305,11 @@ pub fn debug_info(
             }
         }
         log.tried(format!("no debug file {link} (.gnu_debuglink)"));
+    }
+    // No DWARF: the binary's symbol tables name its functions.
+    let mut info = info;
+    if let Ok(map) = map_file(&binary_path) {
+        elf::read_tables(&map, &mut info);
     }
     (None, Some((binary_path, BinaryInfo::Elf(info))))
 }

@@ -61,6 +61,15 @@ pub struct ElfInfo {
 /// Reads an ELF file's identity and symbol tables. `Err` says why it is not
 /// a usable ELF file.
 pub fn read_file(data: &[u8]) -> Result<ElfInfo, String> {
+    let mut info = read_identity(data)?;
+    read_tables(data, &mut info);
+    Ok(info)
+}
+
+/// Reads an ELF file's identity only: its symbol tables are left empty
+/// (a big binary has hundreds of thousands of symbols, which a file read
+/// through its index, or only checked, does not need).
+pub fn read_identity(data: &[u8]) -> Result<ElfInfo, String> {
     let file = object::File::parse(data).map_err(|e| e.to_string())?;
     if file.format() != object::BinaryFormat::Elf {
         return Err(format!("not an ELF file ({:?})", file.format()));
@@ -75,6 +84,23 @@ pub fn read_file(data: &[u8]) -> Result<ElfInfo, String> {
         .section_by_name(".debug_info")
         .is_some_and(|s| s.size() > 0 && s.kind() != object::SectionKind::UninitializedData);
     let bias = file.segments().map(|s| s.address()).min().unwrap_or(0) & !0xfff;
+    Ok(ElfInfo {
+        build_id,
+        debuglink,
+        has_dwarf,
+        bias,
+        symtab: AddressTable::default(),
+        dynsym: AddressTable::default(),
+    })
+}
+
+/// Reads the symbol tables of the ELF file `data` into `info` (its
+/// identity, read by [`read_identity`]).
+pub fn read_tables(data: &[u8], info: &mut ElfInfo) {
+    let Ok(file) = object::File::parse(data) else {
+        return;
+    };
+    let bias = info.bias;
     let limit = file
         .segments()
         .map(|s| s.address().saturating_add(s.size()))
@@ -95,14 +121,8 @@ pub fn read_file(data: &[u8]) -> Result<ElfInfo, String> {
             .collect();
         AddressTable::of_raw_names(entries, source, limit)
     };
-    Ok(ElfInfo {
-        build_id,
-        debuglink,
-        has_dwarf,
-        bias,
-        symtab: table(file.symbols(), SymbolSource::Symtab),
-        dynsym: table(file.dynamic_symbols(), SymbolSource::Exports),
-    })
+    info.symtab = table(file.symbols(), SymbolSource::Symtab);
+    info.dynsym = table(file.dynamic_symbols(), SymbolSource::Exports);
 }
 
 /// DWARF of one ELF file, for lookups.
