@@ -362,10 +362,13 @@ fn dwarf_files_answer_the_same_through_their_index() {
 /// Runs the PDB store case until its indexes are read, damages them with
 /// `damage`, then runs it twice: both answer as the files do, and the
 /// second reads a new index.
-fn native_damaged_then_rebuilt(what: &str, damage: impl Fn(&Path)) {
+fn native_damaged_then_rebuilt(what: &str, damage: impl Fn(&Path, &Path)) {
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps");
     let dump = samples.join("raw/dxc-after-unload.wine.mdmp.raw");
-    let store = samples.join("store");
+    // The store copied, so that its files can be changed.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    copy_tree(&samples.join("store"), &store);
     let args: Vec<&Path> = vec![Path::new("--symbols"), &store, &dump];
     let cache = tempfile::tempdir().unwrap();
     for _ in 0..3 {
@@ -373,7 +376,7 @@ fn native_damaged_then_rebuilt(what: &str, damage: impl Fn(&Path)) {
     }
     let indexes = native_indexes(cache.path());
     assert!(indexes.len() >= 2, "{what}: {indexes:?}");
-    damage(cache.path());
+    damage(cache.path(), &store);
     let whole = answers(&analyze(None, &args));
     let again = analyze(Some(cache.path()), &args);
     assert_eq!(whole, answers(&again), "{what}: the run after the damage");
@@ -386,7 +389,7 @@ fn native_damaged_then_rebuilt(what: &str, damage: impl Fn(&Path)) {
 
 #[test]
 fn a_damaged_pdb_index_is_detected_and_made_again() {
-    native_damaged_then_rebuilt("flipped bytes", |cache| {
+    native_damaged_then_rebuilt("flipped bytes", |cache, _| {
         for index in native_indexes(cache) {
             edit(&index, |bytes| {
                 for at in (100..bytes.len()).step_by(4096) {
@@ -395,18 +398,31 @@ fn a_damaged_pdb_index_is_detected_and_made_again() {
             });
         }
     });
-    native_damaged_then_rebuilt("truncated", |cache| {
+    native_damaged_then_rebuilt("truncated", |cache, _| {
         for index in native_indexes(cache) {
             edit(&index, |bytes| bytes.truncate(bytes.len() / 2));
         }
     });
-    native_damaged_then_rebuilt("made for another file", |cache| {
+    native_damaged_then_rebuilt("made for another file", |cache, _| {
         // Each index swapped with another's: the header names the file's
         // id, so none is read for the wrong file.
         let indexes = native_indexes(cache);
         let contents: Vec<Vec<u8>> = indexes.iter().map(|p| std::fs::read(p).unwrap()).collect();
         for (n, index) in indexes.iter().enumerate() {
             std::fs::write(index, &contents[(n + 1) % contents.len()]).unwrap();
+        }
+    });
+}
+
+/// A PDB changed since its index was made (a new time) is read itself, and
+/// indexed again.
+#[test]
+fn an_index_older_than_its_pdb_is_not_used() {
+    native_damaged_then_rebuilt("newer PDB", |_, store| {
+        for pdb in files_with(store, "pdb") {
+            let file = std::fs::File::options().append(true).open(&pdb).unwrap();
+            file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+                .unwrap();
         }
     });
 }
