@@ -18,6 +18,10 @@
 //! range (of a sample of them in a big file): a range whose answer changes
 //! inside it means a boundary was missed, and no index is written.
 //!
+//! Making the index reads the whole file, many times what one run's
+//! reading costs: it is made on a file's second use, on another thread
+//! while the analysis goes on ([`Planned::write`]).
+//!
 //! Layout: the checked container of `indexfile`, with five sections:
 //! ranges (`start u64, answer u32, 0 u32`, sorted; a range runs to the
 //! next one's start; answer `NONE`: no name), answers (`function start
