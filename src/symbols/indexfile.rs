@@ -341,6 +341,7 @@ pub fn write(
     let dir = path.parent().ok_or("no folder")?;
     let at_dir = |e: std::io::Error| format!("{}: {e}", dir.display());
     fs::create_dir_all(dir).map_err(at_dir)?;
+    remove_abandoned(dir);
     let mut temp = tempfile::Builder::new()
         .prefix(".index-")
         .tempfile_in(dir)
@@ -398,6 +399,22 @@ pub fn write(
     temp.persist(path)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(())
+}
+
+/// Removes the half-written indexes a run interrupted while writing left
+/// in `dir` (a day old or more: another run may be writing one now).
+fn remove_abandoned(dir: &Path) {
+    let day = std::time::Duration::from_secs(24 * 60 * 60);
+    for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let abandoned = entry.file_name().to_string_lossy().starts_with(".index-")
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age >= day));
+        if abandoned {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Writes bytes, taking the checksum of each page after the header.
@@ -474,5 +491,81 @@ impl Strings {
         self.bytes.extend_from_slice(text.as_bytes());
         self.numbers.entry(hash).or_insert(n);
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIND: Kind<'static> = Kind {
+        magic: b"TESTIDX1",
+        version: 1,
+        sections: 2,
+    };
+
+    #[test]
+    fn written_sections_read_back_and_damage_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.idx");
+        let stamp = SourceStamp {
+            size: 10,
+            mtime_secs: 20,
+            mtime_nanos: 30,
+        };
+        // A section spanning pages, and one ending mid-page.
+        let big: Vec<u8> = (0..3 * PAGE + 17).map(|n| n as u8).collect();
+        write(&path, KIND, stamp, "id", &[big.clone(), b"tail".to_vec()]).unwrap();
+        let file = Mapped::open(&path, KIND, stamp, "id").unwrap();
+        assert_eq!(file.within(0, 0, big.len()).unwrap(), &big[..]);
+        assert_eq!(file.within(1, 0, 4).unwrap(), b"tail");
+        assert!(file.within(1, 2, 4).is_err(), "past the section");
+        // Another stamp, id, kind or version: not opened.
+        let other = SourceStamp { size: 11, ..stamp };
+        assert!(Mapped::open(&path, KIND, other, "id").is_err());
+        assert!(Mapped::open(&path, KIND, stamp, "other").is_err());
+        let kind = Kind { version: 2, ..KIND };
+        assert!(Mapped::open(&path, kind, stamp, "id").is_err());
+        // A byte changed in the second page: found when that page is read.
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[HEADER + PAGE + 5] ^= 1;
+        fs::write(&path, &bytes).unwrap();
+        let file = Mapped::open(&path, KIND, stamp, "id").unwrap();
+        assert!(file.within(0, 0, 16).is_ok());
+        assert!(file.within(0, PAGE as u64, 16).is_err());
+        assert!(
+            file.within(0, 0, 16).is_err(),
+            "broken for the rest of the run"
+        );
+    }
+
+    #[test]
+    fn half_written_indexes_of_interrupted_runs_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new) = (dir.path().join(".index-old"), dir.path().join(".index-new"));
+        fs::write(&old, b"x").unwrap();
+        fs::write(&new, b"x").unwrap();
+        let two_days = std::time::Duration::from_secs(2 * 24 * 60 * 60);
+        fs::File::options()
+            .append(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - two_days)
+            .unwrap();
+        let stamp = SourceStamp {
+            size: 1,
+            mtime_secs: 1,
+            mtime_nanos: 1,
+        };
+        write(
+            &dir.path().join("x.idx"),
+            KIND,
+            stamp,
+            "id",
+            &[vec![1], vec![2]],
+        )
+        .unwrap();
+        assert!(!old.exists());
+        assert!(new.exists(), "another run may be writing it");
     }
 }

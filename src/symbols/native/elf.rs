@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use gimli::{EndianReader, RunTimeEndian};
 use object::{Object as _, ObjectSection as _, ObjectSegment as _, ObjectSymbol as _, SymbolKind};
 
-use super::index::Boundaries;
+use super::index::{within_limit, Boundaries};
 use super::{AddressTable, NativeSymbols, Symbol};
 use crate::model::SymbolSource;
 
@@ -233,7 +233,7 @@ impl Boundaries for Dwarf {
     /// `.debug_aranges`'), of every DIE's ranges (functions and inlined
     /// calls among them), every line row's address (a row runs to the
     /// next), and the symbol table's own.
-    fn boundaries(&self) -> Result<Vec<u64>, String> {
+    fn boundaries(&self, limit: usize) -> Result<Vec<u64>, String> {
         let dwarf = &*self.sections;
         let text = |e: gimli::Error| e.to_string();
         let mut addresses = Vec::new();
@@ -247,6 +247,7 @@ impl Boundaries for Dwarf {
         }
         let mut units = dwarf.units();
         while let Some(header) = units.next().map_err(text)? {
+            within_limit(&addresses, limit)?;
             // A unit the reader cannot parse gives no answers to bound.
             let Ok(unit) = dwarf.unit(header) else {
                 continue;

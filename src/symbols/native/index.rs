@@ -46,8 +46,9 @@ use crate::symbols::paths;
 /// A reader that can say where its answers may change.
 pub trait Boundaries: NativeSymbols {
     /// Addresses (RVAs, any order, repeats allowed) such that the reader
-    /// answers alike for every address from one of them up to the next.
-    fn boundaries(&self) -> Result<Vec<u64>, String>;
+    /// answers alike for every address from one of them up to the next;
+    /// `Err` past about `limit` of them.
+    fn boundaries(&self, limit: usize) -> Result<Vec<u64>, String>;
 
     /// Another reader of the same file with nothing read yet: the index is
     /// made with its own readers (the analysis keeps the first), each
@@ -58,6 +59,22 @@ pub trait Boundaries: NativeSymbols {
 
 /// Addresses asked of one reader while an index is made.
 const PER_READER: usize = 100_000;
+
+/// The most places where answers change that a file's index is made for:
+/// past them (a file of several GB), making it would take minutes and
+/// hold hundreds of MB at the end of a run, and the file is read itself.
+const MAX_BOUNDARIES: usize = 32 << 20;
+
+/// `Err` when `points` holds more than `limit`: the file is too big to
+/// index.
+pub fn within_limit(points: &[u64], limit: usize) -> Result<(), String> {
+    if points.len() > limit {
+        return Err(format!(
+            "more than {limit} places where its answers change: too big to index"
+        ));
+    }
+    Ok(())
+}
 
 const RANGES: usize = 0;
 const ANSWERS: usize = 1;
@@ -326,7 +343,19 @@ pub fn build(
     stamp: SourceStamp,
     id: &str,
 ) -> Result<usize, String> {
-    let mut points = reader.boundaries()?;
+    build_within(reader, path, stamp, id, MAX_BOUNDARIES)
+}
+
+/// [`build`], for a file with at most `limit` boundaries.
+fn build_within(
+    reader: &dyn Boundaries,
+    path: &Path,
+    stamp: SourceStamp,
+    id: &str,
+    limit: usize,
+) -> Result<usize, String> {
+    let mut points = reader.boundaries(limit)?;
+    within_limit(&points, limit)?;
     points.push(0);
     points.sort_unstable();
     points.dedup();
@@ -529,6 +558,14 @@ pub fn finish() -> Vec<String> {
         .lock()
         .map(|mut p| std::mem::take(&mut *p))
         .unwrap_or_default();
+    let unfinished = pending.iter().filter(|(_, h)| !h.is_finished()).count();
+    if unfinished > 0 {
+        // Said as it starts, so that a wait after the report has a reason.
+        eprintln!(
+            "dumptriage: finishing the symbol index of {unfinished} big file(s) for later runs \
+             (interrupting it is safe: it is made again)"
+        );
+    }
     pending
         .into_iter()
         .filter_map(|(shown, handle)| match handle.join() {
@@ -568,7 +605,7 @@ mod tests {
             fallback: OnceLock::new(),
         };
         let end = reader
-            .boundaries()
+            .boundaries(usize::MAX)
             .unwrap()
             .into_iter()
             .filter(|&b| b < 1 << 32)
@@ -645,6 +682,16 @@ mod tests {
         let reader = elf::Dwarf::load(map, info).unwrap();
         let ranges = same_everywhere(&reader, "gcc -O2 binary");
         assert!(ranges > 20, "{ranges} ranges");
+        // A file with more boundaries than the limit gets no index.
+        let path = dir.path().join("none.dtnidx");
+        let stamp = SourceStamp {
+            size: 1,
+            mtime_secs: 2,
+            mtime_nanos: 3,
+        };
+        let refused = build_within(&reader, &path, stamp, "abc", 10).unwrap_err();
+        assert!(refused.contains("too big to index"), "{refused}");
+        assert!(!path.exists());
         let inlined = (0..0x4000).any(|rva| {
             reader
                 .lookup(rva)

@@ -10,7 +10,7 @@ use memmap2::Mmap;
 use pdb_addr2line::pdb::PDB;
 use pdb_addr2line::{ContextPdbData, TypeFormatterFlags};
 
-use super::index::Boundaries;
+use super::index::{within_limit, Boundaries};
 use super::{NativeSymbols, Symbol};
 use crate::model::SymbolSource;
 use crate::symbols::identity::DebugId;
@@ -167,9 +167,9 @@ impl Pdb {
 }
 
 impl Boundaries for Pdb {
-    fn boundaries(&self) -> Result<Vec<u64>, String> {
+    fn boundaries(&self, limit: usize) -> Result<Vec<u64>, String> {
         // A corrupt file can make the PDB reader panic (see `open`).
-        std::panic::catch_unwind(|| boundaries(&self.path))
+        std::panic::catch_unwind(|| boundaries(&self.path, limit))
             .unwrap_or_else(|_| Err("the PDB reader failed on this file".to_string()))
     }
 
@@ -187,7 +187,7 @@ impl Boundaries for Pdb {
 /// module), of procedures (nested ones too), of the line records and of
 /// every inline site's ranges; and where public symbols start (a public's
 /// extent runs to the next one).
-fn boundaries(path: &Path) -> Result<Vec<u64>, String> {
+fn boundaries(path: &Path, limit: usize) -> Result<Vec<u64>, String> {
     use pdb_addr2line::pdb::{FallibleIterator, PdbInternalSectionOffset, SymbolData};
 
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
@@ -240,6 +240,7 @@ fn boundaries(path: &Path) -> Result<Vec<u64>, String> {
     }
     let mut modules = dbi.modules().map_err(text)?;
     while let Some(module) = modules.next().map_err(text)? {
+        within_limit(&points, limit)?;
         // A module the reader cannot read gives no answers to bound.
         let Ok(Some(info)) = pdb.module_info(&module) else {
             continue;
