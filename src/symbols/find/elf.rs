@@ -112,10 +112,10 @@ fn load_dwarf(
     let shown = path.display().to_string();
     // A big DWARF file is read through its index once it has one (the
     // caller checked its build id).
-    let id: Option<String> = info
+    let id = info
         .build_id
-        .as_ref()
-        .map(|id| id.iter().map(|b| format!("{b:02x}")).collect());
+        .as_deref()
+        .map(|id| CodeId::from_binary(id).to_string());
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -272,8 +272,9 @@ pub fn debug_info(
         return (None, None);
     };
     if info.has_dwarf {
-        // The binary's own DWARF; its tables stay with the binary for
-        // exports should the DWARF be unreadable.
+        // The binary's own DWARF (its map goes to the reader; `info` stays
+        // with the binary, for its symbol tables should the DWARF be
+        // unreadable).
         if let Ok(again) = elf::read_identity(&map) {
             if let Some(found) = load_dwarf(sources, &binary_path, map, again, log) {
                 return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
