@@ -178,9 +178,11 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
 });
 
 fn any_match(patterns: &[Pattern], name: &str) -> bool {
+    // The bare name once, not once per pattern: C++ names run long.
+    let bare = Some(bare_name(name)).filter(|bare| bare.len() != name.len());
     patterns
         .iter()
-        .any(|p| p.matches(name) || p.matches(bare_name(name)))
+        .any(|p| p.matches(name) || bare.is_some_and(|bare| p.matches(bare)))
 }
 
 /// The phase a frame's names show, with the name that showed it.
