@@ -106,7 +106,7 @@ fn load_dwarf(
     sources: &Sources,
     path: &Path,
     map: Mmap,
-    info: ElfInfo,
+    mut info: ElfInfo,
     log: &mut Log,
 ) -> Option<Arc<dyn NativeSymbols>> {
     let shown = path.display().to_string();
@@ -136,7 +136,6 @@ fn load_dwarf(
             return Some(indexed);
         }
     }
-    let mut info = info;
     elf::read_tables(&map, &mut info);
     match Dwarf::load(map, info) {
         Ok(dwarf) => {
@@ -268,7 +267,7 @@ pub fn debug_info(
         }
     }
 
-    let Some((binary_path, map, info)) = find_binary(sources, &wanted, &roots, log) else {
+    let Some((binary_path, map, mut info)) = find_binary(sources, &wanted, &roots, log) else {
         return (None, None);
     };
     if info.has_dwarf {
@@ -308,7 +307,6 @@ pub fn debug_info(
         log.tried(format!("no debug file {link} (.gnu_debuglink)"));
     }
     // No DWARF: the binary's symbol tables name its functions.
-    let mut info = info;
     if let Ok(map) = map_file(&binary_path) {
         elf::read_tables(&map, &mut info);
     }

@@ -53,7 +53,7 @@ pub fn pdb(
         // A big PDB is read through its index once it has one: checked
         // first to be the module's, as the reader would.
         let planned = Planned::new(&sources.index, path, name, &id_text, SymbolSource::Pdb);
-        if let Some(planned) = &planned {
+        if let Some(planned) = planned.as_ref().filter(|p| p.has_index()) {
             if check(path).is_ok() {
                 let again = path.to_path_buf();
                 let load: Loader = Box::new(move || {

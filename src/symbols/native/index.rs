@@ -453,6 +453,11 @@ impl Planned {
         })
     }
 
+    /// Whether an index is there (valid or not).
+    pub fn has_index(&self) -> bool {
+        self.index_path.exists()
+    }
+
     /// The file read through its index, when that one is valid; `load`
     /// gives the reader itself if the index fails a check mid-run.
     pub fn read(&self, load: Loader, log: &mut Log) -> Option<Arc<dyn NativeSymbols>> {

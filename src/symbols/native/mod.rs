@@ -19,7 +19,7 @@ pub mod pe;
 use crate::model::SymbolSource;
 
 /// What one source knows about an address.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
     pub function: String,
     /// Offset of the function's first instruction from the module base.
@@ -128,25 +128,14 @@ impl AddressTable {
     ) -> Self {
         entries.retain(|(_, _, name)| !name.is_empty());
         entries.sort_unstable_by_key(|e| e.0);
-        let mut kept: Vec<(u64, Option<u64>, String)> = Vec::with_capacity(entries.len());
-        let mut group: Vec<(u64, Option<u64>, String)> = Vec::new();
-        let mut entries = entries.into_iter().peekable();
-        while let Some(entry) = entries.next() {
-            if entries.peek().is_none_or(|next| next.0 != entry.0) && group.is_empty() {
-                kept.push(entry);
-                continue;
-            }
-            group.push(entry);
-            if entries.peek().is_none_or(|next| next.0 != group[0].0) {
+        let kept = entries
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter_map(|same_start| match same_start {
+                [one] => Some(one.clone()),
                 // Several names at one address: the first once undecorated.
-                let best = group
-                    .drain(..)
-                    .map(|e| (demangle(&e.2), e))
-                    .min_by(|a, b| a.0.cmp(&b.0))
-                    .map(|(_, e)| e);
-                kept.extend(best);
-            }
-        }
+                several => several.iter().min_by_key(|e| demangle(&e.2)).cloned(),
+            })
+            .collect();
         AddressTable {
             entries: kept,
             source: Some(source),
@@ -159,7 +148,7 @@ impl AddressTable {
     /// The start of the entry `lookup` would name `rva` after, without
     /// its name.
     pub fn start_of(&self, rva: u64) -> Option<u64> {
-        self.find(rva).map(|(start, _)| start)
+        self.find_entry(rva).map(|(index, _)| self.entries[index].0)
     }
 
     /// The same table, checked against the image's function extents.
@@ -196,12 +185,8 @@ impl AddressTable {
 }
 
 impl AddressTable {
-    /// The entry naming `rva`, and whether its name is only a guess.
-    fn find(&self, rva: u64) -> Option<(u64, bool)> {
-        let (index, guessed) = self.find_entry(rva)?;
-        Some((self.entries[index].0, guessed))
-    }
-
+    /// The number of the entry naming `rva`, and whether its name is only
+    /// a guess.
     fn find_entry(&self, rva: u64) -> Option<(usize, bool)> {
         if rva >= self.limit {
             return None;

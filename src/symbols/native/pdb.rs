@@ -61,12 +61,7 @@ impl Pdb {
 
     fn open_unguarded(path: &Path, expected: DebugId) -> Result<Pdb, PdbError> {
         let corrupt = |e: &dyn std::fmt::Display| PdbError::Corrupt(e.to_string());
-        let file = std::fs::File::open(path).map_err(|e| corrupt(&e))?;
-        // SAFETY: the map is read-only and private to this process; a file
-        // truncated under us by another process is the one hazard, as for
-        // the minidump itself.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| corrupt(&e))?;
-        let mut pdb = PDB::open(Cursor::new(map)).map_err(|e| corrupt(&e))?;
+        let mut pdb = map_pdb(path).map_err(PdbError::Corrupt)?;
         let found = pdb_identity(&mut pdb).map_err(|e| corrupt(&e))?;
         if found != expected {
             return Err(PdbError::Mismatch(found));
@@ -100,11 +95,17 @@ impl Pdb {
 /// The GUID and age of the PDB at `path`, without loading anything else:
 /// a download is checked with it before it is kept.
 pub fn identity(path: &Path) -> Result<DebugId, String> {
+    pdb_identity(&mut map_pdb(path)?).map_err(|e| e.to_string())
+}
+
+/// The PDB at `path`, memory-mapped, its stream directory read.
+fn map_pdb(path: &Path) -> Result<PDB<'static, Cursor<Mmap>>, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    // SAFETY: as in `Pdb::open`.
+    // SAFETY: the map is read-only and private to this process; a file
+    // truncated under us by another process is the one hazard, as for the
+    // minidump itself.
     let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
-    let mut pdb = PDB::open(Cursor::new(map)).map_err(|e| e.to_string())?;
-    pdb_identity(&mut pdb).map_err(|e| e.to_string())
+    PDB::open(Cursor::new(map)).map_err(|e| e.to_string())
 }
 
 fn pdb_identity(
@@ -190,10 +191,7 @@ impl Boundaries for Pdb {
 fn boundaries(path: &Path, limit: usize) -> Result<Vec<u64>, String> {
     use pdb_addr2line::pdb::{FallibleIterator, PdbInternalSectionOffset, SymbolData};
 
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    // SAFETY: as in `Pdb::open`.
-    let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
-    let mut pdb = PDB::open(Cursor::new(map)).map_err(|e| e.to_string())?;
+    let mut pdb = map_pdb(path)?;
     let text = |e: pdb_addr2line::pdb::Error| e.to_string();
     let address_map = pdb.address_map().map_err(text)?;
     let mut points = Vec::new();
