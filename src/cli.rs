@@ -82,7 +82,11 @@ pub enum SignaturesCommand {
     /// Write one Markdown page per rule, and an index, into DIR.
     Docs {
         dir: PathBuf,
-        /// Do not write: fail if the pages in DIR differ from the rules.
+        /// Also the table of rules in this README, between its marker lines
+        /// (ids linking to the pages in DIR).
+        #[arg(long, value_name = "FILE")]
+        readme: Option<PathBuf>,
+        /// Do not write: fail if the pages in DIR (or the README's table) differ from the rules.
         #[arg(long)]
         check: bool,
     },

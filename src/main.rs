@@ -211,7 +211,16 @@ fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Pat
 
 /// The built-in rules plus the user's folders; every problem is printed.
 fn load_database(dirs: &[std::path::PathBuf]) -> anyhow::Result<Database> {
-    Database::load(dirs).or_else(|problems| {
+    loaded(Database::load(dirs))
+}
+
+/// As `load_database`, with the built-in rules' examples.
+fn load_database_with_examples(dirs: &[std::path::PathBuf]) -> anyhow::Result<Database> {
+    loaded(Database::load_with_examples(dirs))
+}
+
+fn loaded(result: Result<Database, Vec<Problem>>) -> anyhow::Result<Database> {
+    result.or_else(|problems| {
         print_problems(&problems);
         bail!("{} problem(s) in the signature rules", problems.len())
     })
@@ -363,7 +372,7 @@ fn signatures_command(command: SignaturesCommand) -> anyhow::Result<ExitCode> {
         }
         SignaturesCommand::Test { dir } => {
             let extra: Vec<_> = dir.iter().cloned().collect();
-            let db = load_database(&extra)?;
+            let db = load_database_with_examples(&extra)?;
             let outcomes = db.test_examples(db.rules());
             let failed = outcomes.iter().filter(|o| o.failure.is_some()).count();
             write_stdout(|out| {
@@ -381,20 +390,51 @@ fn signatures_command(command: SignaturesCommand) -> anyhow::Result<ExitCode> {
                 ExitCode::from(EXIT_FINDING)
             })
         }
-        SignaturesCommand::Docs { dir, check } => docs(&dir, check),
+        SignaturesCommand::Docs { dir, readme, check } => docs(&dir, readme.as_deref(), check),
     }
 }
 
-/// Writes, or checks, the generated documentation pages.
-fn docs(dir: &Path, check: bool) -> anyhow::Result<ExitCode> {
-    let db = load_database(&[])?;
+/// Writes, or checks, the generated documentation pages and, with
+/// `--readme`, the table of rules in a README.
+fn docs(dir: &Path, readme: Option<&Path>, check: bool) -> anyhow::Result<ExitCode> {
+    let db = load_database_with_examples(&[])?;
     let pages = signatures::docs::pages(&db);
+    let readme = match readme {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            // The pages' folder as the README links to it.
+            let base = path.parent().unwrap_or(Path::new(""));
+            let link = dir
+                .strip_prefix(base)
+                .unwrap_or(dir)
+                .to_string_lossy()
+                .replace('\\', "/");
+            let new = signatures::docs::readme(&text, &db, &link)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            Some((path, text, new))
+        }
+    };
     if !check {
         signatures::docs::write(dir, &pages)?;
         println!("wrote {} pages to {}", pages.len(), dir.display());
+        if let Some((path, _, new)) = &readme {
+            std::fs::write(path, new)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("wrote the table of rules in {}", path.display());
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    let stale = signatures::docs::check(dir, &pages);
+    let mut stale = signatures::docs::check(dir, &pages);
+    if let Some((path, old, new)) = &readme {
+        if old != new {
+            stale.push(format!(
+                "{}: the table of rules is out of date",
+                path.display()
+            ));
+        }
+    }
     for problem in &stale {
         eprintln!("{problem}");
     }
@@ -402,8 +442,11 @@ fn docs(dir: &Path, check: bool) -> anyhow::Result<ExitCode> {
         println!("ok: {} pages up to date", pages.len());
         Ok(ExitCode::SUCCESS)
     } else {
+        let readme = readme
+            .map(|(path, ..)| format!(" --readme {}", path.display()))
+            .unwrap_or_default();
         eprintln!(
-            "run `dumptriage signatures docs {}` to regenerate",
+            "run `dumptriage signatures docs {}{readme}` to regenerate",
             dir.display()
         );
         Ok(ExitCode::from(EXIT_FINDING))

@@ -8,17 +8,23 @@
 
 use std::sync::OnceLock;
 
-use regex::{Regex, RegexBuilder};
+use regex_lite::{Regex, RegexBuilder};
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Pattern {
     source: String,
     matcher: Matcher,
 }
 
-/// Globs are matched directly, and regular expressions are compiled on first
-/// use (their syntax is checked up front): compiling every pattern of the
-/// database at start-up would cost more than analysing a small dump.
+/// Globs are matched directly. Regular expressions are compiled by
+/// regex-lite (tens of microseconds per pattern, against about a
+/// millisecond each for the `regex` crate's Unicode-aware automata, which
+/// made compiling the database's patterns cost more than analysing a small
+/// dump); the price is ASCII-only `\w`, `\d`, `\b` and case folding, which
+/// is what symbol and module names need. A pattern from a file the user
+/// gave is compiled when it is made, so a bad one is reported at load; one
+/// compiled into the binary (checked by the test suite) on first use, as
+/// most are never reached on a given dump.
 #[derive(Debug, Clone)]
 enum Matcher {
     Glob {
@@ -35,6 +41,28 @@ enum Matcher {
     },
 }
 
+/// A pattern is shown as it was written (with its case), whether or not its
+/// regular expression has been compiled yet.
+impl std::fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let insensitive = match &self.matcher {
+            Matcher::Glob { insensitive, .. } | Matcher::Regex { insensitive, .. } => *insensitive,
+        };
+        let case = if insensitive { "(any case)" } else { "" };
+        write!(f, "Pattern({:?}{case})", self.source)
+    }
+}
+
+/// When a regular expression is compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compile {
+    /// Now: a syntax error is reported by [`Pattern::compile`].
+    Now,
+    /// On first use, for patterns compiled into the binary and checked by
+    /// the test suite; one that does not compile would match nothing.
+    OnFirstUse,
+}
+
 /// Whether a pattern is for module names or function names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Case {
@@ -45,19 +73,25 @@ pub enum Case {
 }
 
 impl Pattern {
+    /// A pattern whose regular expression, if it is one, is checked now.
     pub fn new(source: &str, case: Case) -> Result<Pattern, String> {
+        Pattern::compile(source, case, Compile::Now)
+    }
+
+    pub fn compile(source: &str, case: Case, when: Compile) -> Result<Pattern, String> {
         let insensitive = case == Case::Insensitive;
         let matcher = match source.strip_prefix("re:") {
             Some(expr) => {
-                regex_syntax::ParserBuilder::new()
-                    .case_insensitive(insensitive)
-                    .build()
-                    .parse(expr)
-                    .map_err(|e| invalid(source, &e.to_string()))?;
+                let compiled = OnceLock::new();
+                if when == Compile::Now {
+                    let regex =
+                        build(expr, insensitive).map_err(|e| invalid(source, &e.to_string()))?;
+                    let _ = compiled.set(Some(regex));
+                }
                 Matcher::Regex {
                     expr: expr.to_string(),
                     insensitive,
-                    compiled: OnceLock::new(),
+                    compiled,
                 }
             }
             None if source.is_empty() => return Err("empty pattern".to_string()),
@@ -71,20 +105,6 @@ impl Pattern {
             source: source.to_string(),
             matcher,
         })
-    }
-
-    /// Compiles a regular expression now, reporting what would otherwise
-    /// make it match nothing (an expression too large to compile). Used by
-    /// `signatures lint`.
-    pub fn check(&self) -> Result<(), String> {
-        match &self.matcher {
-            Matcher::Glob { .. } => Ok(()),
-            Matcher::Regex {
-                expr, insensitive, ..
-            } => build(expr, *insensitive)
-                .map(drop)
-                .map_err(|e| invalid(&self.source, &e.to_string())),
-        }
     }
 
     pub fn matches(&self, name: &str) -> bool {
@@ -123,7 +143,7 @@ impl Pattern {
     }
 }
 
-fn build(expr: &str, insensitive: bool) -> Result<Regex, regex::Error> {
+fn build(expr: &str, insensitive: bool) -> Result<Regex, regex_lite::Error> {
     RegexBuilder::new(expr)
         .case_insensitive(insensitive)
         .size_limit(1 << 24)

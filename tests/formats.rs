@@ -158,7 +158,7 @@ fn junit_is_valid_and_fails_the_crashed_dumps() {
         stdout.contains("<failure message=\"dxc-after-unload: Call into dxcompiler.dll"),
         "{stdout}"
     );
-    let stable = regex::Regex::new(r#"timestamp="[0-9T:-]+""#)
+    let stable = regex_lite::Regex::new(r#"timestamp="[0-9T:-]+""#)
         .unwrap()
         .replace(&stdout, "timestamp=\"<TIME>\"");
     golden("batch.junit.xml", &stable);

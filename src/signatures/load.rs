@@ -12,7 +12,7 @@ use super::exception::ExceptionCode;
 use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::{ExampleSpec, Expect, MatchSpec, RuleFile, ThreadChoice, UnloadedChoice};
 use crate::model::Kind;
-use crate::pattern::{Case, Pattern};
+use crate::pattern::{Case, Compile, Pattern};
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_signatures.rs"));
@@ -34,8 +34,9 @@ struct Family {
 /// The module families rules name as `family:NAME` (families.toml).
 static FAMILIES: std::sync::LazyLock<std::collections::BTreeMap<String, Family>> =
     std::sync::LazyLock::new(|| {
-        // Compiled into the binary and checked by a unit test.
-        toml::from_str(include_str!("families.toml"))
+        // Compiled into the binary (as JSON: build.rs) and checked by a
+        // unit test.
+        serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/families.json")))
             .expect("src/signatures/families.toml is valid")
     });
 
@@ -79,46 +80,72 @@ impl fmt::Display for Problem {
 /// Lints a folder of rule files: every problem of every file.
 pub fn lint_dir(dir: &Path) -> Vec<Problem> {
     match read_dir(dir) {
-        Ok(files) => lint(files),
+        Ok(files) => parse_all(files, Checks::Full).1,
         Err(problems) => problems,
     }
 }
 
 /// Lints the rules compiled into the binary.
 pub fn lint_builtin() -> Vec<Problem> {
-    lint(builtin_files())
+    parse_all(builtin_files(Checks::Full), Checks::Full).1
 }
 
-fn lint(files: impl IntoIterator<Item = (String, String)>) -> Vec<Problem> {
-    let (rules, mut problems) = parse_all(files);
-    problems.extend(rules.iter().flat_map(Rule::check_patterns));
-    problems
+/// A rule file to load.
+pub(super) struct RuleText {
+    /// How problems name it.
+    pub file: String,
+    pub toml: String,
+    /// The same content without its examples as JSON, made by build.rs for
+    /// the built-in files (read several times faster than the TOML, through
+    /// the same types).
+    pub json: Option<&'static str>,
 }
 
-pub(super) fn builtin_files() -> impl Iterator<Item = (String, String)> {
+/// How much loading checks. A run that analyses dumps trusts the built-in
+/// rules, which the test suite lints: their examples (used only by
+/// `signatures test`) are not turned into stacks and their regular
+/// expressions are compiled on first use, which together cost several times
+/// the rest of loading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Checks {
+    /// Every check: user files, `signatures lint` and `signatures test`.
+    Full,
+    /// The built-in rules of a run.
+    Trusted,
+}
+
+/// The built-in rule files; with every check, as their TOML (examples
+/// included), else as build.rs's JSON.
+pub(super) fn builtin_files(checks: Checks) -> impl Iterator<Item = RuleText> {
     builtin::BUILTIN
         .iter()
-        .map(|(name, text)| (format!("signatures/{name}"), text.to_string()))
+        .map(move |(name, toml, json)| RuleText {
+            file: format!("signatures/{name}"),
+            toml: toml.to_string(),
+            json: (checks == Checks::Trusted && !json.is_empty()).then_some(*json),
+        })
 }
 
 /// Parses rule files, collecting all their problems and duplicate ids.
 pub(super) fn parse_all(
-    files: impl IntoIterator<Item = (String, String)>,
+    files: impl IntoIterator<Item = RuleText>,
+    checks: Checks,
 ) -> (Vec<Rule>, Vec<Problem>) {
     let mut rules: Vec<Rule> = Vec::new();
     let mut problems = Vec::new();
     // Ids seen so far, read even from files with other problems, so a
     // duplicate is reported whatever else is wrong.
     let mut seen: Vec<(String, String)> = Vec::new();
-    for (file, text) in files {
+    for RuleText { file, toml, json } in files {
         let stem = Path::new(&file)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let id = text
-            .parse::<toml::Table>()
-            .ok()
-            .and_then(|t| t.get("id")?.as_str().map(str::to_string));
+        let spec = deserialize(&file, &toml, json);
+        let id = match &spec {
+            Ok(spec) => Some(spec.id.clone()),
+            Err((id, _)) => id.clone(),
+        };
         let duplicate = id
             .as_ref()
             .and_then(|id| seen.iter().find(|(i, _)| i == id));
@@ -133,7 +160,10 @@ pub(super) fn parse_all(
         if let Some(id) = id {
             seen.push((id, file.clone()));
         }
-        match parse(&file, &stem, &text) {
+        match spec
+            .map_err(|(_, errors)| errors)
+            .and_then(|spec| validate(&file, &stem, &toml, spec, checks))
+        {
             Ok(rule) if !is_duplicate => rules.push(rule),
             Ok(_) => {}
             Err(mut errors) => problems.append(&mut errors),
@@ -142,8 +172,8 @@ pub(super) fn parse_all(
     (rules, problems)
 }
 
-/// The `*.toml` files of a folder, sorted, as (path, text).
-pub(super) fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Vec<Problem>> {
+/// The `*.toml` files of a folder, sorted.
+pub(super) fn read_dir(dir: &Path) -> Result<Vec<RuleText>, Vec<Problem>> {
     let problem = |file: &Path, reason: String| {
         vec![Problem {
             file: file.display().to_string(),
@@ -166,49 +196,97 @@ pub(super) fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, Vec<Problem>
         .into_iter()
         .map(|path| {
             std::fs::read_to_string(&path)
-                .map(|text| (path.display().to_string(), text))
+                .map(|toml| RuleText {
+                    file: path.display().to_string(),
+                    toml,
+                    json: None,
+                })
                 .map_err(|e| problem(&path, format!("cannot read: {e}")))
         })
         .collect()
 }
 
-/// Parses and validates one rule file. `file` names it in problems;
-/// `stem` is the file name without `.toml`, which must equal the id.
+/// Parses and validates one rule file (examples included). `file` names it
+/// in problems; `stem` is the file name without `.toml`, which must equal
+/// the id.
 pub fn parse(file: &str, stem: &str, text: &str) -> Result<Rule, Vec<Problem>> {
+    let spec = deserialize(file, text, None).map_err(|(_, problems)| problems)?;
+    validate(file, stem, text, spec, Checks::Full)
+}
+
+/// A rule file as written, from its JSON form when there is one, else from
+/// its TOML: every unknown key is a problem, with its full path. On failure,
+/// the id too when the file says it, so duplicates are found whatever else
+/// is wrong.
+fn deserialize(
+    file: &str,
+    toml: &str,
+    json: Option<&str>,
+) -> Result<RuleFile, (Option<String>, Vec<Problem>)> {
     let problem = |key: &str, reason: String| Problem {
         file: file.to_string(),
         key: key.to_string(),
         reason,
     };
-    let value: toml::Table = match text.parse() {
-        Ok(v) => v,
-        Err(e) => {
-            return Err(vec![problem(
-                "",
-                format!("not valid TOML: {}", one_line(&e.to_string())),
-            )])
-        }
-    };
-    // Keys the schema does not know are collected with their full paths,
-    // every one of them, while the rest deserializes.
     let mut problems = Vec::new();
-    let parsed = serde_ignored::deserialize(toml::Value::Table(value), |path| {
+    let mut unknown = |path: serde_ignored::Path<'_>| {
         problems.push(problem(
             &key_path(&path),
             "unknown key (not part of the rule format: see docs/signatures.md)".to_string(),
         ))
-    });
-    let spec: RuleFile = match parsed {
-        Ok(spec) => spec,
-        Err(e) => {
-            problems.push(problem("", one_line(&e.to_string())));
-            return Err(problems);
+    };
+    let (id, parsed) = match json {
+        Some(json) => {
+            let parsed = serde_ignored::deserialize(
+                &mut serde_json::Deserializer::from_str(json),
+                &mut unknown,
+            )
+            .map_err(|e| e.to_string());
+            (None, parsed)
+        }
+        None => {
+            let value: toml::Table = match toml.parse() {
+                Ok(v) => v,
+                Err(e) => {
+                    return Err((
+                        None,
+                        vec![problem(
+                            "",
+                            format!("not valid TOML: {}", one_line(&e.to_string())),
+                        )],
+                    ))
+                }
+            };
+            let id = value.get("id").and_then(|v| v.as_str()).map(str::to_string);
+            let parsed = serde_ignored::deserialize(toml::Value::Table(value), &mut unknown)
+                .map_err(|e| e.to_string());
+            (id, parsed)
         }
     };
-    if !problems.is_empty() {
-        return Err(problems);
+    match parsed {
+        Ok(spec) if problems.is_empty() => Ok(spec),
+        Ok(spec) => Err((Some(spec.id), problems)),
+        Err(e) => {
+            problems.push(problem("", one_line(&e)));
+            Err((id, problems))
+        }
     }
+}
 
+/// Checks a deserialized rule file and compiles its patterns.
+fn validate(
+    file: &str,
+    stem: &str,
+    text: &str,
+    spec: RuleFile,
+    checks: Checks,
+) -> Result<Rule, Vec<Problem>> {
+    let problem = |key: &str, reason: String| Problem {
+        file: file.to_string(),
+        key: key.to_string(),
+        reason,
+    };
+    let mut problems = Vec::new();
     if spec.id != stem {
         problems.push(problem(
             "id",
@@ -253,12 +331,14 @@ pub fn parse(file: &str, stem: &str, text: &str) -> Result<Rule, Vec<Problem>> {
     }
     let mut alternatives = Vec::new();
     for (i, alt) in spec.alternatives.iter().enumerate() {
-        match compile_conditions(alt, spec.kind, &format!("match[{i}]")) {
+        match compile_conditions(alt, spec.kind, &format!("match[{i}]"), checks) {
             Ok(c) => alternatives.push(c),
             Err(errors) => problems.extend(errors.into_iter().map(|(k, r)| problem(&k, r))),
         }
     }
-    check_examples(&spec.examples, &mut |k, r| problems.push(problem(k, r)));
+    if checks == Checks::Full {
+        check_examples(&spec.examples, &mut |k, r| problems.push(problem(k, r)));
+    }
     if problems.is_empty() {
         Ok(Rule {
             id: spec.id,
@@ -312,11 +392,20 @@ fn key_path(path: &serde_ignored::Path<'_>) -> String {
 
 type KeyErrors = Vec<(String, String)>;
 
-fn compile_conditions(spec: &MatchSpec, kind: Kind, path: &str) -> Result<Conditions, KeyErrors> {
+fn compile_conditions(
+    spec: &MatchSpec,
+    kind: Kind,
+    path: &str,
+    checks: Checks,
+) -> Result<Conditions, KeyErrors> {
+    let when = match checks {
+        Checks::Full => Compile::Now,
+        Checks::Trusted => Compile::OnFirstUse,
+    };
     let mut errors = Vec::new();
     let mut pattern_errors = Vec::new();
     let mut pattern = |key: String, source: &str, case: Case| match resolve_family(source)
-        .and_then(|source| Pattern::new(source, case))
+        .and_then(|source| Pattern::compile(source, case, when))
     {
         Ok(p) => Some(p),
         Err(e) => {
@@ -492,7 +581,6 @@ mod tests {
         assert!(FAMILIES.len() >= 10);
         for (name, family) in FAMILIES.iter() {
             let pattern = Pattern::new(&family.pattern, Case::Insensitive).unwrap();
-            pattern.check().unwrap();
             for spelling in &family.names {
                 assert!(pattern.matches(spelling), "{name} must match {spelling}");
             }

@@ -30,26 +30,45 @@ impl Database {
     /// The rules compiled into the binary.
     pub fn builtin() -> Result<Database, Vec<Problem>> {
         let mut db = Database::default();
-        db.add_files(load::builtin_files())?;
+        db.add_files(
+            load::builtin_files(load::Checks::Trusted),
+            load::Checks::Trusted,
+        )?;
         Ok(db)
     }
 
     /// The built-in rules, then each folder's rules in order; a rule with the
-    /// id of an earlier one replaces it.
+    /// id of an earlier one replaces it. The built-in rules come without
+    /// their examples: [`Database::load_with_examples`] has them.
     pub fn load(extra: &[PathBuf]) -> Result<Database, Vec<Problem>> {
         let mut db = Database::builtin()?;
-        for dir in extra {
-            db.add_files(load::read_dir(dir)?)?;
-        }
+        db.add_dirs(extra)?;
         Ok(db)
     }
 
-    /// Adds rule files (name, text); ids must be unique among them.
+    /// As [`Database::load`], with every check and every example of the
+    /// built-in rules: for `signatures test` and the generated docs.
+    pub fn load_with_examples(extra: &[PathBuf]) -> Result<Database, Vec<Problem>> {
+        let mut db = Database::default();
+        db.add_files(load::builtin_files(load::Checks::Full), load::Checks::Full)?;
+        db.add_dirs(extra)?;
+        Ok(db)
+    }
+
+    fn add_dirs(&mut self, extra: &[PathBuf]) -> Result<(), Vec<Problem>> {
+        for dir in extra {
+            self.add_files(load::read_dir(dir)?, load::Checks::Full)?;
+        }
+        Ok(())
+    }
+
+    /// Adds rule files; ids must be unique among them.
     fn add_files(
         &mut self,
-        files: impl IntoIterator<Item = (String, String)>,
+        files: impl IntoIterator<Item = load::RuleText>,
+        checks: load::Checks,
     ) -> Result<(), Vec<Problem>> {
-        let (rules, problems) = load::parse_all(files);
+        let (rules, problems) = load::parse_all(files, checks);
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -136,5 +155,45 @@ fn check_example(rule: &Rule, expect: schema::Expect, found: &[Diagnosis]) -> Op
             Some(format!("matched, but not first (diagnoses: {ids:?})"))
         }
         schema::Expect::Match => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run reads the built-in rules from build.rs's JSON without their
+    /// examples; `signatures test` from their TOML. Both must be the same
+    /// rules.
+    #[test]
+    fn json_and_toml_forms_of_the_builtin_rules_agree() {
+        assert!(load::builtin_files(load::Checks::Trusted).all(|f| f.json.is_some()));
+        let run = Database::load(&[]).unwrap();
+        let full = Database::load_with_examples(&[]).unwrap();
+        assert_eq!(run.rules.len(), full.rules.len());
+        for (a, b) in run.rules().zip(full.rules()) {
+            let fields = |r: &Rule| {
+                format!(
+                    "{} {} {:?} {} {} {} {} {:?} {:?} {} {}",
+                    r.id,
+                    r.title,
+                    r.kind,
+                    r.generic,
+                    r.summary,
+                    r.why,
+                    r.fix,
+                    r.workaround,
+                    r.references,
+                    r.origin,
+                    r.text
+                )
+            };
+            assert_eq!(fields(a), fields(b));
+            assert_eq!(
+                format!("{:?}", a.alternatives),
+                format!("{:?}", b.alternatives)
+            );
+            assert!(a.examples.is_empty() && !b.examples.is_empty(), "{}", a.id);
+        }
     }
 }

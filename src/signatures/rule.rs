@@ -2,7 +2,6 @@
 //! their patterns, ready for the matcher.
 
 use super::exception::ExceptionCode;
-use super::load::Problem;
 use super::schema::{ExampleSpec, ThreadChoice};
 use crate::model::Kind;
 use crate::pattern::Pattern;
@@ -84,46 +83,6 @@ impl Conditions {
             + (self.modules_loaded.len()
                 + self.modules_unloaded.len()
                 + self.functions_absent.len()) as u32
-    }
-}
-
-impl Conditions {
-    /// Every pattern of these conditions, for a full compile in lint.
-    fn patterns(&self) -> impl Iterator<Item = &Pattern> {
-        self.thread_name
-            .iter()
-            .chain(self.ip_in_unloaded_module.iter().flatten())
-            .chain(self.access_in_unloaded_module.iter().flatten())
-            .chain(&self.access_in_module)
-            .chain(&self.cpp_exception_type)
-            .chain(&self.modules_loaded)
-            .chain(&self.modules_unloaded)
-            .chain(&self.functions_absent)
-            .chain(
-                self.frames
-                    .iter()
-                    .flat_map(|f| [&f.function, &f.module, &f.unloaded].into_iter().flatten()),
-            )
-    }
-}
-
-impl Rule {
-    /// Compiles every regular expression of the rule now (matching compiles
-    /// them lazily): what `signatures lint` adds to loading.
-    pub fn check_patterns(&self) -> Vec<Problem> {
-        self.alternatives
-            .iter()
-            .enumerate()
-            .flat_map(|(i, c)| {
-                c.patterns().filter_map(move |p| {
-                    p.check().err().map(|reason| Problem {
-                        file: self.origin.clone(),
-                        key: format!("match[{i}]"),
-                        reason,
-                    })
-                })
-            })
-            .collect()
     }
 }
 
