@@ -14,7 +14,7 @@
 const MAGICS: [u64; 3] = [0x1993_0520, 0x1993_0521, 0x1993_0522];
 
 /// The C++ exception code, "msc" in ASCII with 0xE0.
-pub const CPP_EXCEPTION: u32 = 0xe06d_7363;
+pub(crate) const CPP_EXCEPTION: u32 = 0xe06d_7363;
 
 /// Longest type name read; real ones are far shorter.
 const NAME_LIMIT: usize = 512;
@@ -25,7 +25,7 @@ pub type Read<'a> = dyn Fn(u64, usize) -> Option<Vec<u8>> + 'a;
 /// The thrown type's name (`std::runtime_error`), or its decorated name when
 /// it cannot be undecorated; `None` when the record is not a C++ exception
 /// or the tables cannot be read.
-pub fn thrown_type(code: u32, parameters: &[u64], read: &Read<'_>) -> Option<String> {
+pub(crate) fn thrown_type(code: u32, parameters: &[u64], read: &Read<'_>) -> Option<String> {
     if code != CPP_EXCEPTION || parameters.len() < 3 {
         return None;
     }
@@ -73,7 +73,7 @@ pub fn thrown_type(code: u32, parameters: &[u64], read: &Read<'_>) -> Option<Str
 /// union names are undecorated through the name of their vftable; other
 /// types (`.H`, int) as the parameter of a function; a name that
 /// undecorates neither way is returned as it is.
-pub fn undecorate_type(decorated: &str) -> String {
+pub(crate) fn undecorate_type(decorated: &str) -> String {
     let flags = msvc_demangler::DemangleFlags::llvm();
     if let Some(rest) = decorated.strip_prefix(".?A") {
         // V class, U struct, T union, W4 enum; then the qualified name.

@@ -87,11 +87,6 @@ impl Analyzer {
         std::thread::spawn(move || drop(self));
     }
 
-    /// The run's symbol sources.
-    pub fn sources(&self) -> &Sources {
-        &self.sources
-    }
-
     /// Analyses one dump. Never panics: a failure is a report with status
     /// `error` and a one-line message.
     pub fn analyze(&self, path: &Path) -> Report {

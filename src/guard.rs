@@ -20,7 +20,7 @@ thread_local! {
 
 /// Runs `work` on the dump at `path`; a panic becomes `Err` with the panic's
 /// message and, when the hook recorded it, where it happened.
-pub fn catching<T>(path: &Path, work: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn catching<T>(path: &Path, work: impl FnOnce() -> T) -> Result<T, String> {
     let previous = CURRENT.with(|c| c.replace(Some(path.to_path_buf())));
     LAST_PANIC.with(|p| p.borrow_mut().take());
     let outcome = catch_unwind(AssertUnwindSafe(work));
@@ -33,7 +33,7 @@ pub fn catching<T>(path: &Path, work: impl FnOnce() -> T) -> Result<T, String> {
 }
 
 /// The dump being analysed on this thread, if any.
-pub fn current_dump() -> Option<PathBuf> {
+pub(crate) fn current_dump() -> Option<PathBuf> {
     CURRENT.with(|c| c.borrow().clone())
 }
 

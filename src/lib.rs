@@ -6,16 +6,16 @@
 
 pub mod capture;
 pub mod cli;
-pub mod cpp_exception;
+pub(crate) mod cpp_exception;
 pub mod dump;
-pub mod exit_phase;
+pub(crate) mod exit_phase;
 pub mod guard;
 pub mod input;
 pub mod model;
-pub mod pattern;
+pub(crate) mod pattern;
 pub mod report;
 pub mod signatures;
-pub mod summary;
+pub(crate) mod summary;
 pub mod symbols;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

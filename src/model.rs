@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 
 /// Bumped when a field is removed or changes meaning. Adding a field is not a
 /// breaking change (see docs/json-schema.md, "Stability").
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// The top-level JSON document: one report per input dump.
 #[derive(Debug, Serialize)]
@@ -117,7 +117,7 @@ impl Report {
     }
 
     /// The thread the exception happened on, if it was a real crash.
-    pub fn crashing_thread(&self) -> Option<&Thread> {
+    pub(crate) fn crashing_thread(&self) -> Option<&Thread> {
         self.threads.iter().find(|t| t.crashing)
     }
 
@@ -247,7 +247,7 @@ pub enum StartupStage {
 
 impl StartupStage {
     /// The words every output uses (the JSON value too).
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             StartupStage::ProcessStartup => "process start-up",
             StartupStage::StaticConstructor => "static constructor",
@@ -307,7 +307,7 @@ pub enum ExitStage {
 
 impl ExitStage {
     /// The words every output uses (the JSON value too).
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             ExitStage::ProcessExit => "process exit",
             ExitStage::LoaderShutdown => "loader shutdown",
@@ -448,7 +448,7 @@ pub enum Walk {
 
 impl Walk {
     /// The word every output uses (the JSON value too).
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Walk::Ok => "ok",
             Walk::MissingContext => "missing_context",
@@ -474,7 +474,7 @@ pub enum Trust {
 
 impl Trust {
     /// The words the text report uses ("found by ...").
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Trust::Context => "context",
             Trust::Prewalked => "external walker",
@@ -510,7 +510,7 @@ pub enum SymbolSource {
 
 impl SymbolSource {
     /// The word the text report and the JSON use.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             SymbolSource::Sym => "sym",
             SymbolSource::Pdb => "pdb",
@@ -566,7 +566,7 @@ impl Frame {
 
     /// The names with a guessed function name too, for rules that accept
     /// the nearest export as evidence.
-    pub fn names_with_guesses(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn names_with_guesses(&self) -> impl Iterator<Item = &str> {
         self.inlines
             .iter()
             .map(|i| i.function.as_str())

@@ -55,7 +55,7 @@ impl std::fmt::Debug for Pattern {
 
 /// When a regular expression is compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compile {
+pub(crate) enum Compile {
     /// Now: a syntax error is reported by [`Pattern::compile`].
     Now,
     /// On first use, for patterns compiled into the binary and checked by
@@ -78,7 +78,7 @@ impl Pattern {
         Pattern::compile(source, case, Compile::Now)
     }
 
-    pub fn compile(source: &str, case: Case, when: Compile) -> Result<Pattern, String> {
+    pub(crate) fn compile(source: &str, case: Case, when: Compile) -> Result<Pattern, String> {
         let insensitive = case == Case::Insensitive;
         let matcher = match source.strip_prefix("re:") {
             Some(expr) => {

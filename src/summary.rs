@@ -174,7 +174,7 @@ fn group_of(report: &Report) -> SummaryGroup {
 }
 
 /// Groups the reports of a run, known failures first, then by count.
-pub fn summarize(reports: &[Report]) -> Summary {
+pub(crate) fn summarize(reports: &[Report]) -> Summary {
     let mut groups: Vec<SummaryGroup> = Vec::new();
     let mut errors = Vec::new();
     for report in reports {

@@ -138,7 +138,7 @@ impl CaptureError {
 
 /// A local date and time, to the second: the stamp in a dump's file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LocalTime {
+pub(crate) struct LocalTime {
     pub year: i32,
     pub month: u32,
     pub day: u32,
@@ -150,7 +150,7 @@ pub struct LocalTime {
 /// The procdump-like file name of a dump: `PROCESSNAME_PID_YYMMDD_HHMMSS.dmp`.
 /// Characters a file name should not carry become `_`, so a process called
 /// `../x` or `a b` cannot place the dump elsewhere or need quoting.
-pub fn dump_file_name(process_name: &str, pid: u32, at: LocalTime) -> String {
+pub(crate) fn dump_file_name(process_name: &str, pid: u32, at: LocalTime) -> String {
     let mut name: String = process_name
         .chars()
         .map(|c| {
@@ -178,7 +178,10 @@ pub fn dump_file_name(process_name: &str, pid: u32, at: LocalTime) -> String {
 /// Creates the dump file in `dir` without ever replacing a file: a second
 /// dump of the same process in the same second gets `-2`, `-3`, ... before
 /// `.dmp`.
-pub fn create_dump_file(dir: &Path, file_name: &str) -> Result<(File, PathBuf), CaptureError> {
+pub(crate) fn create_dump_file(
+    dir: &Path,
+    file_name: &str,
+) -> Result<(File, PathBuf), CaptureError> {
     let stem = file_name.strip_suffix(".dmp").unwrap_or(file_name);
     let mut attempt = 1;
     loop {
@@ -201,7 +204,7 @@ pub fn create_dump_file(dir: &Path, file_name: &str) -> Result<(File, PathBuf), 
 /// started: creates it and its parents when missing, then creates and
 /// removes a probe file in it. A folder that cannot be used is an error now,
 /// not after a long run has hung (issue 11).
-pub fn prepare_dump_dir(dir: &Path) -> Result<(), CaptureError> {
+pub(crate) fn prepare_dump_dir(dir: &Path) -> Result<(), CaptureError> {
     let fail = |why: String| CaptureError::DumpDir {
         path: dir.to_path_buf(),
         why,
@@ -319,7 +322,7 @@ fn check_has_threads(pid: u32, path: &Path) -> Result<(), CaptureError> {
 /// may have moved. Patching keeps the dump that was analysed and changes
 /// three fields of one fixed-size record. A dump with a real exception is
 /// never touched: its exception is the crash.
-pub fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, CaptureError> {
+pub(crate) fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, CaptureError> {
     let fail = |why: String| CaptureError::Patch {
         path: path.to_path_buf(),
         why,
@@ -389,7 +392,7 @@ const MIN_SCRUBBED_ENTRY: usize = 6;
 /// The dump is streamed (a full-memory dump can be larger than memory),
 /// written to a temporary file beside it, and renamed over it only when
 /// complete: a failure leaves the dump as it was, never half scrubbed.
-pub fn scrub_environment(path: &Path) -> Result<(), CaptureError> {
+pub(crate) fn scrub_environment(path: &Path) -> Result<(), CaptureError> {
     scrub_environment_in_chunks(path, SCRUB_CHUNK)
 }
 

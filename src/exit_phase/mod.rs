@@ -201,7 +201,7 @@ fn frame_phase<'f>(frame: &'f Frame, tables: &Tables) -> Option<(FramePhase, &'f
 
 /// Fills each thread's `exiting`, `starting` and `blocked`, the exception's
 /// `crash` flag, and the report's exit phase; puts the blamed thread first.
-pub fn classify(report: &mut Report) {
+pub(crate) fn classify(report: &mut Report) {
     let tables = &*TABLES;
     // First decide whether the exception is a crash at all: a thread that
     // only requested the dump or broke in is not "crashing", and may well be

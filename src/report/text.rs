@@ -105,7 +105,7 @@ fn render_summary(summary: &Summary, p: Paint) -> String {
 }
 
 /// One dump's report, as a string.
-pub fn render_report(report: &Report, p: Paint) -> String {
+pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     let mut s = String::new();
     let path = clean(&report.path);
     if report.status == Status::Error {

@@ -14,7 +14,7 @@ use crate::model::{
 };
 
 /// Builds the report an example describes (before exit-phase classification).
-pub fn to_report(example: &ExampleSpec) -> Result<Report, String> {
+pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
     let windows = match example.os.as_str() {
         "windows" => true,
         "linux" | "macos" => false,

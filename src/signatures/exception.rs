@@ -12,7 +12,7 @@ pub struct ExceptionCode {
 }
 
 /// Exception and signal names a rule may use, with their codes.
-pub const EXCEPTION_NAMES: &[(&str, u32, bool)] = &[
+pub(crate) const EXCEPTION_NAMES: &[(&str, u32, bool)] = &[
     ("EXCEPTION_ACCESS_VIOLATION", 0xc000_0005, false),
     ("STATUS_ACCESS_VIOLATION", 0xc000_0005, false),
     ("EXCEPTION_IN_PAGE_ERROR", 0xc000_0006, false),

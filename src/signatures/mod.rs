@@ -5,19 +5,19 @@
 //! written by hand (see [`examples`]).
 
 pub mod docs;
-pub mod examples;
-pub mod exception;
+pub(crate) mod examples;
+pub(crate) mod exception;
 pub mod load;
-pub mod matcher;
-pub mod rule;
-pub mod schema;
+pub(crate) mod matcher;
+pub(crate) mod rule;
+pub(crate) mod schema;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::model::{Diagnosis, Report};
 pub use load::{lint_builtin, lint_dir, Problem};
-pub use rule::Rule;
+pub(crate) use rule::Rule;
 
 /// The rules of a run, by id: the built-in ones, overridden or extended by
 /// `--signatures DIR`.

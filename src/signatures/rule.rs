@@ -57,7 +57,7 @@ pub struct Conditions {
 impl Conditions {
     /// How much a match of these conditions says: named functions count
     /// most. Used to put the most specific diagnosis first.
-    pub fn specificity(&self) -> u32 {
+    pub(crate) fn specificity(&self) -> u32 {
         let frames: u32 = self
             .frames
             .iter()

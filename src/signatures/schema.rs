@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::model::Kind;
 
 #[derive(Debug, Deserialize)]
-pub struct RuleFile {
+pub(crate) struct RuleFile {
     pub id: String,
     pub title: String,
     pub kind: Kind,
@@ -27,7 +27,7 @@ pub struct RuleFile {
 }
 
 #[derive(Debug, Deserialize, Default)]
-pub struct MatchSpec {
+pub(crate) struct MatchSpec {
     pub thread: Option<ThreadChoice>,
     pub thread_name: Option<String>,
     #[serde(default)]
@@ -73,13 +73,13 @@ pub enum ThreadChoice {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub enum UnloadedChoice {
+pub(crate) enum UnloadedChoice {
     Any(bool),
     Named(String),
 }
 
 #[derive(Debug, Deserialize, Default)]
-pub struct FrameSpec {
+pub(crate) struct FrameSpec {
     pub function: Option<String>,
     /// The function pattern may match a name that is only the nearest
     /// export before the address (a guess).

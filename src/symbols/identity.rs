@@ -68,12 +68,12 @@ impl Identity {
     }
 
     /// The file name of the image (`fakehip.dll`, `libc.so.6`).
-    pub fn code_name(&self) -> &str {
+    pub(crate) fn code_name(&self) -> &str {
         file_name(&self.code_file)
     }
 
     /// The file name of the debug file (`fakehip.pdb`), when known.
-    pub fn debug_name(&self) -> Option<&str> {
+    pub(crate) fn debug_name(&self) -> Option<&str> {
         self.debug_file
             .as_deref()
             .map(file_name)
@@ -131,25 +131,25 @@ impl Module for Placed<'_> {
 
 /// The code id of a PE image, as Windows symbol stores and minidumps spell
 /// it: the timestamp in 8 hex digits, then SizeOfImage without leading zeros.
-pub fn pe_code_id(timestamp: u32, size_of_image: u32) -> String {
+pub(crate) fn pe_code_id(timestamp: u32, size_of_image: u32) -> String {
     format!("{timestamp:08X}{size_of_image:x}")
 }
 
 /// Code ids are compared without regard to case: stores write them upper
 /// case, dumps and tools differ.
-pub fn same_code_id(a: &str, b: &str) -> bool {
+pub(crate) fn same_code_id(a: &str, b: &str) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
 /// The debug id a CodeView record (or a PDB) names: its GUID, stored in the
 /// little-endian layout Windows uses, and its age.
-pub fn debug_id_from_guid(guid: &[u8; 16], age: u32) -> DebugId {
+pub(crate) fn debug_id_from_guid(guid: &[u8; 16], age: u32) -> DebugId {
     DebugId::from_guid_age(guid, age).unwrap_or_default()
 }
 
 /// The debug id Breakpad derives from an ELF build id: its first 16 bytes
 /// read as a little-endian GUID, with age 0.
-pub fn debug_id_from_build_id(build_id: &[u8]) -> DebugId {
+pub(crate) fn debug_id_from_build_id(build_id: &[u8]) -> DebugId {
     let mut guid = [0u8; 16];
     let n = build_id.len().min(16);
     guid[..n].copy_from_slice(&build_id[..n]);

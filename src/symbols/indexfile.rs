@@ -36,7 +36,7 @@ impl IndexSettings {
     /// Whether the file at `path` should have an index: the folder of
     /// indexes, and a key naming the file by its full path (one index per
     /// copy of the file).
-    pub fn wants(&self, path: &Path) -> Option<(&Path, u64)> {
+    pub(crate) fn wants(&self, path: &Path) -> Option<(&Path, u64)> {
         let dir = self.dir.as_ref()?;
         let size = fs::metadata(path).ok()?.len();
         if size < self.min_size {
@@ -56,7 +56,7 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 /// The unit of the page checksums.
-pub const PAGE: usize = 4096;
+pub(crate) const PAGE: usize = 4096;
 const HEADER: usize = 512;
 const ID_FIELD: usize = 64;
 
@@ -74,11 +74,11 @@ const H_CRC: usize = HEADER - 4;
 /// The most sections a header has room for.
 const MAX_SECTIONS: usize = (H_CRC - H_SECTIONS) / 16;
 
-pub fn u32_at(bytes: &[u8], at: usize) -> u32 {
+pub(crate) fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default())
 }
 
-pub fn u64_at(bytes: &[u8], at: usize) -> u64 {
+pub(crate) fn u64_at(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default())
 }
 
@@ -108,7 +108,7 @@ impl SourceStamp {
     }
 
     /// The stamp of the file at `path` now.
-    pub fn of_path(path: &Path) -> Option<SourceStamp> {
+    pub(crate) fn of_path(path: &Path) -> Option<SourceStamp> {
         fs::metadata(path).ok().as_ref().and_then(SourceStamp::of)
     }
 }
@@ -123,10 +123,10 @@ pub struct Kind<'a> {
 
 /// A failed check: the index must not be used.
 #[derive(Debug)]
-pub struct Broken(pub String);
+pub(crate) struct Broken(pub String);
 
 /// One bit per page: whether its checksum was checked already.
-pub struct PageBits(Vec<AtomicU64>);
+pub(crate) struct PageBits(Vec<AtomicU64>);
 
 impl PageBits {
     pub fn new(pages: usize) -> PageBits {
@@ -135,7 +135,7 @@ impl PageBits {
 
     /// Whether page `n` of `data` (pages counted from `base`) matches its
     /// checksum, checked once.
-    pub fn page_ok(&self, data: &[u8], base: usize, n: usize, crc: u32) -> bool {
+    pub(crate) fn page_ok(&self, data: &[u8], base: usize, n: usize, crc: u32) -> bool {
         let (word, bit) = (n / 64, 1u64 << (n % 64));
         let Some(cell) = self.0.get(word) else {
             return false;
@@ -154,7 +154,7 @@ impl PageBits {
 }
 
 /// An index file open for reading, its header checked.
-pub struct Mapped {
+pub(crate) struct Mapped {
     map: Mmap,
     sections: Vec<(usize, usize)>,
     /// Where the page checksums start: the end of the checked pages.
@@ -295,7 +295,7 @@ impl Mapped {
     /// The number of entries of `section` (`size` bytes each, starting
     /// with a u64 address) whose address is at most `address` (or below
     /// it, with `strict`).
-    pub fn partition(
+    pub(crate) fn partition(
         &self,
         section: usize,
         size: usize,
@@ -455,7 +455,7 @@ impl<W: Write> Checksummed<W> {
 /// each leads to its number (checked byte for byte; a string whose hash
 /// another one has is kept again).
 #[derive(Default)]
-pub struct Strings {
+pub(crate) struct Strings {
     numbers: foldhash::HashMap<u64, u32>,
     hasher: foldhash::fast::FixedState,
     /// (offset, length) of each, 16 bytes per entry.
@@ -464,14 +464,14 @@ pub struct Strings {
 }
 
 /// The number standing for "no string" (and "none" in other tables).
-pub const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// Bytes of one entry of a string table.
-pub const STRING_ENTRY: usize = 16;
+pub(crate) const STRING_ENTRY: usize = 16;
 
 impl Strings {
     /// The number of `text`, added if new.
-    pub fn number(&mut self, text: &str) -> u32 {
+    pub(crate) fn number(&mut self, text: &str) -> u32 {
         let hash = std::hash::BuildHasher::hash_one(&self.hasher, text.as_bytes());
         if let Some(&n) = self.numbers.get(&hash) {
             let at = n as usize * STRING_ENTRY;

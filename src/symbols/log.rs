@@ -14,7 +14,7 @@ impl Log {
     pub fn tried(&mut self, line: String) {
         self.tried.push(line);
     }
-    pub fn mismatch(&mut self, path: &str, what: &str, file_has: &str, module_has: &str) {
+    pub(crate) fn mismatch(&mut self, path: &str, what: &str, file_has: &str, module_has: &str) {
         let line = format!(
             "{path}: {what} {file_has} differs from the module's {module_has}: file ignored"
         );
@@ -28,7 +28,7 @@ impl Log {
         self.warnings.push(line);
         self.corrupt = true;
     }
-    pub fn server_failed(&mut self, url: &str, why: String) {
+    pub(crate) fn server_failed(&mut self, url: &str, why: String) {
         self.tried.push(format!("{url}: {why}"));
         self.warnings.push(format!(
             "symbol server {url} failed ({why}); continuing without it"
@@ -83,7 +83,7 @@ impl Log {
 
     /// Notes a name from the dump that cannot be a file name, so nothing
     /// was looked up by it.
-    pub fn unusable_name(&mut self, what: &str, name: &str) {
+    pub(crate) fn unusable_name(&mut self, what: &str, name: &str) {
         let line = format!(
             "{what} {} is not a plain file name: no file is looked up by it",
             super::paths::shown(name)

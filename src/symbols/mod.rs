@@ -17,35 +17,35 @@
 
 mod breakpad;
 mod find;
-pub mod identity;
+pub(crate) mod identity;
 mod indexfile;
 mod log;
 pub mod native;
-pub mod ntpath;
+pub(crate) mod ntpath;
 mod paths;
-pub mod provider;
-pub mod server;
-pub mod sources;
+pub(crate) mod provider;
+pub(crate) mod server;
+pub(crate) mod sources;
 mod symfile;
-pub mod unwind;
+pub(crate) mod unwind;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use provider::DumpSymbols;
-pub use server::{Limits, DEFAULT_MAX_DOWNLOAD};
-pub use sources::{Location, Sources};
-pub use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
+pub(crate) use provider::DumpSymbols;
+pub(crate) use server::{Limits, DEFAULT_MAX_DOWNLOAD};
+pub(crate) use sources::{Location, Sources};
+pub(crate) use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
 
 use server::{is_url, Server};
 
 /// How long a symbol server may stay silent (before answering, or between
 /// two reads of its answer) by default.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How long connecting to a symbol server may take by default.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The symbol sources of one run, as the user gave them.
 #[derive(Debug, Clone)]
@@ -109,7 +109,10 @@ impl SymbolConfig {
     /// so `analyze sample-dumps/` needs no flags. Symbol files are matched by
     /// module identity (debug file + debug id), so a store beside one dump
     /// cannot give wrong names to another.
-    pub fn with_dump_neighbours<'a>(mut self, dumps: impl IntoIterator<Item = &'a Path>) -> Self {
+    pub(crate) fn with_dump_neighbours<'a>(
+        mut self,
+        dumps: impl IntoIterator<Item = &'a Path>,
+    ) -> Self {
         for dump in dumps {
             let Some(dir) = dump.parent() else { continue };
             let candidate = if dir.as_os_str().is_empty() {

@@ -16,7 +16,7 @@ use super::server::is_url;
 
 /// One element of the path, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Element {
+pub(crate) enum Element {
     Folder(PathBuf),
     Server { url: String, cache: Option<PathBuf> },
     Cache(PathBuf),

@@ -163,7 +163,7 @@ impl Rel {
     }
 
     /// The components, for a URL (each one percent-encoded by the server).
-    pub fn parts(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn parts(&self) -> impl Iterator<Item = &str> {
         self.parts.iter().map(String::as_str)
     }
 
@@ -182,7 +182,7 @@ impl Rel {
     /// the file name, lower-cased as symstore does (`ntdll.pdb/ID/ntdll.pdb`
     /// -> `nt/ntdll.pdb/ID/ntdll.pdb`). `None` for paths that are not of a
     /// store's layout.
-    pub fn two_tier(&self) -> Option<Rel> {
+    pub(crate) fn two_tier(&self) -> Option<Rel> {
         if !self.store || self.tiered {
             return None;
         }
@@ -238,7 +238,7 @@ impl Rel {
 
     /// This path as a store path with a two-tier spelling, when the store
     /// is two-tier.
-    pub fn in_store(&self, two_tier: bool) -> Rel {
+    pub(crate) fn in_store(&self, two_tier: bool) -> Rel {
         if two_tier {
             self.two_tier().unwrap_or_else(|| self.clone())
         } else {
@@ -528,7 +528,7 @@ impl Finder {
     }
 
     /// Removes the files unpacked so far.
-    pub fn remove_unpacked(&self) {
+    pub(crate) fn remove_unpacked(&self) {
         if let Ok(mut private) = self.unpacked.lock() {
             private.take();
         }
@@ -550,7 +550,7 @@ impl Finder {
     }
 
     /// Whether `root` is a two-tier store; looked at once per run.
-    pub fn is_two_tier(&self, root: &Path) -> bool {
+    pub(crate) fn is_two_tier(&self, root: &Path) -> bool {
         let mut known = match self.two_tier.lock() {
             Ok(k) => k,
             Err(poisoned) => poisoned.into_inner(),

@@ -24,7 +24,7 @@ use crate::model::{ModuleSymbols, SymbolSource};
 
 /// What the report says about one module's symbols.
 #[derive(Debug, Clone)]
-pub struct ModuleOutcome {
+pub(crate) struct ModuleOutcome {
     pub status: ModuleSymbols,
     pub source: SymbolSource,
     pub file: Option<String>,
@@ -36,7 +36,7 @@ pub struct ModuleOutcome {
 
 /// A name for an address in an unloaded module.
 #[derive(Debug, Clone)]
-pub struct UnloadedName {
+pub(crate) struct UnloadedName {
     pub function: String,
     /// Only the nearest export or symbol before the address.
     pub guessed: bool,
@@ -69,7 +69,7 @@ struct State<'a> {
 }
 
 /// The symbol provider of one dump.
-pub struct DumpSymbols<'a> {
+pub(crate) struct DumpSymbols<'a> {
     sources: &'a Sources,
     memory: Option<&'a UnifiedMemoryList<'a>>,
     state: Mutex<State<'a>>,
@@ -87,7 +87,10 @@ impl<'a> DumpSymbols<'a> {
     /// Marks the instruction pointers of the dump's thread and exception
     /// contexts: frames 0 stop anywhere, not after a call, and stack-scan
     /// validation must not take their names.
-    pub fn with_context_instructions(self, instructions: impl IntoIterator<Item = u64>) -> Self {
+    pub(crate) fn with_context_instructions(
+        self,
+        instructions: impl IntoIterator<Item = u64>,
+    ) -> Self {
         self.state().kept.extend(instructions);
         self
     }
@@ -100,7 +103,7 @@ impl<'a> DumpSymbols<'a> {
     }
 
     /// Which source named the frame at `instruction`.
-    pub fn frame_source(&self, instruction: u64) -> SymbolSource {
+    pub(crate) fn frame_source(&self, instruction: u64) -> SymbolSource {
         self.state()
             .frames
             .get(&instruction)
@@ -110,13 +113,13 @@ impl<'a> DumpSymbols<'a> {
 
     /// Whether the name given to the frame at `instruction` is only the
     /// nearest export or symbol before it.
-    pub fn frame_guessed(&self, instruction: u64) -> bool {
+    pub(crate) fn frame_guessed(&self, instruction: u64) -> bool {
         self.state().guessed.contains(&instruction)
     }
 
     /// What was found for the module loaded at `base`; `None` when no frame
     /// needed it.
-    pub fn module_outcome(&self, base: u64) -> Option<ModuleOutcome> {
+    pub(crate) fn module_outcome(&self, base: u64) -> Option<ModuleOutcome> {
         let state = self.state();
         let resolution = state.modules.get(&base)?;
         let memory = state.memory_exports.get(&base).cloned().flatten();
@@ -378,7 +381,7 @@ impl ImageBytes for MemoryImage<'_> {
 
 /// A module's image by RVA: the dump's memory where it holds the bytes,
 /// else the binary found for the module.
-pub struct ModuleImage<'a> {
+pub(crate) struct ModuleImage<'a> {
     memory: Option<MemoryImage<'a>>,
     file: Option<FileImage>,
 }

@@ -53,7 +53,7 @@ use super::log::Refusal;
 use super::paths::Rel;
 
 /// The largest file a server may send by default (a big PDB is a few GB).
-pub const DEFAULT_MAX_DOWNLOAD: u64 = 4 << 30;
+pub(crate) const DEFAULT_MAX_DOWNLOAD: u64 = 4 << 30;
 
 /// How servers are asked.
 #[derive(Debug, Clone, Copy)]
@@ -452,7 +452,7 @@ fn encode(component: &str) -> String {
 
 /// Whether `s` is a URL this module can ask (`--symbols` takes folders and
 /// URLs alike).
-pub fn is_url(s: &str) -> bool {
+pub(crate) fn is_url(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
     lower.starts_with("http://") || lower.starts_with("https://")
 }

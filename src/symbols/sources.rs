@@ -144,7 +144,7 @@ impl Sources {
 
     /// Removes the run's private folders (downloads without a cache, files
     /// unpacked from archives) now, not whenever the sources are dropped.
-    pub fn remove_private_folders(&self) {
+    pub(crate) fn remove_private_folders(&self) {
         if let Ok(mut scratch) = self.scratch.lock() {
             scratch.take();
         }
@@ -157,7 +157,8 @@ impl Sources {
     }
 
     /// Whether any source can reach the network (only when a URL was given).
-    pub fn uses_network(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn uses_network(&self) -> bool {
         self.locations
             .iter()
             .any(|l| matches!(l, Location::Server(_) | Location::Debuginfod(_)))

@@ -74,7 +74,7 @@ impl Tracer {
 
     /// Handles one wait status. Returns the end of the run when the command
     /// ended or crashed.
-    pub fn on_wait(
+    pub(crate) fn on_wait(
         &mut self,
         tid: pid_t,
         status: c_int,
@@ -135,7 +135,7 @@ impl Tracer {
     /// Whether a signal sent to the wrapper should be passed on: not when
     /// the terminal sent it to the whole foreground group, nor when the
     /// command already got the same signal (a `kill -TERM -PGID`).
-    pub fn should_forward(&self, signal: c_int, code: i32) -> bool {
+    pub(crate) fn should_forward(&self, signal: c_int, code: i32) -> bool {
         if code == SI_KERNEL {
             return false;
         }

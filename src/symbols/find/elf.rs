@@ -210,7 +210,7 @@ fn roots(sources: &Sources) -> Vec<PathBuf> {
 
 /// DWARF for an ELF module: separate debug files by build id, the binary
 /// itself, then its `.gnu_debuglink`. Also returns the binary found.
-pub fn debug_info(
+pub(crate) fn debug_info(
     sources: &Sources,
     identity: &Identity,
     log: &mut Log,

@@ -69,7 +69,7 @@ pub fn read_file(data: &[u8]) -> Result<ElfInfo, String> {
 /// Reads an ELF file's identity only: its symbol tables are left empty
 /// (a big binary has hundreds of thousands of symbols, which a file read
 /// through its index, or only checked, does not need).
-pub fn read_identity(data: &[u8]) -> Result<ElfInfo, String> {
+pub(crate) fn read_identity(data: &[u8]) -> Result<ElfInfo, String> {
     let file = object::File::parse(data).map_err(|e| e.to_string())?;
     if file.format() != object::BinaryFormat::Elf {
         return Err(format!("not an ELF file ({:?})", file.format()));
@@ -96,7 +96,7 @@ pub fn read_identity(data: &[u8]) -> Result<ElfInfo, String> {
 
 /// Reads the symbol tables of the ELF file `data` into `info` (its
 /// identity, read by [`read_identity`]).
-pub fn read_tables(data: &[u8], info: &mut ElfInfo) {
+pub(crate) fn read_tables(data: &[u8], info: &mut ElfInfo) {
     let Ok(file) = object::File::parse(data) else {
         return;
     };

@@ -67,7 +67,7 @@ const MAX_BOUNDARIES: usize = 32 << 20;
 
 /// `Err` when `points` holds more than `limit`: the file is too big to
 /// index.
-pub fn within_limit(points: &[u64], limit: usize) -> Result<(), String> {
+pub(crate) fn within_limit(points: &[u64], limit: usize) -> Result<(), String> {
     if points.len() > limit {
         return Err(format!(
             "more than {limit} places where its answers change: too big to index"
@@ -113,7 +113,7 @@ fn kind(source: SymbolSource) -> Kind<'static> {
 }
 
 /// Loads the reader of a file, when its index cannot serve.
-pub type Loader = Box<dyn Fn() -> Option<Arc<dyn NativeSymbols>> + Send + Sync>;
+pub(crate) type Loader = Box<dyn Fn() -> Option<Arc<dyn NativeSymbols>> + Send + Sync>;
 
 /// A file read through its index.
 pub struct Indexed {
@@ -454,7 +454,7 @@ impl Planned {
     }
 
     /// Whether an index is there (valid or not).
-    pub fn has_index(&self) -> bool {
+    pub(crate) fn has_index(&self) -> bool {
         self.index_path.exists()
     }
 

@@ -39,7 +39,7 @@ pub struct Symbol {
 /// (x64 `.pdata`): the start of the function holding an address, so an
 /// export's name can be checked against it.
 #[derive(Debug, Default)]
-pub struct FunctionExtents {
+pub(crate) struct FunctionExtents {
     /// (begin, end, start of the whole function): a function split into
     /// chained parts has one entry per part, each knowing its primary start.
     /// Sorted by begin.
@@ -54,7 +54,7 @@ impl FunctionExtents {
     }
 
     /// The start of the function holding `rva`, if an entry covers it.
-    pub fn function_start(&self, rva: u64) -> Option<u64> {
+    pub(crate) fn function_start(&self, rva: u64) -> Option<u64> {
         let index = self
             .entries
             .partition_point(|e| e.0 <= rva)
@@ -121,7 +121,7 @@ impl AddressTable {
     /// only when looked up: the same answers as `new` with every name
     /// undecorated first. Of several names at one address, the one first
     /// in order once undecorated is kept, as `new` keeps it.
-    pub fn of_raw_names(
+    pub(crate) fn of_raw_names(
         mut entries: Vec<(u64, Option<u64>, String)>,
         source: SymbolSource,
         limit: u64,
@@ -147,12 +147,12 @@ impl AddressTable {
 
     /// The start of the entry `lookup` would name `rva` after, without
     /// its name.
-    pub fn start_of(&self, rva: u64) -> Option<u64> {
+    pub(crate) fn start_of(&self, rva: u64) -> Option<u64> {
         self.find_entry(rva).map(|(index, _)| self.entries[index].0)
     }
 
     /// The same table, checked against the image's function extents.
-    pub fn with_extents(mut self, extents: FunctionExtents) -> Self {
+    pub(crate) fn with_extents(mut self, extents: FunctionExtents) -> Self {
         self.extents = extents;
         self
     }
@@ -169,7 +169,7 @@ impl AddressTable {
     /// entries start, the address after (a name at its own address is
     /// certain), where sized ones end and unsized ones stop reaching, and
     /// where the table and the image's function extents end.
-    pub fn boundaries(&self, points: &mut Vec<u64>) {
+    pub(crate) fn boundaries(&self, points: &mut Vec<u64>) {
         for &(start, size, _) in &self.entries {
             let end = match size {
                 Some(size) => start.saturating_add(size.max(1)),
@@ -243,7 +243,7 @@ impl NativeSymbols for AddressTable {
 /// `_Z...`, Rust) and leaves every other name exactly as it is:
 /// `__run_exit_handlers` stays `__run_exit_handlers`. A name that does not
 /// undecorate is kept as written.
-pub fn demangle(name: &str) -> String {
+pub(crate) fn demangle(name: &str) -> String {
     if name.starts_with('?') {
         use msvc_demangler::DemangleFlags as F;
         let flags = F::NO_FUNCTION_RETURNS

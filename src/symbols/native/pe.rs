@@ -170,7 +170,7 @@ fn export_entries(table: &ExportTable<'_>) -> Vec<(u64, Option<u64>, String)> {
 /// addresses in it are RVAs), with `read(rva, len)` returning the bytes the
 /// dump holds there. Returns the code id the headers carry too, so the
 /// caller can check the image is the module's.
-pub fn read_image(
+pub(crate) fn read_image(
     read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
     image_size: u64,
 ) -> Option<(String, AddressTable)> {

@@ -36,7 +36,7 @@ use range_map::{Range, RangeMap};
 
 use super::scan::{Record, Scan};
 use crate::symbols::indexfile::{self, u32_at, u64_at, Kind, Mapped, PageBits, PAGE};
-pub use crate::symbols::indexfile::{Broken, SourceStamp};
+pub(crate) use crate::symbols::indexfile::{Broken, SourceStamp};
 
 /// Bumped whenever the layout or what is stored changes (or the version of
 /// breakpad-symbols whose parse it records).
@@ -62,7 +62,7 @@ const PUBLIC_ENTRY: usize = 24;
 const NAME_ENTRY: usize = 16;
 
 /// The index of one .sym file, open for look-ups.
-pub struct Index {
+pub(crate) struct Index {
     file: Mapped,
     source: Mmap,
     source_checked: PageBits,
@@ -216,7 +216,7 @@ impl Index {
     /// A symbol file with every record the whole file's parse would use
     /// for `rva`: its `fill_symbol` and `walk_frame` answer for `rva` as the
     /// whole file's would.
-    pub fn symbols_at(&self, rva: u64) -> Result<Arc<SymbolFile>, Broken> {
+    pub(crate) fn symbols_at(&self, rva: u64) -> Result<Arc<SymbolFile>, Broken> {
         let function = self.holding(FUNCS, rva)?;
         // Without a function holding it, the parse names the address after
         // the nearest PUBLIC at or below it, unless the last function that

@@ -23,11 +23,11 @@ use super::identity::DebugId;
 use super::log::Log;
 use super::paths;
 
-pub use super::indexfile::IndexSettings;
+pub(crate) use super::indexfile::IndexSettings;
 
 /// The default smallest file indexed: parsing 16 MiB of .sym text takes
 /// about a tenth of a second.
-pub const DEFAULT_MIN_SIZE: u64 = 16 << 20;
+pub(crate) const DEFAULT_MIN_SIZE: u64 = 16 << 20;
 
 /// A .sym file, ready for look-ups.
 pub enum SymFile {
@@ -141,7 +141,11 @@ impl SymFile {
 
     /// Names the frame's address as breakpad-symbols does, and says what
     /// named it.
-    pub fn fill_symbol(&self, module: &dyn Module, frame: &mut dyn FrameSymbolizer) -> Named {
+    pub(crate) fn fill_symbol(
+        &self,
+        module: &dyn Module,
+        frame: &mut dyn FrameSymbolizer,
+    ) -> Named {
         let Some(rva) = frame.get_instruction().checked_sub(module.base_address()) else {
             return Named::Nothing;
         };
@@ -171,7 +175,11 @@ impl SymFile {
     }
 
     /// Unwinds with the file's STACK WIN and STACK CFI records.
-    pub fn walk_frame(&self, module: &dyn Module, walker: &mut dyn FrameWalker) -> Option<()> {
+    pub(crate) fn walk_frame(
+        &self,
+        module: &dyn Module,
+        walker: &mut dyn FrameWalker,
+    ) -> Option<()> {
         let rva = walker
             .get_instruction()
             .checked_sub(module.base_address())?;

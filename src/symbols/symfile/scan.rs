@@ -8,11 +8,11 @@
 use memchr::memchr;
 
 /// The size of the pages the source's checksums cover.
-pub use crate::symbols::indexfile::PAGE;
+pub(crate) use crate::symbols::indexfile::PAGE;
 
 /// Where one record's text is in the file.
 #[derive(Clone, Copy, Debug)]
-pub struct Record {
+pub(crate) struct Record {
     pub address: u64,
     pub size: u64,
     pub offset: u64,
@@ -22,7 +22,7 @@ pub struct Record {
 /// The range records of one file, by kind, each sorted by address (records
 /// at the same address stay in file order), and the pages' checksums.
 #[derive(Default)]
-pub struct Scan {
+pub(crate) struct Scan {
     pub functions: Vec<Record>,
     pub cfi: Vec<Record>,
     pub win_framedata: Vec<Record>,

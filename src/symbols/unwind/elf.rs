@@ -76,7 +76,7 @@ struct DebugFrameTable {
 }
 
 /// The call frame information of one ELF module.
-pub struct ElfUnwinder {
+pub(crate) struct ElfUnwinder {
     eh_frame: Option<EhFrameTable>,
     debug_frame: Option<DebugFrameTable>,
     /// Where the module's base lies in the file's address space.

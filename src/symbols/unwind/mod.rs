@@ -11,20 +11,20 @@
 //!
 //! [`DumpSymbols::walk_frame`]: super::provider::DumpSymbols
 
-pub mod elf;
-pub mod pe;
+pub(crate) mod elf;
+pub(crate) mod pe;
 
 /// Registers by their DWARF x86-64 numbers, as both unwinders name them.
-pub const RBX: usize = 3;
-pub const RSI: usize = 4;
-pub const RDI: usize = 5;
-pub const RBP: usize = 6;
-pub const RSP: usize = 7;
+pub(crate) const RBX: usize = 3;
+pub(crate) const RSI: usize = 4;
+pub(crate) const RDI: usize = 5;
+pub(crate) const RBP: usize = 6;
+pub(crate) const RSP: usize = 7;
 /// The return address column of DWARF; the instruction pointer here.
-pub const RIP: usize = 16;
+pub(crate) const RIP: usize = 16;
 
 /// The register names of minidump's amd64 context, by DWARF number.
-pub const NAMES: [&str; 17] = [
+pub(crate) const NAMES: [&str; 17] = [
     "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
     "r14", "r15", "rip",
 ];
@@ -116,15 +116,15 @@ pub trait Unwinder: Send + Sync {
 }
 
 /// Windows x64: rbx, rbp, rsi, rdi, r12-r15.
-pub const NONVOLATILE_WINDOWS: &[usize] = &[RBX, RBP, RSI, RDI, 12, 13, 14, 15];
+pub(crate) const NONVOLATILE_WINDOWS: &[usize] = &[RBX, RBP, RSI, RDI, 12, 13, 14, 15];
 /// System V x86-64: rbx, rbp, r12-r15.
-pub const NONVOLATILE_SYSV: &[usize] = &[RBX, RBP, 12, 13, 14, 15];
+pub(crate) const NONVOLATILE_SYSV: &[usize] = &[RBX, RBP, 12, 13, 14, 15];
 
 /// Whether the bytes just before a return address end with a call
 /// instruction: `call rel32` (E8), or `call r/m64` (FF /2) in each of its
 /// addressing forms, with or without a REX prefix before the FF. `code` is
 /// up to 8 bytes ending at the return address.
-pub fn ends_with_call(code: &[u8]) -> bool {
+pub(crate) fn ends_with_call(code: &[u8]) -> bool {
     // The byte `back` bytes before the return address (1: the last one).
     let at = |back: usize| -> Option<u8> {
         (back > 0)

@@ -28,7 +28,7 @@ use crate::symbols::identity::pe_code_id;
 use crate::symbols::paths::map_file;
 
 /// Bytes of a PE image by RVA, wherever the image is.
-pub trait ImageBytes: Send + Sync {
+pub(crate) trait ImageBytes: Send + Sync {
     /// Up to `len` bytes at `rva` (fewer where what is there ends first);
     /// `None` when there is nothing at `rva`.
     fn read(&self, rva: u64, len: usize) -> Option<Vec<u8>>;
@@ -245,7 +245,7 @@ fn undo_codes(
 }
 
 /// The x64 unwind tables of one PE image.
-pub struct PeUnwinder<I> {
+pub(crate) struct PeUnwinder<I> {
     /// Sorted by begin.
     functions: Vec<RuntimeFunction>,
     image: I,
@@ -510,7 +510,7 @@ impl<I: ImageBytes> Unwinder for PeUnwinder<I> {
 }
 
 /// A PE file on disk, read through its section table.
-pub struct FileImage {
+pub(crate) struct FileImage {
     map: Mmap,
     /// (rva, virtual size, file offset, raw size), and the headers first.
     sections: Vec<(u64, u64, u64, u64)>,
@@ -553,7 +553,7 @@ impl ImageBytes for FileImage {
 
 /// The unwinder of the x64 PE file at `path`, which the caller has checked
 /// is the module's.
-pub fn from_file(path: &Path) -> Option<PeUnwinder<FileImage>> {
+pub(crate) fn from_file(path: &Path) -> Option<PeUnwinder<FileImage>> {
     let image = FileImage::open(path)?;
     let what = format!(".pdata of {}", path.display());
     PeUnwinder::new(image, what).map(|(unwinder, _)| unwinder)
