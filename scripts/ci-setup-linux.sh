@@ -12,8 +12,12 @@
 #                            (sample-dumps/vendor/fetch.sh, run by .ci/run)
 #   util-linux `script`      the pseudo-terminal of the colour and progress
 #                            bar tests (bsdutils)
-# and lets a process ptrace a sibling (attach tests), which Yama's
-# ptrace_scope 1 (Ubuntu's default) forbids.
+# lets a process ptrace a sibling (attach tests), which Yama's
+# ptrace_scope 1 (Ubuntu's default) forbids, and fetches the real vendor
+# binaries of tests/vendor.rs (sample-dumps/vendor/fetch.sh
+# --binaries-only: node.exe and onnxruntime from npm, hashes checked) into
+# $DT_VENDOR_DIR, by default ${XDG_CACHE_HOME:-$HOME/.cache}/dumptriage/vendor,
+# outside the clone: only a machine's first run downloads them.
 set -euo pipefail
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
@@ -34,3 +38,4 @@ if [ -r "$scope" ] && [ "$(cat "$scope")" != 0 ]; then
   as_root sysctl -q kernel.yama.ptrace_scope=0
 fi
 command -v gcc >/dev/null 2>&1 || { echo "gcc is needed to build tests/programs" >&2; exit 1; }
+bash "$(dirname "$0")/../sample-dumps/vendor/fetch.sh" --binaries-only
