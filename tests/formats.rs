@@ -10,7 +10,7 @@ mod synth;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{bin, public, shared_dir, placeholder_paths};
+use common::{bin, placeholder_paths, public, shared_dir};
 
 /// A folder like a CI run's artifacts: the same crash twice, other crashes,
 /// a known exit-time failure, and a file that is not a dump.

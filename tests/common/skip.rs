@@ -94,5 +94,7 @@ pub fn util_linux_script() -> bool {
     std::process::Command::new("script")
         .arg("--version")
         .output()
-        .is_ok_and(|out| out.status.success() && String::from_utf8_lossy(&out.stdout).contains("util-linux"))
+        .is_ok_and(|out| {
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("util-linux")
+        })
 }
