@@ -56,6 +56,18 @@ fn repo() -> PathBuf {
     }
 }
 
+/// Other projects' dumps, kept in `../shared` beside the checkout (the
+/// public corpus); a missing folder is a failure, named.
+fn public_corpus() -> PathBuf {
+    let dir = repo().join("../shared/corpus/public");
+    assert!(
+        dir.is_dir(),
+        "{} is missing: the public dumps are read from ../shared beside the checkout",
+        dir.display()
+    );
+    dir
+}
+
 fn no_symbols() -> SymbolConfig {
     SymbolConfig {
         system: false,
@@ -107,7 +119,7 @@ pub fn read_sym(data: &[u8]) {
         .join("null_read_av/7B7D1968FF0D47AE4366E9C3A7E1B6750");
     std::fs::create_dir_all(&store).unwrap();
     std::fs::write(store.join("null_read_av.sym"), data).unwrap();
-    let dump = repo().join("tests/data/corpus/breakpad/null_read_av.dmp");
+    let dump = public_corpus().join("breakpad/null_read_av.dmp");
     let config = SymbolConfig {
         stores: vec![dir.path().to_path_buf()],
         ..no_symbols()

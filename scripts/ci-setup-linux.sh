@@ -1,18 +1,41 @@
 #!/usr/bin/env bash
-# Prepares a hosted Linux CI runner (not root, passwordless sudo) for the
-# test suite: xmllint validates the JUnit output, and the attach tests need
-# a process to ptrace a sibling, which Yama's ptrace_scope 1 (Ubuntu's
-# default) forbids. Run by .github/workflows/ci.yml; harmless elsewhere.
+# Prepares a Linux machine for the whole test suite, so that no test has to
+# skip (under CI=true a skip is a failure: tests/common/skip.rs). Run by
+# .ci/run and by .github/workflows/ci.yml; as root or with passwordless
+# sudo (hosted runners); installs only what is missing, with one
+# `apt-get update` at most:
+#   xmllint (libxml2-utils)  validates the JUnit output against its schema
+#   Wine's DLLs (libwine)    names the system frames of the vendor sample
+#                            (tests/vendor.rs), from
+#                            /usr/lib/x86_64-linux-gnu/wine/x86_64-windows
+#   npm                      fetches the vendor binaries
+#                            (sample-dumps/vendor/fetch.sh, run by .ci/run)
+#   util-linux `script`      the pseudo-terminal of the colour and progress
+#                            bar tests (bsdutils)
+# lets a process ptrace a sibling (attach tests), which Yama's
+# ptrace_scope 1 (Ubuntu's default) forbids, and fetches the real vendor
+# binaries of tests/vendor.rs (sample-dumps/vendor/fetch.sh
+# --binaries-only: node.exe and onnxruntime from npm, hashes checked) into
+# $DT_VENDOR_DIR, by default ${XDG_CACHE_HOME:-$HOME/.cache}/dumptriage/vendor,
+# outside the clone: only a machine's first run downloads them.
 set -euo pipefail
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi
 }
-if ! command -v xmllint >/dev/null 2>&1; then
+missing=()
+command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
+[ -f /usr/lib/x86_64-linux-gnu/wine/x86_64-windows/ntdll.dll ] || missing+=(libwine)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "ci-setup-linux: installing ${missing[*]}" >&2
   as_root apt-get update -qq
-  as_root apt-get install -y -qq libxml2-utils >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 scope=/proc/sys/kernel/yama/ptrace_scope
 if [ -r "$scope" ] && [ "$(cat "$scope")" != 0 ]; then
   as_root sysctl -q kernel.yama.ptrace_scope=0
 fi
 command -v gcc >/dev/null 2>&1 || { echo "gcc is needed to build tests/programs" >&2; exit 1; }
+bash "$(dirname "$0")/../sample-dumps/vendor/fetch.sh" --binaries-only

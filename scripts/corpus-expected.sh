@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates tests/data/corpus/expected/*.json: what minidump-stackwalk
 # (crates.io, the reference stack walker) reports for every public corpus
-# dump, reduced to what tests/corpus.rs compares: each thread's id and name,
+# dump (other projects' dumps, in ../shared/corpus/public beside the checkout), reduced to what tests/corpus.rs compares: each thread's id and name,
 # and each frame's module and function. Run it after updating the corpus or
 # the rust-minidump crates; it installs minidump-stackwalk if missing.
 set -euo pipefail
@@ -11,9 +11,11 @@ version=$(cargo metadata --format-version 1 --locked 2>/dev/null |
 if ! minidump-stackwalk --version 2>/dev/null | grep -q "$version"; then
   cargo install minidump-stackwalk --version "$version" --locked
 fi
+public=../shared/corpus/public
+[ -d "$public" ] || { echo "corpus-expected.sh: $public is missing (the public dumps live beside the checkout)" >&2; exit 1; }
 out=tests/data/corpus/expected
 mkdir -p "$out"
-for dump in tests/data/corpus/*/*.dmp; do
+for dump in "$public"/*/*.dmp; do
   name=$(basename "$dump" .dmp)
   symbols=$(dirname "$dump")/symbols
   if json=$(minidump-stackwalk --json --symbols-path "$symbols" "$dump" 2>/dev/null); then

@@ -14,6 +14,8 @@
 # Needs a nightly toolchain and cargo-fuzz (`rustup toolchain install
 # nightly`, `cargo install cargo-fuzz`). Without them it says so and exits
 # 0 when FUZZ_OPTIONAL=1 (what .ci/run sets), 2 otherwise.
+# Reads the public dumps (seeds of analyze_dump) from ../shared beside the
+# checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +26,8 @@ targets=("$@")
 
 missing() {
   echo "fuzz: skipped: $1" >&2
+  # FUZZ_SKIP_LOG: a file .ci/run reads to say, at the end, what it skipped.
+  if [ -n "${FUZZ_SKIP_LOG:-}" ]; then echo "fuzz (scripts/fuzz.sh): $1" >>"$FUZZ_SKIP_LOG"; fi
   if [ "${FUZZ_OPTIONAL:-0}" = 1 ]; then exit 0; else exit 2; fi
 }
 rustup toolchain list 2>/dev/null | grep -q '^nightly' \
@@ -37,7 +41,8 @@ seed() {
   cp -n tests/data/fuzz/"$target"/* "$corpus"/ 2>/dev/null || true
   case $target in
     analyze_dump)
-      find tests/data/corpus -name '*.dmp' -size -64k -exec cp -n {} "$corpus"/ \; ;;
+      [ -d ../shared/corpus/public ] || { echo "fuzz: ../shared/corpus/public is missing (the public dumps live beside the checkout)" >&2; exit 1; }
+      find ../shared/corpus/public -name '*.dmp' -size -64k -exec cp -n {} "$corpus"/ \; ;;
     load_rule) cp -n signatures/*.toml "$corpus"/ ;;
     read_elf) cp -n tests/data/native/libfakeexit.so* "$corpus"/ ;;
     read_pe) cp -n tests/data/native/fakehip.dll "$corpus"/ ;;

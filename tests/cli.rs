@@ -3,13 +3,13 @@
 
 mod common;
 
-use common::{bin, data, run};
+use common::{bin, public, run};
 
 #[test]
 fn exit_status_is_zero_when_every_input_is_analysed() {
     let out = run(&[
         "analyze",
-        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+        public("breakpad/minidump2.dmp").to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0));
 }
@@ -19,7 +19,7 @@ fn exit_status_is_two_when_an_input_fails_and_the_rest_still_run() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.dmp");
     std::fs::write(&bad, b"MDMP").unwrap();
-    let good = data("corpus/breakpad/minidump2.dmp");
+    let good = public("breakpad/minidump2.dmp");
     let out = run(&["analyze", bad.to_str().unwrap(), good.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -42,7 +42,7 @@ fn output_writes_the_report_to_a_file_without_colour() {
         "always",
         "--output",
         report.to_str().unwrap(),
-        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+        public("breakpad/minidump2.dmp").to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
@@ -55,7 +55,7 @@ fn output_writes_the_report_to_a_file_without_colour() {
         "analyze",
         "-o",
         text.to_str().unwrap(),
-        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+        public("breakpad/minidump2.dmp").to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0));
     let written = std::fs::read_to_string(&text).unwrap();
@@ -68,7 +68,7 @@ fn unwritable_output_is_a_clear_error() {
         "analyze",
         "--output",
         "/nonexistent-dir/report.txt",
-        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+        public("breakpad/minidump2.dmp").to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -81,7 +81,7 @@ fn unwritable_output_is_a_clear_error() {
 
 #[test]
 fn colour_is_off_in_a_pipe_and_on_when_forced() {
-    let dump = data("corpus/breakpad/minidump2.dmp");
+    let dump = public("breakpad/minidump2.dmp");
     let plain = run(&["analyze", dump.to_str().unwrap()]);
     assert!(!plain.stdout.contains(&0x1b));
     let forced = run(&["analyze", "--color", "always", dump.to_str().unwrap()]);
@@ -92,15 +92,13 @@ fn colour_is_off_in_a_pipe_and_on_when_forced() {
 /// default and NO_COLOR turns it off.
 #[test]
 fn colour_on_a_terminal_respects_no_color() {
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: util-linux `script` is not installed");
-        return;
+    if !common::skip::util_linux_script() {
+        return common::skip::skip(
+            "pty::util_linux_script",
+            "no util-linux `script` (the pseudo-terminal this test runs the binary on)",
+        );
     }
-    let dump = data("corpus/breakpad/minidump2.dmp");
+    let dump = public("breakpad/minidump2.dmp");
     let command = format!(
         "{} analyze {}",
         env!("CARGO_BIN_EXE_dumptriage"),
@@ -157,7 +155,7 @@ fn help_documents_the_exit_status() {
 fn a_folder_is_searched_and_symbols_beside_it_are_used() {
     let out = bin()
         .args(["analyze", "--format", "json"])
-        .arg(data("corpus/rust-minidump"))
+        .arg(public("rust-minidump"))
         .output()
         .unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -187,7 +185,7 @@ fn fifos_and_devices_are_refused_without_blocking() {
         .unwrap();
     assert!(made.success());
     std::fs::copy(
-        data("corpus/breakpad/minidump2.dmp"),
+        public("breakpad/minidump2.dmp"),
         dir.path().join("good.dmp"),
     )
     .unwrap();
@@ -287,7 +285,7 @@ fn attach_accepts_every_report_option() {
 #[test]
 fn a_panic_on_one_dump_is_one_line_and_the_batch_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let good = data("corpus/breakpad/minidump2.dmp");
+    let good = public("breakpad/minidump2.dmp");
     let doomed = dir.path().join("doomed.dmp");
     std::fs::copy(&good, &doomed).unwrap();
     let out = bin()

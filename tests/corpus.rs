@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use common::{analyze_json, data, reports_by_stem};
+use common::{analyze_json, data, public, reports_by_stem};
 use serde_json::Value;
 
 fn expected(stem: &str) -> Value {
@@ -36,9 +36,9 @@ fn frames(thread: &Value) -> Vec<(Option<String>, Option<String>)> {
 fn every_corpus_dump_matches_the_reference_stack_walker() {
     // One run per folder, so each uses only its own `symbols` store, as the
     // reference output was made.
-    let (breakpad, out) = analyze_json(&[&data("corpus/breakpad")]);
+    let (breakpad, out) = analyze_json(&[&public("breakpad")]);
     assert_eq!(out.status.code(), Some(0), "breakpad dumps all analyse");
-    let (rust_minidump, out) = analyze_json(&[&data("corpus/rust-minidump")]);
+    let (rust_minidump, out) = analyze_json(&[&public("rust-minidump")]);
     assert_eq!(
         out.status.code(),
         Some(2),
@@ -89,7 +89,7 @@ fn every_corpus_dump_matches_the_reference_stack_walker() {
 /// functions; ours must name exactly the same ones, in order.
 #[test]
 fn minidump2_crashing_thread_matches_breakpads_expected_output() {
-    let text = std::fs::read_to_string(data("corpus/breakpad/minidump2.stackwalk.out")).unwrap();
+    let text = std::fs::read_to_string(public("breakpad/minidump2.stackwalk.out")).unwrap();
     let section = text
         .split("\n\n")
         .find(|block| block.starts_with("Thread 0 (crashed)"))
@@ -111,7 +111,7 @@ fn minidump2_crashing_thread_matches_breakpads_expected_output() {
         .collect();
     assert_eq!(breakpad.len(), 4, "parsed {breakpad:?}");
 
-    let (doc, out) = analyze_json(&[&data("corpus/breakpad/minidump2.dmp")]);
+    let (doc, out) = analyze_json(&[&public("breakpad/minidump2.dmp")]);
     assert!(out.status.success());
     let report = &doc["reports"][0];
     let crashing = &report["threads"][0];

@@ -6,7 +6,9 @@
 //! This file is its own test binary with a single test, so the process's peak
 //! memory (VmHWM) measures these cases alone.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -160,7 +162,7 @@ fn peak_rss_kb() -> Option<u64> {
 
 #[test]
 fn corrupted_dumps_give_a_report_or_one_clear_error() {
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/corpus");
+    let corpus = common::shared_dir().join("corpus/public");
     let dir = tempfile::tempdir().unwrap();
     let config = SymbolConfig {
         stores: vec![

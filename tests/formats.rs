@@ -10,14 +10,14 @@ mod synth;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{bin, data, placeholder_paths};
+use common::{bin, placeholder_paths, public, shared_dir};
 
 /// A folder like a CI run's artifacts: the same crash twice, other crashes,
 /// a known exit-time failure, and a file that is not a dump.
 fn batch() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let corpus = data("corpus/breakpad");
+    let corpus = public("breakpad");
     for (from, to) in [
         ("minidump2.dmp", "a-minidump2.dmp"),
         ("minidump2.dmp", "b-minidump2-again.dmp"),
@@ -171,7 +171,7 @@ fn junit_is_valid_and_fails_the_crashed_dumps() {
         .unwrap();
     let xml = dir.path().join("report.xml");
     std::fs::write(&xml, &raw.stdout).unwrap();
-    let schema = data("junit/JUnit.xsd");
+    let schema = shared_dir().join("data/junit/JUnit.xsd");
     match Command::new("xmllint")
         .arg("--noout")
         .arg("--schema")
@@ -184,10 +184,10 @@ fn junit_is_valid_and_fails_the_crashed_dumps() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         ),
-        Err(_) if std::env::var_os("DUMPTRIAGE_REQUIRE_XMLLINT").is_none() => {
-            eprintln!("xmllint not installed: schema validation skipped (.ci/run installs it)");
-        }
-        Err(e) => panic!("xmllint is required here: {e}"),
+        Err(e) => common::skip::skip(
+            "formats::junit_schema",
+            &format!("xmllint cannot run ({e}): Debian's libxml2-utils, installed by scripts/ci-setup-linux.sh"),
+        ),
     }
 }
 
@@ -217,9 +217,11 @@ fn no_progress_bar_off_a_terminal() {
 /// bar appears on stderr, and --quiet removes it.
 #[test]
 fn progress_bar_on_a_terminal_unless_quiet() {
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: util-linux `script` is not installed");
-        return;
+    if !common::skip::util_linux_script() {
+        return common::skip::skip(
+            "pty::util_linux_script",
+            "no util-linux `script` (the pseudo-terminal this test runs the binary on)",
+        );
     }
     let dir = batch();
     let out_file: PathBuf = dir.path().join("report.json");
@@ -256,7 +258,7 @@ fn progress_bar_on_a_terminal_unless_quiet() {
 fn a_huge_dump_is_not_read_into_memory() {
     let dir = tempfile::tempdir().unwrap();
     let dump = dir.path().join("huge.dmp");
-    std::fs::copy(data("corpus/breakpad/minidump2.dmp"), &dump).unwrap();
+    std::fs::copy(public("breakpad/minidump2.dmp"), &dump).unwrap();
     let file = std::fs::OpenOptions::new().write(true).open(&dump).unwrap();
     file.set_len(3 << 30).unwrap();
     drop(file);

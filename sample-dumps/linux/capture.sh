@@ -121,6 +121,9 @@ for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so c
   mv module.sym "$here/symbols/$name/$id/$name.sym"
 done
 du -sh "$here"/*.dmp "$here/symbols" >&2
+# The same system libraries without their debug files, for the poor form
+# of twins.toml that needs them (own_and_libs).
+bash "$here/syslibs.sh"
 
 # Thread ids change with every capture: refresh them in expected.toml from the
 # dumps (the blamed thread as the analysis found it: the main thread, or the

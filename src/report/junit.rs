@@ -1,6 +1,6 @@
 //! JUnit XML, so CI test reporters show one test case per dump: failed when
 //! a crash or hang was diagnosed, errored when the dump could not be read.
-//! Valid against the Apache Ant JUnit schema (tests/data/junit/JUnit.xsd).
+//! Valid against the Apache Ant JUnit schema (JUnit.xsd in ../shared/data/junit/ beside the checkout).
 //!
 //! Written with quick-xml's writer, element by element. Two things XML
 //! escaping alone does not cover are done here: characters XML 1.0 cannot

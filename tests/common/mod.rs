@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod skip;
+
 /// The specific signatures of the interface (ids kept stable), each with a
 /// sample dump.
 pub const SPECIFIC_IDS: [&str; 16] = [
@@ -50,6 +52,27 @@ pub fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(rel)
+}
+
+/// `../shared` beside the checkout: data from other projects (public
+/// dumps with their symbols, the JUnit schema), kept out of the repository.
+/// CI clones the repository with shared/ beside it; without it the tests
+/// that read it fail (never skip), saying where it was looked for.
+pub fn shared_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    assert!(
+        dir.join("corpus/public").is_dir(),
+        "{} is missing: the public dumps and the JUnit schema are read from ../shared \
+         beside the checkout (see README, \"Test data\")",
+        dir.display()
+    );
+    dir
+}
+
+/// A file or folder of the public corpus (other projects' dumps and
+/// symbols): `public("breakpad/minidump2.dmp")`.
+pub fn public(rel: &str) -> PathBuf {
+    shared_dir().join("corpus/public").join(rel)
 }
 
 /// Runs `dumptriage ARGS` and returns its output.
