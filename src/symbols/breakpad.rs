@@ -7,11 +7,13 @@ use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::finder::Finder;
 use super::identity::{DebugId, Identity};
+use super::location::Location;
 use super::log::{Log, Refusal};
-use super::paths::{self, Finder};
+use super::paths;
+use super::safe_name;
 use super::server::Fetched;
-use super::sources::Location;
 use super::symfile::{IndexSettings, SymFile};
 
 /// .sym files a code-id look-up found, under the identity they gave the
@@ -103,7 +105,7 @@ impl BreakpadSupplier {
             .unwrap_or_else(|| identity.code_name())
             .to_string();
         let id = identity.debug_id?;
-        let name = paths::component(&recorded);
+        let name = safe_name::component(&recorded);
         let Some((name, rel)) = name.and_then(|n| Some((n, paths::sym(n, &id)?))) else {
             if !recorded.is_empty() {
                 log.unusable_name("debug file", &recorded);
@@ -184,7 +186,8 @@ pub(super) fn code_id_lookup(
         return;
     };
     let name = identity.code_name().to_string();
-    let Some(rel) = paths::component(&name).and_then(|n| paths::sym_by_code_id(n, &code_id)) else {
+    let Some(rel) = safe_name::component(&name).and_then(|n| paths::sym_by_code_id(n, &code_id))
+    else {
         if !name.is_empty() {
             log.unusable_name("code file", &name);
         }
@@ -201,7 +204,7 @@ pub(super) fn code_id_lookup(
                 Ok((debug_file, id)) => {
                     log.tried(format!(
                         "{url}: code-id lookup names {} {}",
-                        paths::shown(&debug_file),
+                        safe_name::shown(&debug_file),
                         id.breakpad()
                     ));
                     identity.debug_file = Some(debug_file);

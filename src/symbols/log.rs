@@ -86,7 +86,7 @@ impl Log {
     pub(crate) fn unusable_name(&mut self, what: &str, name: &str) {
         let line = format!(
             "{what} {} is not a plain file name: no file is looked up by it",
-            super::paths::shown(name)
+            super::safe_name::shown(name)
         );
         self.tried.push(line.clone());
         if !self.warnings.contains(&line) {

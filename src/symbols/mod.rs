@@ -17,13 +17,16 @@
 
 mod breakpad;
 mod find;
+mod finder;
 pub(crate) mod identity;
 mod indexfile;
+mod location;
 mod log;
 pub mod native;
 pub(crate) mod ntpath;
 mod paths;
 pub(crate) mod provider;
+mod safe_name;
 pub(crate) mod server;
 pub(crate) mod sources;
 mod symfile;
@@ -33,9 +36,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) use location::Location;
 pub(crate) use provider::DumpSymbols;
 pub(crate) use server::{Limits, DEFAULT_MAX_DOWNLOAD};
-pub(crate) use sources::{Location, Sources};
+pub(crate) use sources::Sources;
 pub(crate) use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
 
 use server::{is_url, Server};

@@ -274,7 +274,7 @@ impl Server {
         let rest = rest.trim();
         let refused = |why: String| Fetched::Refused(Refusal::Pointer(why));
         match kind.trim().to_ascii_uppercase().as_str() {
-            "PATH" => match super::paths::local_file(rest) {
+            "PATH" => match super::safe_name::local_file(rest) {
                 Some(path) if path.is_file() => match check(&path) {
                     Ok(()) => Fetched::File(path, false),
                     Err(refusal) => Fetched::Refused(refusal),
@@ -285,12 +285,12 @@ impl Server {
                 )),
                 None => refused(format!(
                     "file.ptr points to {}, not a local absolute path: not followed",
-                    super::paths::shown(rest)
+                    super::safe_name::shown(rest)
                 )),
             },
             "MSG" => refused(format!(
                 "file.ptr says: {}",
-                super::paths::shown(rest).trim_matches('"')
+                super::safe_name::shown(rest).trim_matches('"')
             )),
             _ => Fetched::Refused(Refusal::Corrupt(
                 "file.ptr is neither PATH: nor MSG:".to_string(),

@@ -26,28 +26,15 @@ use futures_util::lock::Mutex as AsyncMutex;
 
 use super::breakpad::{self, BreakpadSupplier, Handed};
 use super::find;
+use super::finder::Finder;
 use super::identity::{Format, Identity};
+use super::location::{BinaryInfo, FoundBinary, Location};
 use super::log::Log;
-use super::native::elf::ElfInfo;
-use super::native::{pe, NativeSymbols};
-use super::paths::Finder;
-use super::server::Server;
+use super::native::NativeSymbols;
 use super::symfile::{IndexSettings, SymFile};
 use super::unwind::elf::ElfUnwinder;
 use super::unwind::{self, Unwinder};
 use crate::model::{ModuleSymbols, SymbolSource};
-
-/// A place symbols are looked for.
-#[derive(Clone)]
-pub enum Location {
-    /// A folder: a Breakpad store, a Microsoft-style store, a build-id tree,
-    /// or just files side by side; all layouts are tried.
-    Folder(PathBuf),
-    /// A symbol server: Breakpad and Microsoft layouts.
-    Server(Arc<Server>),
-    /// A debuginfod server: ELF files by build id.
-    Debuginfod(Arc<Server>),
-}
 
 /// What the search found for one module identity.
 pub struct Resolution {
@@ -84,9 +71,6 @@ impl Resolution {
 /// Where one identity's search result is kept; the first asker fills it
 /// while the others wait on the lock.
 type Slot = Arc<AsyncMutex<Option<Arc<Resolution>>>>;
-
-/// A binary found for a module, with its path.
-pub(super) type FoundBinary = (PathBuf, BinaryInfo);
 
 /// The symbol sources of one run, shared by every dump (and thread) in it.
 pub struct Sources {
@@ -364,10 +348,4 @@ fn finish(
         tried: log.tried,
         warnings: log.warnings,
     }
-}
-
-/// A binary found for a module, parsed.
-pub(super) enum BinaryInfo {
-    Pe(pe::PeInfo),
-    Elf(ElfInfo),
 }

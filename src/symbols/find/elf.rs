@@ -9,13 +9,15 @@ use std::sync::Arc;
 use memmap2::Mmap;
 
 use super::super::identity::{debug_id_from_build_id, same_code_id, CodeId, Identity};
+use super::super::location::{BinaryInfo, FoundBinary, Location};
 use super::super::log::{Log, Refusal};
 use super::super::native::elf::{self, Dwarf, ElfInfo};
 use super::super::native::index::{Loader, Planned};
 use super::super::native::NativeSymbols;
 use super::super::paths::{self, map_file, DebuginfodKind};
+use super::super::safe_name;
 use super::super::server::Fetched;
-use super::super::sources::{BinaryInfo, FoundBinary, Location, Sources};
+use super::super::sources::Sources;
 use crate::model::SymbolSource;
 
 /// The module a file must belong to: its build id (or the debug id made
@@ -157,7 +159,7 @@ fn load_dwarf(
 fn build_id(identity: &Identity) -> Option<String> {
     identity
         .build_id()
-        .and_then(paths::hex_id)
+        .and_then(safe_name::hex_id)
         .map(str::to_ascii_lowercase)
 }
 
@@ -281,7 +283,7 @@ pub(crate) fn debug_info(
         }
     }
     // The link is a name from the binary: one plain file name, or nothing.
-    if let Some(link) = info.debuglink.as_deref().filter(|l| paths::plain(l)) {
+    if let Some(link) = info.debuglink.as_deref().filter(|l| safe_name::plain(l)) {
         let dir = binary_path.parent().unwrap_or(Path::new("/"));
         let mut links = vec![dir.join(link), dir.join(".debug").join(link)];
         if sources.system {
@@ -326,12 +328,12 @@ fn find_binary(
     let mut binary_candidates: Vec<PathBuf> = Vec::new();
     let mut looked: Vec<String> = Vec::new();
     if sources.system {
-        if let Some(path) = paths::local_file(&identity.code_file) {
+        if let Some(path) = safe_name::local_file(&identity.code_file) {
             looked.push(path.display().to_string());
             binary_candidates.push(path);
         }
     }
-    if let Some(name) = paths::component(identity.code_name()) {
+    if let Some(name) = safe_name::component(identity.code_name()) {
         let mut layouts: Vec<paths::Rel> = paths::flat(name).into_iter().collect();
         if let Some(id) = &build_id {
             layouts.extend(paths::elf_binary(name, id));

@@ -5,13 +5,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::super::identity::{DebugId, Identity};
+use super::super::location::Location;
 use super::super::log::{Log, Refusal};
 use super::super::native::index::{Loader, Planned};
 use super::super::native::pdb::{self, Pdb, PdbError};
 use super::super::native::NativeSymbols;
 use super::super::paths;
+use super::super::safe_name;
 use super::super::server::Fetched;
-use super::super::sources::{Location, Sources};
+use super::super::sources::Sources;
 use crate::model::SymbolSource;
 
 /// Whether the PDB at `path` has the GUID and age `id` (a download is
@@ -38,7 +40,7 @@ pub fn pdb(
     if !recorded.to_ascii_lowercase().ends_with(".pdb") {
         return None;
     }
-    let Some(name) = paths::component(recorded) else {
+    let Some(name) = safe_name::component(recorded) else {
         log.unusable_name("debug file", recorded);
         return None;
     };

@@ -6,11 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use super::super::identity::{same_code_id, Identity};
+use super::super::location::{BinaryInfo, FoundBinary, Location};
 use super::super::log::{Log, Refusal};
 use super::super::native::pe;
 use super::super::paths::{self, map_file};
+use super::super::safe_name;
 use super::super::server::Fetched;
-use super::super::sources::{BinaryInfo, FoundBinary, Location, Sources};
+use super::super::sources::Sources;
 
 /// Reads `path` as a PE image whose timestamp and size are `code_id`.
 fn read_checked(path: &Path, code_id: &str) -> Result<pe::PeInfo, Refusal> {
@@ -33,7 +35,7 @@ fn read_checked(path: &Path, code_id: &str) -> Result<pe::PeInfo, Refusal> {
 pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<FoundBinary> {
     let code_id = paths::pe_code_id(identity.code_id.as_deref()?)?;
     let recorded = identity.code_name();
-    let Some(name) = paths::component(recorded) else {
+    let Some(name) = safe_name::component(recorded) else {
         if !recorded.is_empty() {
             log.unusable_name("code file", recorded);
         }
@@ -42,7 +44,7 @@ pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<F
     let key = paths::pe_binary(name, &code_id)?;
     let mut layouts = vec![key.clone()];
     if let (Some(debug), Some(id)) = (
-        identity.debug_name().and_then(paths::component),
+        identity.debug_name().and_then(safe_name::component),
         identity.debug_id.as_ref(),
     ) {
         layouts.extend(paths::pe_binary_by_debug_id(debug, id, name));
@@ -90,7 +92,7 @@ pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<F
         }
     }
     if sources.system {
-        if let Some(path) = paths::local_file(&identity.code_file).filter(|p| p.is_file()) {
+        if let Some(path) = safe_name::local_file(&identity.code_file).filter(|p| p.is_file()) {
             return open(path.display().to_string(), path, log);
         }
     }
