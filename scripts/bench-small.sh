@@ -3,7 +3,8 @@
 #
 #   small dump:   dumptriage analyze ONE.dmp  vs  minidump-stackwalk ONE.dmp
 #                 (a 38 kB Linux crash dump of Breakpad's test suite, and a
-#                 Windows one, no symbols), and vs the build of an earlier
+#                 Windows one, no symbols; dumptriage with its default
+#                 look-ups of this machine's files), and vs the build of an earlier
 #                 commit (BASE, default 86ed521) on the same dumps
 #   rules:        dumptriage signatures list (start-up and rule loading only)
 #   attach cycle: dumptriage attach PID (stop a live process, dump it, let it
@@ -49,11 +50,11 @@ sleep 0.2
 json=$WORK/small.json
 hyperfine -N --warmup 5 --runs "$RUNS" --style basic --export-json "$json" \
   --prepare "rm -f $ATTACH/*.dmp" \
-  -n "dt-linux" "$DT analyze --no-system-symbols $LINUX_DUMP" \
-  -n "base-linux" "$BASE_DT analyze --no-system-symbols $LINUX_DUMP" \
+  -n "dt-linux" "$DT analyze $LINUX_DUMP" \
+  -n "base-linux" "$BASE_DT analyze $LINUX_DUMP" \
   -n "msw-linux" "minidump-stackwalk $LINUX_DUMP" \
-  -n "dt-windows" "$DT analyze --no-system-symbols $WINDOWS_DUMP" \
-  -n "base-windows" "$BASE_DT analyze --no-system-symbols $WINDOWS_DUMP" \
+  -n "dt-windows" "$DT analyze $WINDOWS_DUMP" \
+  -n "base-windows" "$BASE_DT analyze $WINDOWS_DUMP" \
   -n "msw-windows" "minidump-stackwalk $WINDOWS_DUMP" \
   -n "dt-rules" "$DT signatures list" \
   -n "base-rules" "$BASE_DT signatures list" \

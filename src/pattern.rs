@@ -6,7 +6,8 @@
 //! Module names compare case-insensitively (Windows file names are), function
 //! names case-sensitively (C++ and C symbols are).
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex_lite::{Regex, RegexBuilder};
 
@@ -37,7 +38,9 @@ enum Matcher {
     Regex {
         expr: String,
         insensitive: bool,
-        compiled: OnceLock<Option<Regex>>,
+        /// Shared by every pattern of the same expression and case (rules
+        /// repeat their module and namespace lists), so each is compiled once.
+        compiled: Arc<OnceLock<Option<Regex>>>,
     },
 }
 
@@ -82,11 +85,19 @@ impl Pattern {
         let insensitive = case == Case::Insensitive;
         let matcher = match source.strip_prefix("re:") {
             Some(expr) => {
-                let compiled = OnceLock::new();
-                if when == Compile::Now {
+                let compiled = shared_slot(expr, insensitive);
+                if when == Compile::Now && compiled.get().is_none() {
                     let regex =
                         build(expr, insensitive).map_err(|e| invalid(source, &e.to_string()))?;
                     let _ = compiled.set(Some(regex));
+                }
+                if when == Compile::Now && compiled.get().is_some_and(Option::is_none) {
+                    // Compiled on first use before and found bad: say so now.
+                    let error = build(expr, insensitive).err().map(|e| e.to_string());
+                    return Err(invalid(
+                        source,
+                        error.as_deref().unwrap_or("does not compile"),
+                    ));
                 }
                 Matcher::Regex {
                     expr: expr.to_string(),
@@ -141,6 +152,21 @@ impl Pattern {
     pub fn source(&self) -> &str {
         &self.source
     }
+}
+
+/// The compiled form of `expr` in this case, shared by the process: the
+/// same slot for the same expression.
+fn shared_slot(expr: &str, insensitive: bool) -> Arc<OnceLock<Option<Regex>>> {
+    type Slots = Mutex<HashMap<(String, bool), Arc<OnceLock<Option<Regex>>>>>;
+    static SLOTS: OnceLock<Slots> = OnceLock::new();
+    let slots = SLOTS.get_or_init(Default::default);
+    let mut slots = slots
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    slots
+        .entry((expr.to_string(), insensitive))
+        .or_default()
+        .clone()
 }
 
 fn build(expr: &str, insensitive: bool) -> Result<Regex, regex_lite::Error> {
@@ -251,5 +277,22 @@ mod tests {
         assert!(p.matches("Py_FinalizeEx") && p.matches("Py_Finalize"));
         let err = Pattern::new("re:([", Case::Sensitive).unwrap_err();
         assert!(err.starts_with("invalid regular expression"), "{err}");
+        // A built-in pattern is compiled on first use; the same expression
+        // checked later (a user's rule) is still reported, and identical
+        // expressions share one compiled form.
+        let lazy = Pattern::compile("re:)x(", Case::Sensitive, Compile::OnFirstUse).unwrap();
+        assert!(!lazy.matches(")x("));
+        assert!(Pattern::new("re:)x(", Case::Sensitive).is_err());
+        let a = Pattern::compile("re:^same$", Case::Sensitive, Compile::OnFirstUse).unwrap();
+        let b = Pattern::new("re:^same$", Case::Sensitive).unwrap();
+        assert!(a.matches("same") && b.matches("same"));
+        let (Matcher::Regex { compiled: x, .. }, Matcher::Regex { compiled: y, .. }) =
+            (&a.matcher, &b.matcher)
+        else {
+            panic!("regular expressions");
+        };
+        assert!(Arc::ptr_eq(x, y));
+        let other_case = Pattern::new("re:^same$", Case::Insensitive).unwrap();
+        assert!(other_case.matches("SAME") && !a.matches("SAME"));
     }
 }
