@@ -160,6 +160,14 @@ fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
 
 /// A size in bytes: `4096`, `512K`, `512M`, `4G`, `1T` (powers of 1024; a
 /// trailing `B` or `iB` is allowed, case does not matter).
+/// `--symbol-index-min`: a size, or `0` for every file.
+fn parse_index_min(text: &str) -> Result<u64, String> {
+    match text.trim() {
+        "0" => Ok(0),
+        size => parse_size(size),
+    }
+}
+
 fn parse_size(text: &str) -> Result<u64, String> {
     let lower = text.trim().to_ascii_lowercase();
     let unit = lower
@@ -211,10 +219,40 @@ pub struct ReportArgs {
 
     /// Read every symbol file itself, on every run: neither read big ones
     /// through their index in the symbols cache nor write one. (Files from
-    /// DUMPTRIAGE_SYMBOL_INDEX_MIN bytes up, default 16 MiB, are indexed: a
-    /// .sym file on its first use, a PDB or DWARF file on its second.)
+    /// --symbol-index-min bytes up are indexed: a .sym file on its first
+    /// use, a PDB or DWARF file on its second.)
     #[arg(long = "no-symbol-index")]
     pub no_symbol_index: bool,
+
+    /// The size from which a symbol file is indexed (`0`: every file).
+    #[arg(
+        long = "symbol-index-min",
+        value_name = "SIZE",
+        env = "DUMPTRIAGE_SYMBOL_INDEX_MIN",
+        default_value_t = crate::symbols::DEFAULT_INDEX_MIN_SIZE,
+        value_parser = parse_index_min
+    )]
+    pub symbol_index_min: u64,
+
+    /// A Microsoft symbol path, searched after --symbols, as WinDbg reads
+    /// it: `srv*CACHE*URL`, `cache*DIR` and folders, `;`-separated.
+    #[arg(long = "nt-symbol-path", value_name = "PATH", env = "_NT_SYMBOL_PATH")]
+    pub nt_symbol_path: Option<String>,
+
+    /// debuginfod servers for ELF modules this machine has no files for,
+    /// separated by spaces, as elfutils reads them (set it empty to stay
+    /// off the network).
+    #[arg(long = "debuginfod-urls", value_name = "URLS", env = "DEBUGINFOD_URLS")]
+    pub debuginfod_urls: Option<String>,
+
+    /// Where files from debuginfod servers are kept, in elfutils' layout
+    /// [default: debuginfod/ in the symbols cache].
+    #[arg(
+        long = "debuginfod-cache",
+        value_name = "DIR",
+        env = "DEBUGINFOD_CACHE_PATH"
+    )]
+    pub debuginfod_cache: Option<PathBuf>,
 
     /// Seconds a symbol server may stay silent, before it answers or
     /// between two reads of its answer (a big file that keeps arriving is
@@ -287,20 +325,12 @@ impl ReportArgs {
                 read_timeout: Duration::from_secs(self.symbols_timeout),
                 max_download: self.max_download_size,
             },
-            nt_symbol_path: std::env::var("_NT_SYMBOL_PATH")
-                .ok()
-                .filter(|v| !v.trim().is_empty()),
-            debuginfod_urls: std::env::var("DEBUGINFOD_URLS").ok(),
-            debuginfod_cache: std::env::var_os("DEBUGINFOD_CACHE_PATH").map(PathBuf::from),
+            nt_symbol_path: self.nt_symbol_path.clone().filter(|v| !v.trim().is_empty()),
+            debuginfod_urls: self.debuginfod_urls.clone(),
+            debuginfod_cache: self.debuginfod_cache.clone(),
             system: !self.no_system_symbols,
             symbol_index: !self.no_symbol_index,
-            index_min_size: std::env::var("DUMPTRIAGE_SYMBOL_INDEX_MIN")
-                .ok()
-                .and_then(|v| match v.trim() {
-                    "0" => Some(0),
-                    v => parse_size(v).ok(),
-                })
-                .unwrap_or(crate::symbols::DEFAULT_INDEX_MIN_SIZE),
+            index_min_size: self.symbol_index_min,
         }
     }
 }

@@ -48,7 +48,7 @@ pub fn panic_hook(info: &PanicHookInfo<'_>) {
     }
     eprintln!(
         "dumptriage: error: internal error: {} (please report it)",
-        crate::report::clean(&message)
+        crate::printable::clean(&message)
     );
 }
 

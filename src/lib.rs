@@ -13,6 +13,7 @@ pub mod guard;
 pub mod input;
 pub mod model;
 pub(crate) mod pattern;
+pub mod printable;
 pub mod report;
 pub mod signatures;
 pub(crate) mod summary;
@@ -152,7 +153,7 @@ impl Progress {
     }
     fn start(&self, path: &std::path::Path) {
         if let Some(bar) = &self.bar {
-            bar.set_message(report::clean(&path.display().to_string()));
+            bar.set_message(printable::clean(&path.display().to_string()));
         }
     }
     fn finish_one(&self) {

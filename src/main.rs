@@ -16,6 +16,7 @@ use dumptriage::cli::{
 use dumptriage::dump::DumpError;
 use dumptriage::input::Input;
 use dumptriage::model::{Report, Status};
+use dumptriage::printable;
 use dumptriage::report::{self, Format, Paint};
 use dumptriage::signatures::{self, Database, Problem};
 use dumptriage::{BatchOptions, Finding};
@@ -81,7 +82,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     for folder in &collected.empty_folders {
         eprintln!(
             "dumptriage: note: {} holds no .dmp or .mdmp files",
-            report::clean(&folder.display().to_string())
+            printable::clean(&folder.display().to_string())
         );
     }
     let inputs = collected.inputs;
@@ -177,7 +178,7 @@ fn report_capture(what: &str, dump: Result<capture::Captured, CaptureError>, opt
         Ok(captured) => {
             eprintln!(
                 "dumptriage: {what}; minidump: {}",
-                report::clean(&captured.path.display().to_string())
+                printable::clean(&captured.path.display().to_string())
             );
             if let Err(error) = emit_on(&[captured.report], options, Console::Stderr) {
                 eprintln!("dumptriage: error: {error:#}");
@@ -228,7 +229,7 @@ fn loaded(result: Result<Database, Vec<Problem>>) -> anyhow::Result<Database> {
 
 fn print_problems(problems: &[Problem]) {
     for problem in problems {
-        eprintln!("{}", report::clean(&problem.to_string()));
+        eprintln!("{}", printable::clean(&problem.to_string()));
     }
 }
 
@@ -272,8 +273,8 @@ fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow
         for report in reports.iter().filter(|r| r.status == Status::Error) {
             eprintln!(
                 "dumptriage: error: {}: {}",
-                report::clean(&report.path),
-                report::clean(report.error.as_deref().unwrap_or("unknown error"))
+                printable::clean(&report.path),
+                printable::clean(report.error.as_deref().unwrap_or("unknown error"))
             );
         }
     }
@@ -347,7 +348,7 @@ fn signatures_command(command: SignaturesCommand) -> anyhow::Result<ExitCode> {
             let Some(rule) = db.get(&id) else {
                 bail!(
                     "no signature with id {:?} (see `dumptriage signatures list`)",
-                    report::clean(&id)
+                    printable::clean(&id)
                 );
             };
             write_stdout(|out| {

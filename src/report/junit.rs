@@ -129,7 +129,7 @@ fn element<'a>(name: &'a str, attributes: &[(&'a str, &str)]) -> BytesStart<'a> 
 
 /// An attribute value, escaped: one printable line of the text.
 fn attribute_value(value: &str) -> String {
-    partial_escape(xml_chars(&text::clean(value)).into_owned())
+    partial_escape(xml_chars(&crate::printable::clean(value)).into_owned())
         .replace('"', "&quot;")
         .replace('\n', "&#10;")
         .replace('\t', "&#9;")

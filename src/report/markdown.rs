@@ -66,7 +66,7 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
 
 /// Text for a table cell: one line, no cell separators, no raw HTML.
 fn cell(text: &str) -> String {
-    html(&text::clean(text))
+    html(&crate::printable::clean(text))
         .replace('|', "\\|")
         .replace('`', "'")
         .split_whitespace()
@@ -75,7 +75,7 @@ fn cell(text: &str) -> String {
 }
 
 fn html(text: &str) -> String {
-    text::clean(text)
+    crate::printable::clean(text)
         .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use crate::model::Report;
 
-pub use text::{clean, Paint};
+pub use text::Paint;
 
 /// The output formats (`--format`; cli.rs describes each to the user).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,6 +10,7 @@ use std::io::{self, Write};
 use crate::model::{
     hex, offset, Frame, ModuleSymbols, Report, Status, Summary, SymbolSource, Thread, Walk,
 };
+use crate::printable::clean;
 use crate::summary::summarize;
 
 /// ANSI styling, on only when the output is a terminal and NO_COLOR is unset
@@ -548,33 +549,5 @@ fn render_modules(s: &mut String, report: &Report) {
                 m.size
             );
         }
-    }
-}
-
-/// Escapes control characters (terminal escapes, newlines, NULs) so that a
-/// string from a dump prints as one inert line.
-pub fn clean(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::clean;
-
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(clean("a\x1b[31mb\nc"), "a\\u{1b}[31mb\\nc");
-        assert_eq!(clean("plain name.dll"), "plain name.dll");
     }
 }
