@@ -169,12 +169,15 @@ impl Progress {
 }
 
 /// Adds the exit-phase facts and the diagnoses to an analysed report.
-pub fn diagnose(mut report: Report, signatures: &Database) -> Report {
-    if report.status == model::Status::Ok {
-        exit_phase::classify(&mut report);
-        report.diagnoses = signatures.diagnose(&report);
-        report.crash_signature = summary::crash_signature(&report);
+pub fn diagnose(report: Report, signatures: &Database) -> Report {
+    if report.status != model::Status::Ok {
+        return report;
     }
+    let classified = exit_phase::classify(report);
+    let diagnoses = signatures.diagnose(&classified);
+    let mut report = classified.into_report();
+    report.diagnoses = diagnoses;
+    report.crash_signature = summary::crash_signature(&report);
     report
 }
 

@@ -199,9 +199,35 @@ fn frame_phase<'f>(frame: &'f Frame, tables: &Tables) -> Option<(FramePhase, &'f
     })
 }
 
+/// A report whose threads have been classified: the only kind of report the
+/// signature matcher accepts, so matching one that skipped this stage does
+/// not compile (analysed `Report` -> `Classified` -> diagnosed `Report`).
+#[derive(Debug)]
+pub struct Classified(Report);
+
+impl Classified {
+    /// The report, to attach the diagnoses to.
+    pub fn into_report(self) -> Report {
+        self.0
+    }
+}
+
+impl std::ops::Deref for Classified {
+    type Target = Report;
+
+    fn deref(&self) -> &Report {
+        &self.0
+    }
+}
+
 /// Fills each thread's `exiting`, `starting` and `blocked`, the exception's
 /// `crash` flag, and the report's exit phase; puts the blamed thread first.
-pub(crate) fn classify(report: &mut Report) {
+pub(crate) fn classify(mut report: Report) -> Classified {
+    classify_in_place(&mut report);
+    Classified(report)
+}
+
+fn classify_in_place(report: &mut Report) {
     let tables = &*TABLES;
     // First decide whether the exception is a crash at all: a thread that
     // only requested the dump or broke in is not "crashing", and may well be

@@ -3,6 +3,7 @@
 
 use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::ThreadChoice;
+use crate::exit_phase::Classified;
 use crate::model::{
     bare_name, hex, offset, Diagnosis, Evidence, ExitStage, Frame, Report, StackHit, Thread, Trust,
 };
@@ -25,7 +26,7 @@ const STACK_SEARCH: f64 = 0.7;
 
 /// Every rule that matches, the answer first: specific rules before generic
 /// ones, then the more specific match, then the higher confidence.
-pub fn diagnose(rules: &[&Rule], report: &Report) -> Vec<Diagnosis> {
+pub fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
     let mut found: Vec<(u32, Diagnosis)> = rules
         .iter()
         .filter_map(|rule| {

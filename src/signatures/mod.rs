@@ -15,7 +15,8 @@ pub(crate) mod schema;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::model::{Diagnosis, Report};
+use crate::exit_phase::Classified;
+use crate::model::Diagnosis;
 pub use load::{lint_builtin, lint_dir, Problem};
 pub(crate) use rule::Rule;
 
@@ -86,9 +87,16 @@ impl Database {
         self.rules.get(id)
     }
 
-    /// Every matching rule, the answer first. The report must have been
-    /// classified by `exit_phase::classify`.
-    pub fn diagnose(&self, report: &Report) -> Vec<Diagnosis> {
+    /// Every matching rule, the answer first. Only a classified report is
+    /// accepted: an analysed one that skipped the exit phase does not
+    /// compile.
+    ///
+    /// ```compile_fail
+    /// fn skip_the_exit_phase(db: &dumptriage::signatures::Database, report: &dumptriage::model::Report) {
+    ///     db.diagnose(report);
+    /// }
+    /// ```
+    pub fn diagnose(&self, report: &Classified) -> Vec<Diagnosis> {
         let rules: Vec<&Rule> = self.rules.values().collect();
         matcher::diagnose(&rules, report)
     }
@@ -117,9 +125,8 @@ impl Database {
             for example in &rule.examples {
                 let failure = match examples::to_report(example) {
                     Err(e) => Some(e),
-                    Ok(mut report) => {
-                        crate::exit_phase::classify(&mut report);
-                        let found = self.diagnose(&report);
+                    Ok(report) => {
+                        let found = self.diagnose(&crate::exit_phase::classify(report));
                         check_example(rule, example.expect, &found)
                     }
                 };
