@@ -1,0 +1,355 @@
+//! The typed report built from minidump-processor's state: threads,
+//! frames (with names of frames in unloaded modules), modules, the
+//! exception and what the processor could not read.
+
+use super::*;
+
+/// Frames in no loaded module but in an unloaded module's old range, named
+/// from that module's symbols or binary found by its code id. Keyed by
+/// instruction address.
+pub(super) type UnloadedNames = std::collections::HashMap<u64, UnloadedName>;
+
+pub(super) async fn name_unloaded_frames(
+    state: &ProcessState,
+    symbols: &DumpSymbols<'_>,
+) -> UnloadedNames {
+    let mut names = UnloadedNames::new();
+    let frames = state.threads.iter().flat_map(|t| t.frames.iter());
+    for frame in frames.filter(|f| f.module.is_none()) {
+        if names.contains_key(&frame.instruction) {
+            continue;
+        }
+        let Some(module) = state
+            .unloaded_modules
+            .modules_at_address(frame.instruction)
+            .next()
+        else {
+            continue;
+        };
+        if let Some(name) = symbols
+            .symbolize_unloaded(
+                &module.name,
+                module.code_identifier().map(|id| id.to_string()),
+                module.raw.base_of_image,
+                u64::from(module.raw.size_of_image),
+                frame.instruction,
+            )
+            .await
+        {
+            names.insert(frame.instruction, name);
+        }
+    }
+    names
+}
+
+pub(super) fn build_report(
+    state: &ProcessState,
+    exception: Option<&MinidumpException>,
+    symbols: &DumpSymbols<'_>,
+    unloaded_names: &UnloadedNames,
+) -> Report {
+    let crashing_index = exception.and(state.requesting_thread);
+    let os = state.system_info.os;
+    // The crashing thread's instruction pointer: an access fault at that
+    // very address is an execute fault.
+    let crash_ip = crashing_index
+        .and_then(|i| state.threads.get(i))
+        .and_then(|t| t.frames.first())
+        .map(|f| f.instruction);
+    let exception = exception.map(|e| Exception {
+        code: e.raw.exception_record.exception_code,
+        name: state
+            .exception_info
+            .as_ref()
+            .map(|info| info.reason.to_string())
+            .unwrap_or_default(),
+        address: state
+            .exception_info
+            .as_ref()
+            .map(|info| info.address.0)
+            .unwrap_or(e.raw.exception_record.exception_address),
+        access_address: access_address(e, os, crash_ip),
+        parameters: {
+            let record = &e.raw.exception_record;
+            let count = (record.number_parameters as usize).min(record.exception_information.len());
+            record.exception_information[..count].to_vec()
+        },
+        abort: None,
+        cpp_type: None,
+        cpp_in_flight: None,
+        thread_id: e.get_crashing_thread_id(),
+        crash: true,
+        not_a_crash: None,
+    });
+
+    let mut threads: Vec<Thread> = state
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, stack)| build_thread(stack, Some(i) == crashing_index, symbols, unloaded_names))
+        .collect();
+    // The crashing thread first; the others keep the dump's order.
+    threads.sort_by_key(|t| !t.crashing);
+
+    // Symbol statistics are shared by every dump of the run: only the
+    // modules this dump's frames lie in say anything about this dump.
+    let needed: std::collections::HashSet<&str> = threads
+        .iter()
+        .flat_map(|t| t.frames.iter().filter_map(|f| f.module.as_deref()))
+        .collect();
+    let modules = state
+        .modules
+        .by_addr()
+        .map(|m| build_module(m, symbols, &needed))
+        .collect();
+    let unloaded_modules = state
+        .unloaded_modules
+        .by_addr()
+        .map(|m| {
+            let base = m.raw.base_of_image;
+            let end = base.saturating_add(u64::from(m.raw.size_of_image));
+            let symbol_source = unloaded_names
+                .iter()
+                .find(|(address, _)| (base..end).contains(*address))
+                .map_or(SymbolSource::None, |(_, name)| name.source);
+            UnloadedModule {
+                name: file_name(&m.name).to_string(),
+                path: m.name.clone(),
+                base,
+                size: u64::from(m.raw.size_of_image),
+                code_id: m.code_identifier().map(|id| id.to_string()),
+                symbol_source,
+            }
+        })
+        .collect();
+    let mut warnings = soft_error_warnings(state);
+    warnings.extend(symbols.warnings());
+
+    let sys = &state.system_info;
+    Report {
+        path: String::new(),
+        status: Status::Ok,
+        error: None,
+        error_kind: None,
+        process: Some(Process {
+            name: state
+                .modules
+                .main_module()
+                .map(|m| file_name(&m.code_file()).to_string()),
+            pid: state.process_id,
+        }),
+        system: Some(System {
+            os: sys.os.long_name().to_string(),
+            os_version: sys.format_os_version().map(|v| v.into_owned()),
+            cpu: sys.cpu.to_string(),
+            cpu_info: sys.cpu_info.clone(),
+            cpu_count: sys.cpu_count,
+        }),
+        exception,
+        threads,
+        modules,
+        unloaded_modules,
+        warnings,
+        exit_phase: Default::default(),
+        diagnoses: Vec::new(),
+        crash_signature: None,
+    }
+}
+
+/// The data address of a memory access fault: ExceptionInformation[1] of
+/// an access violation or in-page error on Windows; the fault address of
+/// SIGSEGV or SIGBUS on Linux, of EXC_BAD_ACCESS on macOS. `None` for an
+/// execute fault (DEP, a jump into unmapped code): what was touched there
+/// is the instruction pointer itself, not data.
+pub(super) fn access_address(
+    exception: &MinidumpException,
+    os: minidump::system_info::Os,
+    instruction: Option<u64>,
+) -> Option<u64> {
+    use minidump::system_info::Os;
+    /// ExceptionInformation[0] of an access violation: the access was an
+    /// instruction fetch.
+    const EXECUTE: u64 = 8;
+    let record = &exception.raw.exception_record;
+    let code = record.exception_code;
+    let address = match os {
+        Os::Windows => {
+            let access = matches!(code, 0xc000_0005 | 0xc000_0006)
+                && record.number_parameters >= 2
+                && record.exception_information[0] != EXECUTE;
+            access.then(|| record.exception_information[1])
+        }
+        Os::Linux | Os::Android => matches!(code, 7 | 11).then_some(record.exception_address),
+        Os::MacOs | Os::Ios => (code == 1).then_some(record.exception_address),
+        _ => None,
+    }?;
+    (Some(address) != instruction).then_some(address)
+}
+
+pub(super) fn build_thread(
+    stack: &CallStack,
+    crashing: bool,
+    symbols: &DumpSymbols<'_>,
+    unloaded_names: &UnloadedNames,
+) -> Thread {
+    Thread {
+        id: stack.thread_id,
+        name: stack.thread_name.clone(),
+        crashing,
+        exiting: None,
+        exiting_in_stack: None,
+        starting: None,
+        blocked: None,
+        walk: match stack.info {
+            CallStackInfo::Ok => Walk::Ok,
+            CallStackInfo::MissingContext => Walk::MissingContext,
+            CallStackInfo::MissingMemory => Walk::MissingMemory,
+            CallStackInfo::UnsupportedCpu => Walk::UnsupportedCpu,
+            CallStackInfo::DumpThreadSkipped => Walk::DumpThreadSkipped,
+        },
+        stack_search: Vec::new(),
+        frames: stack
+            .frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| build_frame(i, f, symbols, unloaded_names))
+            .collect(),
+    }
+}
+
+pub(super) fn build_frame(
+    index: usize,
+    frame: &StackFrame,
+    symbols: &DumpSymbols<'_>,
+    unloaded_names: &UnloadedNames,
+) -> Frame {
+    let module = frame.module.as_ref();
+    // An address in no loaded module may lie where an unloaded one used to be.
+    // When several unloaded modules overlapped, the first by name is shown.
+    let unloaded = if module.is_none() {
+        frame
+            .unloaded_modules
+            .iter()
+            .next()
+            .map(|(name, offsets)| (name.clone(), offsets.iter().next().copied()))
+    } else {
+        None
+    };
+    let unloaded_name = unloaded
+        .as_ref()
+        .and_then(|_| unloaded_names.get(&frame.instruction));
+    let symbol_source = match (&frame.function_name, unloaded_name) {
+        (Some(_), _) => match symbols.frame_source(frame.instruction) {
+            // A name set by the walker itself, not by a source we asked.
+            SymbolSource::None => SymbolSource::Sym,
+            source => source,
+        },
+        (None, Some(name)) => name.source,
+        (None, None) => SymbolSource::None,
+    };
+    let function_guessed = match (&frame.function_name, unloaded_name) {
+        (Some(_), _) => symbols.frame_guessed(frame.instruction),
+        (None, Some(name)) => name.guessed,
+        (None, None) => false,
+    };
+    Frame {
+        index,
+        function_guessed,
+        instruction: frame.instruction,
+        module: module.map(|m| file_name(&m.code_file()).to_string()),
+        function: frame
+            .function_name
+            .clone()
+            .or_else(|| unloaded_name.map(|n| n.function.clone())),
+        module_offset: module.map(|m| frame.instruction.wrapping_sub(m.base_address())),
+        function_offset: frame
+            .function_base
+            .map(|base| frame.instruction.wrapping_sub(base))
+            .or_else(|| unloaded_name.map(|n| n.function_offset)),
+        file: frame
+            .source_file_name
+            .clone()
+            .or_else(|| unloaded_name.and_then(|n| n.file.clone())),
+        line: frame
+            .source_line
+            .or_else(|| unloaded_name.and_then(|n| n.line)),
+        trust: match frame.trust {
+            FrameTrust::Context => Trust::Context,
+            FrameTrust::PreWalked => Trust::Prewalked,
+            FrameTrust::CallFrameInfo => Trust::Cfi,
+            FrameTrust::FramePointer => Trust::FramePointer,
+            FrameTrust::CfiScan => Trust::CfiScan,
+            FrameTrust::Scan => Trust::Scan,
+            FrameTrust::None => Trust::None,
+        },
+        symbol_source,
+        unloaded_module: unloaded
+            .as_ref()
+            .map(|(name, _)| file_name(name).to_string()),
+        unloaded_module_offset: unloaded.and_then(|(_, offset)| offset),
+        inlines: frame
+            .inlines
+            .iter()
+            .rev()
+            .map(|inline| InlineFrame {
+                function: inline.function_name.clone(),
+                file: inline.source_file_name.clone(),
+                line: inline.source_line,
+            })
+            .collect(),
+    }
+}
+
+pub(super) fn build_module(
+    module: &MinidumpModule,
+    symbols: &DumpSymbols<'_>,
+    needed: &std::collections::HashSet<&str>,
+) -> Module {
+    let path = module.code_file().into_owned();
+    let name = file_name(&path).to_string();
+    let outcome = symbols
+        .module_outcome(module.base_address())
+        .filter(|_| needed.contains(name.as_str()));
+    Module {
+        base: module.base_address(),
+        size: module.size(),
+        version: module.version().map(|v| v.into_owned()),
+        debug_file: module.debug_file().map(|f| f.into_owned()),
+        debug_id: module
+            .debug_identifier()
+            .map(|id| id.breakpad().to_string()),
+        code_id: module.code_identifier().map(|id| id.to_string()),
+        symbols: outcome
+            .as_ref()
+            .map_or(ModuleSymbols::NotNeeded, |o| o.status),
+        symbol_source: outcome.as_ref().map_or(SymbolSource::None, |o| o.source),
+        symbol_file: outcome.as_ref().and_then(|o| o.file.clone()),
+        unwind_info: outcome.as_ref().and_then(|o| o.unwind.clone()),
+        symbols_tried: outcome.map(|o| o.tried).unwrap_or_default(),
+        name,
+        path,
+    }
+}
+
+/// Streams the processor could not read are worth a line each: they explain
+/// a missing exception, module list or thread name.
+pub(super) fn soft_error_warnings(state: &ProcessState) -> Vec<String> {
+    let Some(serde_json::Value::Object(map)) = &state.soft_errors else {
+        return Vec::new();
+    };
+    map.iter()
+        .map(|(key, value)| format!("{key}: {}", Compact(value)))
+        .collect()
+}
+
+/// A JSON value on one line, strings without their quotes.
+pub(super) struct Compact<'a>(&'a serde_json::Value);
+
+impl fmt::Display for Compact<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            serde_json::Value::String(s) => f.write_str(s),
+            other => write!(f, "{other}"),
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Minidump -> symbolized [`Report`]: the only module that talks to
+//! minidump-processor.
+//!
+//! A dump is memory-mapped, never read whole into memory, and every failure —
+//! unreadable file, wrong format, truncation, corruption, even a panic deep in
+//! a parser — becomes a one-line error on that dump's report, so one bad file
+//! never stops a batch.
+
+use std::fmt;
+use std::path::Path;
+
+use minidump::{Minidump, MinidumpException, MinidumpModule, Module as _};
+use minidump_processor::{ProcessError, ProcessState, ProcessorOptions};
+use minidump_unwind::{CallStack, CallStackInfo, FrameTrust, StackFrame};
+
+use crate::model::{
+    file_name, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
+    SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
+};
+use crate::symbols::provider::UnloadedName;
+use crate::symbols::{DumpSymbols, Sources};
+
+mod build;
+mod cpp;
+mod error;
+mod stack_search;
+
+use build::*;
+use cpp::*;
+pub use error::DumpError;
+use error::*;
+use stack_search::*;
+
+/// Analyses dumps with one shared set of symbol sources, so a symbol file
+/// needed by many dumps of a run is found and parsed once. `Analyzer` is
+/// `Sync`: dumps may be analysed from several threads at once.
+pub struct Analyzer {
+    sources: Sources,
+}
+
+impl Analyzer {
+    pub fn new(sources: Sources) -> Self {
+        Analyzer { sources }
+    }
+
+    /// Ends the run's use of its symbols: its private folders are removed
+    /// now; the parsed symbol files (GBs, in millions of allocations, for
+    /// big modules) are freed on another thread, which the caller need not
+    /// wait for (at exit, the process ends with it).
+    pub fn finish(self) {
+        self.sources.remove_private_folders();
+        std::thread::spawn(move || drop(self));
+    }
+
+    /// Analyses one dump. Never panics: a failure is a report with status
+    /// `error` and a one-line message.
+    pub fn analyze(&self, path: &Path) -> Report {
+        let shown = path.display().to_string();
+        let result = crate::guard::catching(path, || self.analyze_inner(path))
+            .unwrap_or_else(|panic| Err(DumpError::Internal(panic)));
+        match result {
+            Ok(report) => Report {
+                path: shown,
+                ..report
+            },
+            Err(error) => error.report(shown),
+        }
+    }
+
+    fn analyze_inner(&self, path: &Path) -> Result<Report, DumpError> {
+        let meta = std::fs::metadata(path).map_err(DumpError::Unreadable)?;
+        // Opening a FIFO would block until a writer appears, and a device
+        // has no size: only regular files are read.
+        if !meta.is_file() {
+            return Err(DumpError::NotAFile(file_kind(&meta.file_type())));
+        }
+        let size = meta.len();
+        if size == 0 {
+            return Err(DumpError::Empty);
+        }
+        let dump = Minidump::read_path(path).map_err(|e| read_error(e, path, size))?;
+        // The memory streams, for export tables of images a full-memory
+        // dump holds.
+        let memory = dump.get_memory();
+        let symbols = DumpSymbols::new(&self.sources, memory.as_ref())
+            .with_context_instructions(context_instructions(&dump));
+        let state = futures_executor::block_on(minidump_processor::process_minidump_with_options(
+            &dump,
+            &symbols,
+            ProcessorOptions::default(),
+        ))
+        .map_err(|e| process_error(e, &dump, size))?;
+        let exception = dump.get_stream::<MinidumpException>().ok();
+        let unloaded = futures_executor::block_on(name_unloaded_frames(&state, &symbols));
+        let searched =
+            futures_executor::block_on(search_stacks(&dump, memory.as_ref(), &state, &symbols));
+        let mut report = build_report(&state, exception.as_ref(), &symbols, &unloaded);
+        if let Some(e) = report.exception.as_mut() {
+            e.cpp_type =
+                futures_executor::block_on(thrown_type(e.code, &e.parameters, &state, &symbols));
+            if e.code != crate::cpp_exception::CPP_EXCEPTION {
+                e.cpp_in_flight = futures_executor::block_on(cpp_in_flight(
+                    &dump,
+                    memory.as_ref(),
+                    &state,
+                    &symbols,
+                    e.thread_id,
+                ));
+            }
+        }
+        for thread in &mut report.threads {
+            if let Some(hits) = searched.get(&thread.id) {
+                thread.stack_search = hits.clone();
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// The instruction pointers of the threads' contexts and of the
+/// exception's: where the walks' first frames are.
+fn context_instructions<'a, T>(dump: &Minidump<'a, T>) -> Vec<u64>
+where
+    T: std::ops::Deref<Target = [u8]> + 'a,
+{
+    use minidump::{MinidumpMiscInfo, MinidumpSystemInfo, MinidumpThreadList};
+    let Ok(system) = dump.get_stream::<MinidumpSystemInfo>() else {
+        return Vec::new();
+    };
+    let misc = dump.get_stream::<MinidumpMiscInfo>().ok();
+    let mut out = Vec::new();
+    if let Ok(threads) = dump.get_stream::<MinidumpThreadList>() {
+        for thread in &threads.threads {
+            if let Some(context) = thread.context(&system, misc.as_ref()) {
+                out.push(context.get_instruction_pointer());
+            }
+        }
+    }
+    if let Ok(exception) = dump.get_stream::<MinidumpException>() {
+        if let Some(context) = exception.context(&system, misc.as_ref()) {
+            out.push(context.get_instruction_pointer());
+        }
+    }
+    out
+}

@@ -1,0 +1,120 @@
+//! The stack search: for threads whose walk is poor, the return addresses
+//! found in stack memory below the walked frames (what `dps` shows).
+
+use super::*;
+
+/// Bytes of stack memory searched below the walked frames, at most.
+pub(super) const STACK_SEARCH_BYTES: u64 = 512 * 1024;
+/// Hits kept per thread, nearest first.
+pub(super) const STACK_SEARCH_HITS: usize = 64;
+/// A name from an export table is taken for a hit only this close after the
+/// export: farther, the address is more likely data than code of it.
+pub(super) const STACK_SEARCH_EXPORT_REACH: u64 = 0x2000;
+
+/// Whether a thread's walk says too little to stand alone: it broke off
+/// (fewer than three frames) or is mostly stack scanning.
+pub(super) fn walk_is_poor(stack: &CallStack) -> bool {
+    let frames = &stack.frames;
+    let scanned = frames
+        .iter()
+        .filter(|f| f.trust == FrameTrust::Scan)
+        .count();
+    frames.len() < 3 || scanned * 2 >= frames.len()
+}
+
+/// For threads whose walk is poor: every pointer-sized word of stack memory
+/// below the walked frames that points into a loaded module and names a
+/// function there (what `dps` shows a debugger user). Keyed by thread id.
+pub(super) async fn search_stacks<T>(
+    dump: &Minidump<'_, T>,
+    memory: Option<&minidump::UnifiedMemoryList<'_>>,
+    state: &ProcessState,
+    symbols: &DumpSymbols<'_>,
+) -> std::collections::HashMap<u32, Vec<crate::model::StackHit>>
+where
+    T: std::ops::Deref<Target = [u8]>,
+{
+    use minidump::MinidumpThreadList;
+    let mut found = std::collections::HashMap::new();
+    let Ok(threads) = dump.get_stream::<MinidumpThreadList>() else {
+        return found;
+    };
+    let width: u64 = match state.system_info.cpu.pointer_width() {
+        minidump::system_info::PointerWidth::Bits32 => 4,
+        _ => 8,
+    };
+    for stack in state.threads.iter().filter(|s| walk_is_poor(s)) {
+        let (Some(top), Some(last)) = (stack.frames.first(), stack.frames.last()) else {
+            continue;
+        };
+        let Some(thread) = threads.get_thread(stack.thread_id) else {
+            continue;
+        };
+        let Some(region) = memory.and_then(|list| thread.stack_memory(list)) else {
+            continue;
+        };
+        let sp = top.context.get_stack_pointer();
+        let bottom = last.context.get_stack_pointer();
+        let bytes = region.bytes();
+        let base = region.base_address();
+        // The whole stack from the top: a scanned walk covers it with stale
+        // and real addresses alike, a broken one stops early. Addresses the
+        // walk already shows are not repeated.
+        let from = sp.max(base);
+        let end = base
+            .saturating_add(bytes.len() as u64)
+            .min(from.saturating_add(STACK_SEARCH_BYTES));
+        let walked: std::collections::HashSet<u64> =
+            stack.frames.iter().map(|f| f.instruction).collect();
+        let mut hits: Vec<crate::model::StackHit> = Vec::new();
+        let mut at = from.next_multiple_of(width);
+        while at.saturating_add(width) <= end && hits.len() < STACK_SEARCH_HITS {
+            let offset = (at - base) as usize;
+            let word = match width {
+                4 => bytes
+                    .get(offset..offset + 4)
+                    .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+                _ => bytes
+                    .get(offset..offset + 8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(u64::from_le_bytes),
+            };
+            at += width;
+            let Some(word) = word.filter(|w| *w > 1) else {
+                continue;
+            };
+            let Some(module) = state.modules.module_at_address(word) else {
+                continue;
+            };
+            // A walked caller frame records its return address minus one.
+            if walked.contains(&word)
+                || walked.contains(&(word - 1))
+                || hits.iter().any(|h| h.address == word)
+            {
+                continue;
+            }
+            let Some((function, function_base, source)) =
+                symbols.name_address(module, word - 1).await
+            else {
+                continue;
+            };
+            let function_offset = word.wrapping_sub(function_base);
+            if source == SymbolSource::Exports && function_offset > STACK_SEARCH_EXPORT_REACH {
+                continue;
+            }
+            hits.push(crate::model::StackHit {
+                below_walk: at - width > bottom,
+                stack_offset: (at - width).wrapping_sub(sp),
+                address: word,
+                module: file_name(&module.code_file()).to_string(),
+                function,
+                function_offset,
+                symbol_source: source,
+            });
+        }
+        if !hits.is_empty() {
+            found.insert(stack.thread_id, hits);
+        }
+    }
+    found
+}

@@ -1,0 +1,93 @@
+//! What the exception says about the dump rather than the exit: a dump
+//! requested by a tool or a debugger's break-in is no crash, and a crash
+//! that is the process ending itself (abort, fail-fast) says why.
+
+use super::*;
+
+/// Exception codes that mark how a dump was taken rather than a crash.
+pub(super) const DUMP_REQUESTED_CODES: [(u32, &str); 2] = [
+    (
+        0xffff_ffff,
+        "dump requested (no crash): written on demand from a live process",
+    ),
+    (
+        0x0517_a7ed,
+        "dump requested (no crash): Crashpad simulated exception",
+    ),
+];
+pub(super) const BREAKPOINT: u32 = 0x8000_0003;
+
+/// Codes of 0xC0000409 fast-fail exceptions (winnt.h), by the name a
+/// developer looks up.
+pub(super) const FAST_FAIL_CODES: &[(u64, &str)] = &[
+    (0, "FAST_FAIL_LEGACY_GS_VIOLATION"),
+    (1, "FAST_FAIL_VTGUARD_CHECK_FAILURE"),
+    (2, "FAST_FAIL_STACK_COOKIE_CHECK_FAILURE"),
+    (3, "FAST_FAIL_CORRUPT_LIST_ENTRY"),
+    (4, "FAST_FAIL_INCORRECT_STACK"),
+    (5, "FAST_FAIL_INVALID_ARG"),
+    (6, "FAST_FAIL_GS_COOKIE_INIT"),
+    (7, "FAST_FAIL_FATAL_APP_EXIT"),
+    (8, "FAST_FAIL_RANGE_CHECK_FAILURE"),
+    (9, "FAST_FAIL_UNSAFE_REGISTRY_ACCESS"),
+    (10, "FAST_FAIL_GUARD_ICALL_CHECK_FAILURE"),
+    (11, "FAST_FAIL_GUARD_WRITE_CHECK_FAILURE"),
+    (12, "FAST_FAIL_INVALID_FIBER_SWITCH"),
+    (13, "FAST_FAIL_INVALID_SET_OF_CONTEXT"),
+    (14, "FAST_FAIL_INVALID_REFERENCE_COUNT"),
+];
+
+/// Why a crash is an abort (the process ended itself on purpose), if it is.
+pub(super) fn abort_reason(
+    exception: &crate::model::Exception,
+    windows: bool,
+    thread: Option<&Thread>,
+    tables: &Tables,
+) -> Option<String> {
+    match exception.code {
+        0xc000_0409 if windows => {
+            let code = exception.parameters.first().copied();
+            let name = code.and_then(|c| FAST_FAIL_CODES.iter().find(|(n, _)| *n == c));
+            return Some(match (code, name) {
+                (_, Some((c, name))) => format!("fail-fast 0xC0000409, code {c} ({name})"),
+                (Some(c), None) => format!("fail-fast 0xC0000409, code {c}"),
+                (None, None) => "fail-fast 0xC0000409".to_string(),
+            });
+        }
+        0xc000_0602 if windows => return Some("fail-fast exception 0xC0000602".to_string()),
+        // What crash reporters record for abort() caught by their SIGABRT
+        // handler: the status of a fatal application exit.
+        0x4000_0015 if windows => {
+            return Some("abort(): STATUS_FATAL_APP_EXIT 0x40000015".to_string())
+        }
+        6 if !windows => return Some("SIGABRT".to_string()),
+        _ => {}
+    }
+    let (index, name) = thread?
+        .frames
+        .iter()
+        .take(tables.abort_depth)
+        .enumerate()
+        .find_map(|(i, f)| {
+            f.names()
+                .find(|n| any_match(&tables.abort_functions, n))
+                .map(|n| (i, n))
+        })?;
+    Some(format!("{name} at frame {index}"))
+}
+
+/// The thread a debugger injects to break in runs only in ntdll/kernel32
+/// (DbgUiRemoteBreakin -> DbgBreakPoint).
+pub(super) fn is_break_in_thread(thread: &Thread, tables: &Tables) -> bool {
+    let named = thread
+        .frames
+        .iter()
+        .any(|f| f.names().any(|n| any_match(&tables.break_in_functions, n)));
+    let only_system = !thread.frames.is_empty()
+        && thread.frames.iter().all(|f| {
+            f.module
+                .as_deref()
+                .is_some_and(|m| tables.break_in_modules.iter().any(|p| p.matches(m)))
+        });
+    named || only_system
+}

@@ -1,0 +1,141 @@
+//! The exit-phase facts of a report: which threads exit, start or wait,
+//! at which stage, as `exit_phase::classify` finds them.
+
+use super::*;
+
+/// The exit-phase facts of a dump: computed from the stacks by
+/// `exit_phase::classify`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ExitPhase {
+    /// Some thread is running process exit (see the thread's `exiting`).
+    pub process_exiting: bool,
+    /// Some thread is starting the process or loading a module (static
+    /// constructors, DllMain for attach): such a dump is not an exit.
+    pub process_starting: bool,
+    /// The crashing thread of a crash; for a dump without a crash, the
+    /// exiting thread that is blocked (or, failing that, an exiting thread).
+    pub blamed_thread: Option<u32>,
+    /// Set when no thread shows an exit frame but the stacks cannot rule
+    /// exit out either (the C runtime's frames are unnamed, say): why.
+    /// `None` when the process is exiting, or when a thread shows start-up
+    /// or `main` running normally.
+    pub exit_not_proven: Option<String>,
+}
+
+/// Why a thread is considered to be starting up: the innermost start-up
+/// frame.
+#[derive(Debug, Clone, Serialize)]
+pub struct StartupMarker {
+    pub frame_index: usize,
+    pub stage: StartupStage,
+    /// The frame's function.
+    pub function: String,
+}
+
+/// The kind of start-up work a frame shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub enum StartupStage {
+    #[serde(rename = "process start-up")]
+    ProcessStartup,
+    #[serde(rename = "static constructor")]
+    StaticConstructor,
+    #[serde(rename = "module load")]
+    ModuleLoad,
+    #[serde(rename = "DllMain during process attach")]
+    DllAttach,
+}
+
+impl StartupStage {
+    /// The words every output uses (the JSON value too).
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            StartupStage::ProcessStartup => "process start-up",
+            StartupStage::StaticConstructor => "static constructor",
+            StartupStage::ModuleLoad => "module load",
+            StartupStage::DllAttach => "DllMain during process attach",
+        }
+    }
+}
+
+impl std::fmt::Display for StartupStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// Why a thread is considered to be exiting: the innermost exit-time frame.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExitMarker {
+    pub frame_index: usize,
+    /// What the frame shows ("CRT exit", "DllMain during process detach", ...).
+    pub stage: ExitStage,
+    /// The frame's function, or what stood in for it.
+    pub function: String,
+}
+
+/// The stage of process exit a frame shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub enum ExitStage {
+    #[serde(rename = "process exit")]
+    ProcessExit,
+    #[serde(rename = "loader shutdown")]
+    LoaderShutdown,
+    #[serde(rename = "CRT exit")]
+    CrtExit,
+    #[serde(rename = "atexit table")]
+    AtexitTable,
+    #[serde(rename = "static destructor")]
+    StaticDestructor,
+    #[serde(rename = "C exit handlers")]
+    CExitHandlers,
+    #[serde(rename = "dynamic loader shutdown")]
+    DynamicLoaderShutdown,
+    #[serde(rename = "Python finalization")]
+    PythonFinalization,
+    #[serde(rename = "Node.js environment cleanup")]
+    NodeCleanup,
+    /// A module's teardown hook (`__hipUnregisterFatBinary`, ...), run at
+    /// exit or when the module is unloaded.
+    #[serde(rename = "module teardown")]
+    ModuleTeardown,
+    #[serde(rename = "DllMain during process detach")]
+    DllDetach,
+    /// Inferred: the CRT start-up frame is on the stack and main is not.
+    #[serde(rename = "main has returned: the CRT is running exit")]
+    MainReturned,
+}
+
+impl ExitStage {
+    /// The words every output uses (the JSON value too).
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            ExitStage::ProcessExit => "process exit",
+            ExitStage::LoaderShutdown => "loader shutdown",
+            ExitStage::CrtExit => "CRT exit",
+            ExitStage::AtexitTable => "atexit table",
+            ExitStage::StaticDestructor => "static destructor",
+            ExitStage::CExitHandlers => "C exit handlers",
+            ExitStage::DynamicLoaderShutdown => "dynamic loader shutdown",
+            ExitStage::PythonFinalization => "Python finalization",
+            ExitStage::NodeCleanup => "Node.js environment cleanup",
+            ExitStage::ModuleTeardown => "module teardown",
+            ExitStage::DllDetach => "DllMain during process detach",
+            ExitStage::MainReturned => "main has returned: the CRT is running exit",
+        }
+    }
+}
+
+impl std::fmt::Display for ExitStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// The wait a thread is blocked in.
+#[derive(Debug, Clone, Serialize)]
+pub struct Blocked {
+    pub frame_index: usize,
+    pub function: String,
+    /// False when inferred from an unsymbolized system-call frame.
+    pub certain: bool,
+}

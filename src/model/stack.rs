@@ -1,0 +1,218 @@
+//! Threads and their frames: how each frame was found, where its name
+//! came from, and the functions inlined into it.
+
+use super::*;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Thread {
+    pub id: u32,
+    /// From the ThreadNames stream (Windows) or the dump writer's own record.
+    pub name: Option<String>,
+    pub crashing: bool,
+    /// Set when the thread is running process exit.
+    pub exiting: Option<ExitMarker>,
+    /// When the walked frames show no exit but the stack search found a
+    /// return address into a function that runs only at exit: that hit
+    /// (`frame_index` is its index in `stack_search`). Weaker evidence,
+    /// used only by rules that allow stack-search evidence.
+    pub exiting_in_stack: Option<ExitMarker>,
+    /// Set when the thread is starting the process or loading a module.
+    pub starting: Option<StartupMarker>,
+    /// Set when the thread is blocked in a wait.
+    pub blocked: Option<Blocked>,
+    /// Why the stack is short or empty, when it is (`missing_context`, ...); `ok` otherwise.
+    pub walk: Walk,
+    pub frames: Vec<Frame>,
+    /// When the walk broke off or is mostly stack scanning: return addresses
+    /// into named functions found in the thread's stack memory that no
+    /// walked frame shows, from the top of the stack down. Weaker evidence
+    /// than frames: a stack holds stale return addresses too.
+    pub stack_search: Vec<StackHit>,
+}
+
+/// A return address found in a thread's stack memory by searching it, not by
+/// walking it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StackHit {
+    /// Where it was found, from the thread's stack pointer.
+    #[serde(serialize_with = "hex_u64")]
+    pub stack_offset: u64,
+    /// Found deeper in the stack than the last walked frame.
+    pub below_walk: bool,
+    /// The return address.
+    #[serde(serialize_with = "hex_u64")]
+    pub address: u64,
+    pub module: String,
+    /// The function the address returns into.
+    pub function: String,
+    #[serde(serialize_with = "hex_u64")]
+    pub function_offset: u64,
+    pub symbol_source: SymbolSource,
+}
+
+/// Whether a thread's stack could be walked, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Walk {
+    Ok,
+    MissingContext,
+    MissingMemory,
+    UnsupportedCpu,
+    DumpThreadSkipped,
+}
+
+impl Walk {
+    /// The word every output uses (the JSON value too).
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Walk::Ok => "ok",
+            Walk::MissingContext => "missing_context",
+            Walk::MissingMemory => "missing_memory",
+            Walk::UnsupportedCpu => "unsupported_cpu",
+            Walk::DumpThreadSkipped => "dump_thread_skipped",
+        }
+    }
+}
+
+/// How the stack walker found a frame, from most to least reliable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    Context,
+    Prewalked,
+    Cfi,
+    FramePointer,
+    CfiScan,
+    Scan,
+    None,
+}
+
+impl Trust {
+    /// The words the text report uses ("found by ...").
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Trust::Context => "context",
+            Trust::Prewalked => "external walker",
+            Trust::Cfi => "CFI",
+            Trust::FramePointer => "frame pointer",
+            Trust::CfiScan => "CFI scan",
+            Trust::Scan => "stack scan",
+            Trust::None => "unknown",
+        }
+    }
+}
+
+/// Where a frame's function name came from, from most to least precise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SymbolSource {
+    /// A Breakpad .sym file (from a store, a symbol server or its cache).
+    Sym,
+    /// A Windows PDB whose GUID and age match the module.
+    Pdb,
+    /// DWARF debug information of an ELF binary or its separate debug file.
+    Dwarf,
+    /// The full symbol table (.symtab) of an unstripped ELF binary: function
+    /// names without source lines.
+    Symtab,
+    /// A PE export table or an ELF dynamic symbol table, from the binary or
+    /// from the module's image in the dump: only exported functions have
+    /// names, so a frame may get the nearest exported name before it.
+    Exports,
+    /// No name was found.
+    None,
+}
+
+impl SymbolSource {
+    /// The word the text report and the JSON use.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            SymbolSource::Sym => "sym",
+            SymbolSource::Pdb => "pdb",
+            SymbolSource::Dwarf => "dwarf",
+            SymbolSource::Symtab => "symtab",
+            SymbolSource::Exports => "exports",
+            SymbolSource::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Frame {
+    pub index: usize,
+    /// The absolute instruction address.
+    #[serde(serialize_with = "hex_u64")]
+    pub instruction: u64,
+    /// File name of the loaded module holding the address (`test_app.exe`).
+    pub module: Option<String>,
+    pub function: Option<String>,
+    /// The name is only the nearest exported (symbol-table, or .sym PUBLIC) name before
+    /// the address: the function it names may end before the address.
+    /// Rules match such names only where they say so.
+    pub function_guessed: bool,
+    #[serde(serialize_with = "hex_option")]
+    pub module_offset: Option<u64>,
+    #[serde(serialize_with = "hex_option")]
+    pub function_offset: Option<u64>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub trust: Trust,
+    pub symbol_source: SymbolSource,
+    /// When no loaded module holds the address but an unloaded one did: its name.
+    pub unloaded_module: Option<String>,
+    /// Offset of the address in that unloaded module.
+    #[serde(serialize_with = "hex_option")]
+    pub unloaded_module_offset: Option<u64>,
+    /// Functions inlined at this address, innermost first.
+    pub inlines: Vec<InlineFrame>,
+}
+
+impl Frame {
+    /// The names this frame answers to: the functions inlined at its address
+    /// (innermost first), then its own function, unless that is only a
+    /// guess (`function_guessed`): the exit phase and rules go by certain
+    /// names.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.inlines
+            .iter()
+            .map(|i| i.function.as_str())
+            .chain(self.function.as_deref().filter(|_| !self.function_guessed))
+    }
+
+    /// The names with a guessed function name too, for rules that accept
+    /// the nearest export as evidence.
+    pub(crate) fn names_with_guesses(&self) -> impl Iterator<Item = &str> {
+        self.inlines
+            .iter()
+            .map(|i| i.function.as_str())
+            .chain(self.function.as_deref())
+    }
+}
+
+/// A function name without its parameter list (`exit(int)` -> `exit`), for
+/// symbol files that keep C++ signatures. MSVC's quoted names
+/// (`` `dynamic atexit destructor for 'x'' ``) are kept whole.
+pub fn bare_name(name: &str) -> &str {
+    const ANONYMOUS: &str = "(anonymous namespace)";
+    if name.starts_with('`') {
+        return name;
+    }
+    // `(anonymous namespace)::f()`: the parameter list is the first `(`
+    // that does not open an anonymous namespace's name.
+    let mut from = 0;
+    while let Some(i) = name[from..].find('(').map(|i| from + i) {
+        if name[i..].starts_with(ANONYMOUS) {
+            from = i + ANONYMOUS.len();
+            continue;
+        }
+        return if i > 0 { &name[..i] } else { name };
+    }
+    name
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InlineFrame {
+    pub function: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
