@@ -1,9 +1,10 @@
 //! Capture: write a minidump of a live process (`attach`) or of a command
 //! that crashes or hangs under `run`, then hand it to the analyzer.
 //!
-//! This file is the OS-independent part: where a dump goes and what it is
-//! called, recording the blamed thread in a written dump, and the order of
-//! the steps. How a process is stopped and read is in `linux.rs` (ptrace and
+//! This file is the OS-independent order of the steps and their errors;
+//! where a dump goes and what it is called is `naming.rs`, what is changed
+//! in a written dump (the blamed thread, the environment) `postprocess.rs`.
+//! How a process is stopped and read is in `linux/` (ptrace and
 //! minidump-writer) and `windows.rs` (MiniDumpWriteDump).
 
 use std::ffi::OsString;
@@ -33,6 +34,12 @@ mod unsupported;
 #[cfg(not(any(target_os = "linux", windows)))]
 use unsupported as os;
 
+mod naming;
+mod postprocess;
+
+use naming::*;
+use postprocess::*;
+
 /// `run`'s exit status when the command was still running at the hang
 /// timeout (the status timeout(1) uses, so CI systems already know it).
 pub const EXIT_HANG: u8 = 124;
@@ -42,17 +49,10 @@ pub const EXIT_HANG: u8 = 124;
 pub const EXIT_NOT_FOUND: u8 = 127;
 pub const EXIT_NOT_EXECUTABLE: u8 = 126;
 
-/// Exception code a dump written on request (no crash) carries: the
-/// exception stream then only names the thread to look at.
-const DUMP_REQUESTED: u32 = 0xffff_ffff;
-/// MINIDUMP_STREAM_TYPE::ExceptionStream.
-const EXCEPTION_STREAM: u32 = 6;
 /// How long every thread of a process gets to stop for a dump, by default.
 /// A thread that does not stop in time (uninterruptible sleep in a driver)
 /// aborts the capture instead of blocking it.
 pub const DEFAULT_STOP_LIMIT: Duration = Duration::from_secs(2);
-/// Breakpad's MD_LINUX_ENVIRON stream: the process environment.
-const LINUX_ENVIRON_STREAM: u32 = 0x4767_0007;
 
 /// Why a capture failed. Each variant has a stable short name
 /// ([`CaptureError::name`]).
@@ -136,112 +136,6 @@ impl CaptureError {
     }
 }
 
-/// A local date and time, to the second: the stamp in a dump's file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct LocalTime {
-    pub year: i32,
-    pub month: u32,
-    pub day: u32,
-    pub hour: u32,
-    pub minute: u32,
-    pub second: u32,
-}
-
-/// The procdump-like file name of a dump: `PROCESSNAME_PID_YYMMDD_HHMMSS.dmp`.
-/// Characters a file name should not carry become `_`, so a process called
-/// `../x` or `a b` cannot place the dump elsewhere or need quoting.
-pub(crate) fn dump_file_name(process_name: &str, pid: u32, at: LocalTime) -> String {
-    let mut name: String = process_name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if name.is_empty() || name.chars().all(|c| c == '.') {
-        name = "process".to_string();
-    }
-    format!(
-        "{name}_{pid}_{:02}{:02}{:02}_{:02}{:02}{:02}.dmp",
-        at.year.rem_euclid(100),
-        at.month,
-        at.day,
-        at.hour,
-        at.minute,
-        at.second
-    )
-}
-
-/// Creates the dump file in `dir` without ever replacing a file: a second
-/// dump of the same process in the same second gets `-2`, `-3`, ... before
-/// `.dmp`.
-pub(crate) fn create_dump_file(
-    dir: &Path,
-    file_name: &str,
-) -> Result<(File, PathBuf), CaptureError> {
-    let stem = file_name.strip_suffix(".dmp").unwrap_or(file_name);
-    let mut attempt = 1;
-    loop {
-        let path = if attempt == 1 {
-            dir.join(file_name)
-        } else {
-            dir.join(format!("{stem}-{attempt}.dmp"))
-        };
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((file, path)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 1000 => {
-                attempt += 1;
-            }
-            Err(source) => return Err(CaptureError::CreateDump { path, source }),
-        }
-    }
-}
-
-/// Makes sure dumps can be written into `dir` before anything is stopped or
-/// started: creates it and its parents when missing, then creates and
-/// removes a probe file in it. A folder that cannot be used is an error now,
-/// not after a long run has hung (issue 11).
-pub(crate) fn prepare_dump_dir(dir: &Path) -> Result<(), CaptureError> {
-    let fail = |why: String| CaptureError::DumpDir {
-        path: dir.to_path_buf(),
-        why,
-    };
-    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create it: {e}")))?;
-    if !dir.is_dir() {
-        return Err(fail("it is not a folder".to_string()));
-    }
-    tempfile::Builder::new()
-        .prefix(".dumptriage-probe")
-        .tempfile_in(dir)
-        .map(drop)
-        .map_err(|e| fail(format!("cannot write in it: {e}")))
-}
-
-impl LocalTime {
-    /// This machine's local time now (the time zone of `TZ` or
-    /// /etc/localtime; UTC when neither can be read).
-    pub fn now() -> LocalTime {
-        let now = jiff::Zoned::now();
-        LocalTime {
-            year: i32::from(now.year()),
-            month: now.month() as u32,
-            day: now.day() as u32,
-            hour: now.hour() as u32,
-            minute: now.minute() as u32,
-            second: now.second() as u32,
-        }
-    }
-}
-
-/// Creates the file for a dump of `pid`, named after the process, in `dir`.
-fn new_dump_file(dir: &Path, pid: u32) -> Result<(File, PathBuf), CaptureError> {
-    let name = dump_file_name(&os::process_name(pid), pid, LocalTime::now());
-    create_dump_file(dir, &name)
-}
-
 /// A dump written by `attach`, with its analysis.
 #[derive(Debug)]
 pub struct Captured {
@@ -310,220 +204,6 @@ fn check_has_threads(pid: u32, path: &Path) -> Result<(), CaptureError> {
         return Ok(());
     }
     Err(os::why_no_threads(pid))
-}
-
-/// Makes the exception stream of a dump written on request (exception code
-/// DUMP_REQUESTED, no crash) name `thread_id`, with that thread's own context
-/// and instruction address. Returns whether the file changed.
-///
-/// Why patch in place instead of writing a second dump with the right
-/// thread: the blamed thread is only known after the analysis, and a second
-/// dump would be a second stop of the process, taken later, whose threads
-/// may have moved. Patching keeps the dump that was analysed and changes
-/// three fields of one fixed-size record. A dump with a real exception is
-/// never touched: its exception is the crash.
-pub(crate) fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, CaptureError> {
-    let fail = |why: String| CaptureError::Patch {
-        path: path.to_path_buf(),
-        why,
-    };
-    let (stream_offset, context, address) = {
-        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
-        let Ok(exception) = dump.get_stream::<MinidumpException>() else {
-            return Ok(false);
-        };
-        if exception.raw.exception_record.exception_code != DUMP_REQUESTED
-            || exception.raw.thread_id == thread_id
-        {
-            return Ok(false);
-        }
-        let threads = dump
-            .get_stream::<MinidumpThreadList>()
-            .map_err(|e| fail(format!("no thread list: {e}")))?;
-        let thread = threads
-            .get_thread(thread_id)
-            .ok_or_else(|| fail(format!("thread {thread_id} is not in the dump")))?;
-        let system = dump
-            .get_stream::<MinidumpSystemInfo>()
-            .map_err(|e| fail(format!("no system info: {e}")))?;
-        let misc = dump.get_stream::<MinidumpMiscInfo>().ok();
-        let address = thread
-            .context(&system, misc.as_ref())
-            .map(|c| c.get_instruction_pointer())
-            .unwrap_or(0);
-        let offset = dump
-            .all_streams()
-            .find(|entry| entry.stream_type == EXCEPTION_STREAM)
-            .map(|entry| u64::from(entry.location.rva))
-            .ok_or_else(|| fail("no exception stream directory entry".to_string()))?;
-        (offset, thread.raw.thread_context, address)
-    };
-    // MINIDUMP_EXCEPTION_STREAM: ThreadId at 0, ExceptionRecord at 8 (its
-    // ExceptionAddress at 8 + 16), ThreadContext (DataSize, Rva) at 160.
-    let mut file = OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| fail(e.to_string()))?;
-    let mut put = |offset: u64, bytes: &[u8]| -> std::io::Result<()> {
-        file.seek(SeekFrom::Start(stream_offset + offset))?;
-        file.write_all(bytes)
-    };
-    put(0, &thread_id.to_le_bytes())
-        .and_then(|()| put(24, &address.to_le_bytes()))
-        .and_then(|()| put(160, &context.data_size.to_le_bytes()))
-        .and_then(|()| put(164, &context.rva.to_le_bytes()))
-        .and_then(|()| file.sync_data())
-        .map_err(|e| fail(e.to_string()))?;
-    Ok(true)
-}
-
-/// Shortest environment entry (`KEY=VALUE`) searched for outside the
-/// environ stream: shorter byte strings could match unrelated memory.
-const MIN_SCRUBBED_ENTRY: usize = 6;
-
-/// Blanks the process environment in a written dump: dumps from CI are
-/// shared as artifacts, and CI environments carry tokens. The Linux environ
-/// stream becomes an unused directory entry with zeroed bytes, and every
-/// copy of its `KEY=VALUE` entries elsewhere in the file is zeroed too: the
-/// initial environment strings live at the top of the main thread's stack,
-/// which the dump holds. (Entries shorter than 6 bytes, and variables set
-/// later with a new value, are not searched.)
-///
-/// The dump is streamed (a full-memory dump can be larger than memory),
-/// written to a temporary file beside it, and renamed over it only when
-/// complete: a failure leaves the dump as it was, never half scrubbed.
-pub(crate) fn scrub_environment(path: &Path) -> Result<(), CaptureError> {
-    scrub_environment_in_chunks(path, SCRUB_CHUNK)
-}
-
-/// Bytes of the dump read at a time while scrubbing.
-const SCRUB_CHUNK: usize = 1 << 20;
-
-fn scrub_environment_in_chunks(path: &Path, chunk: usize) -> Result<(), CaptureError> {
-    use std::io::Read;
-    let fail = |why: String| CaptureError::Patch {
-        path: path.to_path_buf(),
-        why,
-    };
-    // The directory entries of the environ streams (memory-mapped: only
-    // the header and directory are touched).
-    let (directory, entries) = {
-        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
-        let entries: Vec<(u64, u64, u64)> = dump
-            .all_streams()
-            .enumerate()
-            .filter(|(_, entry)| entry.stream_type == LINUX_ENVIRON_STREAM)
-            .map(|(i, entry)| {
-                (
-                    i as u64,
-                    u64::from(entry.location.rva),
-                    u64::from(entry.location.data_size),
-                )
-            })
-            .collect();
-        (u64::from(dump.header.stream_directory_rva), entries)
-    };
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let mut source = File::open(path).map_err(|e| fail(e.to_string()))?;
-    let size = source.metadata().map_err(|e| fail(e.to_string()))?.len();
-    // The byte ranges zeroed whole: each environ stream and, as a
-    // MINIDUMP_DIRECTORY is 12 bytes (StreamType, DataSize, Rva), its entry.
-    let mut ranges: Vec<(u64, u64)> = Vec::new();
-    let mut needles: Vec<Vec<u8>> = Vec::new();
-    for &(index, rva, len) in &entries {
-        if rva.saturating_add(len) > size {
-            return Err(fail("the environ stream lies outside the file".to_string()));
-        }
-        let mut environ = vec![0; len as usize];
-        source
-            .seek(SeekFrom::Start(rva))
-            .and_then(|_| source.read_exact(&mut environ))
-            .map_err(|e| fail(e.to_string()))?;
-        for entry in environ.split(|&b| b == 0) {
-            if entry.len() >= MIN_SCRUBBED_ENTRY
-                && entry.contains(&b'=')
-                && !needles.iter().any(|n| n == entry)
-            {
-                needles.push(entry.to_vec());
-            }
-        }
-        ranges.push((rva, rva + len));
-        let slot = directory + 12 * index;
-        ranges.push((slot, slot + 12));
-    }
-    let finders: Vec<memchr::memmem::Finder> =
-        needles.iter().map(memchr::memmem::Finder::new).collect();
-    // A match can straddle two reads: the last `longest - 1` bytes of a
-    // window are kept and searched again with the next read.
-    let keep = needles.iter().map(Vec::len).max().unwrap_or(1) - 1;
-
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let mut scrubbed = tempfile::Builder::new()
-        .prefix(".dumptriage-scrub")
-        .tempfile_in(dir)
-        .map_err(|e| fail(format!("cannot create a temporary file beside it: {e}")))?;
-    source
-        .seek(SeekFrom::Start(0))
-        .map_err(|e| fail(e.to_string()))?;
-    let mut window: Vec<u8> = Vec::with_capacity(chunk + keep);
-    let mut window_start = 0u64;
-    loop {
-        let before = window.len();
-        window.resize(before + chunk, 0);
-        let mut filled = before;
-        while filled < window.len() {
-            match source.read(&mut window[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(fail(e.to_string())),
-            }
-        }
-        let at_end = filled < window.len();
-        window.truncate(filled);
-        for (finder, needle) in finders.iter().zip(&needles) {
-            let found: Vec<usize> = finder.find_iter(&window).collect();
-            for at in found {
-                window[at..at + needle.len()].fill(0);
-            }
-        }
-        let window_end = window_start + window.len() as u64;
-        for &(from, to) in &ranges {
-            let (from, to) = (from.max(window_start), to.min(window_end));
-            if from < to {
-                window[(from - window_start) as usize..(to - window_start) as usize].fill(0);
-            }
-        }
-        let emit = if at_end {
-            window.len()
-        } else {
-            window.len().saturating_sub(keep)
-        };
-        scrubbed
-            .write_all(&window[..emit])
-            .map_err(|e| fail(e.to_string()))?;
-        window.drain(..emit);
-        window_start += emit as u64;
-        if at_end {
-            break;
-        }
-    }
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = scrubbed.as_file().set_permissions(meta.permissions());
-    }
-    scrubbed
-        .as_file()
-        .sync_all()
-        .map_err(|e| fail(e.to_string()))?;
-    scrubbed
-        .persist(path)
-        .map(drop)
-        .map_err(|e| fail(format!("cannot replace it: {}", e.error)))
 }
 
 /// What `run` was asked to do.

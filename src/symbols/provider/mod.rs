@@ -22,6 +22,12 @@ use super::unwind::pe::{FileImage, ImageBytes, PeUnwinder};
 use super::unwind::{Callee, Registers, ReturnAddress, Unwinder, NAMES, RIP, RSP};
 use crate::model::{ModuleSymbols, SymbolSource};
 
+mod adapters;
+mod image;
+
+use adapters::*;
+use image::*;
+
 /// What the report says about one module's symbols.
 #[derive(Debug, Clone)]
 pub(crate) struct ModuleOutcome {
@@ -344,57 +350,6 @@ impl<'a> DumpSymbols<'a> {
     }
 }
 
-/// Up to `len` bytes at `address` out of the dump's memory, across
-/// adjacent regions (a full-memory dump splits an image by protection);
-/// fewer where the memory the dump holds ends, `None` when it holds nothing
-/// at `address`.
-fn read_memory(memory: &UnifiedMemoryList<'_>, address: u64, len: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(len.min(1 << 20));
-    let mut cursor = address;
-    while out.len() < len {
-        let Some(region) = memory.memory_at_address(cursor) else {
-            break;
-        };
-        let start = usize::try_from(cursor.checked_sub(region.base_address())?).ok()?;
-        let available = region.bytes().get(start..).unwrap_or_default();
-        if available.is_empty() {
-            break;
-        }
-        let take = available.len().min(len - out.len());
-        out.extend_from_slice(&available[..take]);
-        cursor = cursor.checked_add(take as u64)?;
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-/// A PE image as the dump's memory holds it (full-memory dumps).
-struct MemoryImage<'a> {
-    memory: &'a UnifiedMemoryList<'a>,
-    base: u64,
-}
-
-impl ImageBytes for MemoryImage<'_> {
-    fn read(&self, rva: u64, len: usize) -> Option<Vec<u8>> {
-        read_memory(self.memory, self.base.checked_add(rva)?, len)
-    }
-}
-
-/// A module's image by RVA: the dump's memory where it holds the bytes,
-/// else the binary found for the module.
-pub(crate) struct ModuleImage<'a> {
-    memory: Option<MemoryImage<'a>>,
-    file: Option<FileImage>,
-}
-
-impl ImageBytes for ModuleImage<'_> {
-    fn read(&self, rva: u64, len: usize) -> Option<Vec<u8>> {
-        self.memory
-            .as_ref()
-            .and_then(|m| m.read(rva, len))
-            .or_else(|| self.file.as_ref()?.read(rva, len))
-    }
-}
-
 fn apply(frame: &mut (dyn FrameSymbolizer + Send), base: u64, symbol: &Symbol) {
     let function_base = base.wrapping_add(symbol.function_rva);
     frame.set_function(&symbol.function, function_base, 0);
@@ -540,77 +495,5 @@ impl SymbolProvider for DumpSymbols<'_> {
             FileKind::Binary => self.sources.binary(&resolution).ok_or(FileError::NotFound),
             _ => Err(FileError::NotFound),
         }
-    }
-}
-
-/// Passes a walker through, noting the return address the CFI gave.
-struct RecordingWalker<'w> {
-    inner: &'w mut (dyn FrameWalker + Send),
-    return_address: Option<u64>,
-}
-
-impl FrameWalker for RecordingWalker<'_> {
-    fn get_instruction(&self) -> u64 {
-        self.inner.get_instruction()
-    }
-    fn has_grand_callee(&self) -> bool {
-        self.inner.has_grand_callee()
-    }
-    fn get_grand_callee_parameter_size(&self) -> u32 {
-        self.inner.get_grand_callee_parameter_size()
-    }
-    fn get_register_at_address(&self, address: u64) -> Option<u64> {
-        self.inner.get_register_at_address(address)
-    }
-    fn get_callee_register(&self, name: &str) -> Option<u64> {
-        self.inner.get_callee_register(name)
-    }
-    fn set_caller_register(&mut self, name: &str, val: u64) -> Option<()> {
-        self.inner.set_caller_register(name, val)
-    }
-    fn clear_caller_register(&mut self, name: &str) {
-        self.inner.clear_caller_register(name)
-    }
-    fn set_cfa(&mut self, val: u64) -> Option<()> {
-        self.inner.set_cfa(val)
-    }
-    fn set_ra(&mut self, val: u64) -> Option<()> {
-        self.return_address = Some(val);
-        self.inner.set_ra(val)
-    }
-    fn set_cfi_rules_start_address(&mut self, addr: Option<u64>) {
-        self.inner.set_cfi_rules_start_address(addr)
-    }
-}
-
-/// Collects what a symbol file says about one address.
-struct Collect {
-    instruction: u64,
-    function: Option<(String, u64)>,
-    file: Option<String>,
-    line: Option<u32>,
-}
-
-impl Collect {
-    fn new(instruction: u64) -> Self {
-        Collect {
-            instruction,
-            function: None,
-            file: None,
-            line: None,
-        }
-    }
-}
-
-impl FrameSymbolizer for Collect {
-    fn get_instruction(&self) -> u64 {
-        self.instruction
-    }
-    fn set_function(&mut self, name: &str, base: u64, _: u32) {
-        self.function = Some((name.to_string(), base));
-    }
-    fn set_source_file(&mut self, file: &str, line: u32, _: u64) {
-        self.file = Some(file.to_string());
-        self.line = Some(line);
     }
 }

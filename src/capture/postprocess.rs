@@ -1,0 +1,226 @@
+//! What is changed in a dump after it is written: the blamed thread
+//! recorded in the exception stream of a dump written on request, and the
+//! process environment removed.
+
+use super::*;
+
+/// Exception code a dump written on request (no crash) carries: the
+/// exception stream then only names the thread to look at.
+pub(super) const DUMP_REQUESTED: u32 = 0xffff_ffff;
+/// MINIDUMP_STREAM_TYPE::ExceptionStream.
+pub(super) const EXCEPTION_STREAM: u32 = 6;
+/// Breakpad's MD_LINUX_ENVIRON stream: the process environment.
+pub(super) const LINUX_ENVIRON_STREAM: u32 = 0x4767_0007;
+/// Makes the exception stream of a dump written on request (exception code
+/// DUMP_REQUESTED, no crash) name `thread_id`, with that thread's own context
+/// and instruction address. Returns whether the file changed.
+///
+/// Why patch in place instead of writing a second dump with the right
+/// thread: the blamed thread is only known after the analysis, and a second
+/// dump would be a second stop of the process, taken later, whose threads
+/// may have moved. Patching keeps the dump that was analysed and changes
+/// three fields of one fixed-size record. A dump with a real exception is
+/// never touched: its exception is the crash.
+pub(crate) fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, CaptureError> {
+    let fail = |why: String| CaptureError::Patch {
+        path: path.to_path_buf(),
+        why,
+    };
+    let (stream_offset, context, address) = {
+        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
+        let Ok(exception) = dump.get_stream::<MinidumpException>() else {
+            return Ok(false);
+        };
+        if exception.raw.exception_record.exception_code != DUMP_REQUESTED
+            || exception.raw.thread_id == thread_id
+        {
+            return Ok(false);
+        }
+        let threads = dump
+            .get_stream::<MinidumpThreadList>()
+            .map_err(|e| fail(format!("no thread list: {e}")))?;
+        let thread = threads
+            .get_thread(thread_id)
+            .ok_or_else(|| fail(format!("thread {thread_id} is not in the dump")))?;
+        let system = dump
+            .get_stream::<MinidumpSystemInfo>()
+            .map_err(|e| fail(format!("no system info: {e}")))?;
+        let misc = dump.get_stream::<MinidumpMiscInfo>().ok();
+        let address = thread
+            .context(&system, misc.as_ref())
+            .map(|c| c.get_instruction_pointer())
+            .unwrap_or(0);
+        let offset = dump
+            .all_streams()
+            .find(|entry| entry.stream_type == EXCEPTION_STREAM)
+            .map(|entry| u64::from(entry.location.rva))
+            .ok_or_else(|| fail("no exception stream directory entry".to_string()))?;
+        (offset, thread.raw.thread_context, address)
+    };
+    // MINIDUMP_EXCEPTION_STREAM: ThreadId at 0, ExceptionRecord at 8 (its
+    // ExceptionAddress at 8 + 16), ThreadContext (DataSize, Rva) at 160.
+    let mut file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| fail(e.to_string()))?;
+    let mut put = |offset: u64, bytes: &[u8]| -> std::io::Result<()> {
+        file.seek(SeekFrom::Start(stream_offset + offset))?;
+        file.write_all(bytes)
+    };
+    put(0, &thread_id.to_le_bytes())
+        .and_then(|()| put(24, &address.to_le_bytes()))
+        .and_then(|()| put(160, &context.data_size.to_le_bytes()))
+        .and_then(|()| put(164, &context.rva.to_le_bytes()))
+        .and_then(|()| file.sync_data())
+        .map_err(|e| fail(e.to_string()))?;
+    Ok(true)
+}
+
+/// Shortest environment entry (`KEY=VALUE`) searched for outside the
+/// environ stream: shorter byte strings could match unrelated memory.
+pub(super) const MIN_SCRUBBED_ENTRY: usize = 6;
+
+/// Blanks the process environment in a written dump: dumps from CI are
+/// shared as artifacts, and CI environments carry tokens. The Linux environ
+/// stream becomes an unused directory entry with zeroed bytes, and every
+/// copy of its `KEY=VALUE` entries elsewhere in the file is zeroed too: the
+/// initial environment strings live at the top of the main thread's stack,
+/// which the dump holds. (Entries shorter than 6 bytes, and variables set
+/// later with a new value, are not searched.)
+///
+/// The dump is streamed (a full-memory dump can be larger than memory),
+/// written to a temporary file beside it, and renamed over it only when
+/// complete: a failure leaves the dump as it was, never half scrubbed.
+pub(crate) fn scrub_environment(path: &Path) -> Result<(), CaptureError> {
+    scrub_environment_in_chunks(path, SCRUB_CHUNK)
+}
+
+/// Bytes of the dump read at a time while scrubbing.
+pub(super) const SCRUB_CHUNK: usize = 1 << 20;
+
+pub(super) fn scrub_environment_in_chunks(path: &Path, chunk: usize) -> Result<(), CaptureError> {
+    use std::io::Read;
+    let fail = |why: String| CaptureError::Patch {
+        path: path.to_path_buf(),
+        why,
+    };
+    // The directory entries of the environ streams (memory-mapped: only
+    // the header and directory are touched).
+    let (directory, entries) = {
+        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
+        let entries: Vec<(u64, u64, u64)> = dump
+            .all_streams()
+            .enumerate()
+            .filter(|(_, entry)| entry.stream_type == LINUX_ENVIRON_STREAM)
+            .map(|(i, entry)| {
+                (
+                    i as u64,
+                    u64::from(entry.location.rva),
+                    u64::from(entry.location.data_size),
+                )
+            })
+            .collect();
+        (u64::from(dump.header.stream_directory_rva), entries)
+    };
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let mut source = File::open(path).map_err(|e| fail(e.to_string()))?;
+    let size = source.metadata().map_err(|e| fail(e.to_string()))?.len();
+    // The byte ranges zeroed whole: each environ stream and, as a
+    // MINIDUMP_DIRECTORY is 12 bytes (StreamType, DataSize, Rva), its entry.
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    let mut needles: Vec<Vec<u8>> = Vec::new();
+    for &(index, rva, len) in &entries {
+        if rva.saturating_add(len) > size {
+            return Err(fail("the environ stream lies outside the file".to_string()));
+        }
+        let mut environ = vec![0; len as usize];
+        source
+            .seek(SeekFrom::Start(rva))
+            .and_then(|_| source.read_exact(&mut environ))
+            .map_err(|e| fail(e.to_string()))?;
+        for entry in environ.split(|&b| b == 0) {
+            if entry.len() >= MIN_SCRUBBED_ENTRY
+                && entry.contains(&b'=')
+                && !needles.iter().any(|n| n == entry)
+            {
+                needles.push(entry.to_vec());
+            }
+        }
+        ranges.push((rva, rva + len));
+        let slot = directory + 12 * index;
+        ranges.push((slot, slot + 12));
+    }
+    let finders: Vec<memchr::memmem::Finder> =
+        needles.iter().map(memchr::memmem::Finder::new).collect();
+    // A match can straddle two reads: the last `longest - 1` bytes of a
+    // window are kept and searched again with the next read.
+    let keep = needles.iter().map(Vec::len).max().unwrap_or(1) - 1;
+
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut scrubbed = tempfile::Builder::new()
+        .prefix(".dumptriage-scrub")
+        .tempfile_in(dir)
+        .map_err(|e| fail(format!("cannot create a temporary file beside it: {e}")))?;
+    source
+        .seek(SeekFrom::Start(0))
+        .map_err(|e| fail(e.to_string()))?;
+    let mut window: Vec<u8> = Vec::with_capacity(chunk + keep);
+    let mut window_start = 0u64;
+    loop {
+        let before = window.len();
+        window.resize(before + chunk, 0);
+        let mut filled = before;
+        while filled < window.len() {
+            match source.read(&mut window[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(fail(e.to_string())),
+            }
+        }
+        let at_end = filled < window.len();
+        window.truncate(filled);
+        for (finder, needle) in finders.iter().zip(&needles) {
+            let found: Vec<usize> = finder.find_iter(&window).collect();
+            for at in found {
+                window[at..at + needle.len()].fill(0);
+            }
+        }
+        let window_end = window_start + window.len() as u64;
+        for &(from, to) in &ranges {
+            let (from, to) = (from.max(window_start), to.min(window_end));
+            if from < to {
+                window[(from - window_start) as usize..(to - window_start) as usize].fill(0);
+            }
+        }
+        let emit = if at_end {
+            window.len()
+        } else {
+            window.len().saturating_sub(keep)
+        };
+        scrubbed
+            .write_all(&window[..emit])
+            .map_err(|e| fail(e.to_string()))?;
+        window.drain(..emit);
+        window_start += emit as u64;
+        if at_end {
+            break;
+        }
+    }
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = scrubbed.as_file().set_permissions(meta.permissions());
+    }
+    scrubbed
+        .as_file()
+        .sync_all()
+        .map_err(|e| fail(e.to_string()))?;
+    scrubbed
+        .persist(path)
+        .map(drop)
+        .map_err(|e| fail(format!("cannot replace it: {}", e.error)))
+}
