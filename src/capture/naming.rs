@@ -1,7 +1,15 @@
 //! Where a dump goes and what it is called: `PROCESSNAME_PID_YYMMDD_HHMMSS.dmp`
 //! in a folder that is made if needed, never overwriting a file.
 
-use super::*;
+use super::error::CaptureError;
+#[cfg(target_os = "linux")]
+use super::linux as os;
+#[cfg(not(any(target_os = "linux", windows)))]
+use super::unsupported as os;
+#[cfg(windows)]
+use super::windows as os;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
 
 /// A local date and time, to the second: the stamp in a dump's file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

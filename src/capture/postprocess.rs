@@ -2,7 +2,13 @@
 //! recorded in the exception stream of a dump written on request, and the
 //! process environment removed.
 
-use super::*;
+use super::error::CaptureError;
+use minidump::{
+    Minidump, MinidumpException, MinidumpMiscInfo, MinidumpSystemInfo, MinidumpThreadList,
+};
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::Path;
 
 /// Exception code a dump written on request (no crash) carries: the
 /// exception stream then only names the thread to look at.

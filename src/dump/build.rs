@@ -2,7 +2,16 @@
 //! frames (with names of frames in unloaded modules), modules, the
 //! exception and what the processor could not read.
 
-use super::*;
+use crate::model::{
+    file_name, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
+    SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
+};
+use crate::symbols::provider::UnloadedName;
+use crate::symbols::DumpSymbols;
+use minidump::{MinidumpException, MinidumpModule, Module as _};
+use minidump_processor::ProcessState;
+use minidump_unwind::{CallStack, CallStackInfo, FrameTrust, StackFrame};
+use std::fmt;
 
 /// Frames in no loaded module but in an unloaded module's old range, named
 /// from that module's symbols or binary found by its code id. Keyed by

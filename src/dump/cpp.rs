@@ -2,7 +2,10 @@
 //! still being dispatched when the process died, read from the dump's
 //! memory or the throwing module's binary.
 
-use super::*;
+use super::stack_search::STACK_SEARCH_BYTES;
+use crate::symbols::DumpSymbols;
+use minidump::{Minidump, Module as _};
+use minidump_processor::ProcessState;
 
 /// The type a C++ exception threw: its tables read from the throwing
 /// module's image (the dump's memory, or the binary found for it).

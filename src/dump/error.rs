@@ -2,7 +2,10 @@
 //! taxonomy (each kind with a stable short name) and the reading of the
 //! reader's terse errors into sentences naming what is wrong.
 
-use super::*;
+use crate::model::Report;
+use minidump::Minidump;
+use minidump_processor::ProcessError;
+use std::path::Path;
 
 /// Size of MINIDUMP_HEADER: anything shorter cannot be a minidump.
 pub(super) const HEADER_SIZE: u64 = 32;

@@ -6,18 +6,12 @@
 //! a parser — becomes a one-line error on that dump's report, so one bad file
 //! never stops a batch.
 
-use std::fmt;
 use std::path::Path;
 
-use minidump::{Minidump, MinidumpException, MinidumpModule, Module as _};
-use minidump_processor::{ProcessError, ProcessState, ProcessorOptions};
-use minidump_unwind::{CallStack, CallStackInfo, FrameTrust, StackFrame};
+use minidump::{Minidump, MinidumpException};
+use minidump_processor::ProcessorOptions;
 
-use crate::model::{
-    file_name, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
-    SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
-};
-use crate::symbols::provider::UnloadedName;
+use crate::model::Report;
 use crate::symbols::{DumpSymbols, Sources};
 
 mod build;

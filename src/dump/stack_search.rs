@@ -1,7 +1,11 @@
 //! The stack search: for threads whose walk is poor, the return addresses
 //! found in stack memory below the walked frames (what `dps` shows).
 
-use super::*;
+use crate::model::{file_name, SymbolSource};
+use crate::symbols::DumpSymbols;
+use minidump::{Minidump, Module as _};
+use minidump_processor::ProcessState;
+use minidump_unwind::{CallStack, FrameTrust};
 
 /// Bytes of stack memory searched below the walked frames, at most.
 pub(super) const STACK_SEARCH_BYTES: u64 = 512 * 1024;

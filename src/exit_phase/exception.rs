@@ -2,7 +2,8 @@
 //! requested by a tool or a debugger's break-in is no crash, and a crash
 //! that is the process ending itself (abort, fail-fast) says why.
 
-use super::*;
+use super::tables::{any_match, Tables};
+use crate::model::Thread;
 
 /// Exception codes that mark how a dump was taken rather than a crash.
 pub(super) const DUMP_REQUESTED_CODES: [(u32, &str); 2] = [

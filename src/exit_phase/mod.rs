@@ -15,15 +15,11 @@
 //! confidence.
 
 use std::collections::BTreeSet;
-use std::sync::LazyLock;
-
-use serde::Deserialize;
 
 use crate::model::{
-    bare_name, offset, Blocked, ExitMarker, ExitStage, Frame, Report, StartupMarker, StartupStage,
-    SymbolSource, Thread, Trust,
+    offset, Blocked, ExitMarker, ExitStage, Frame, Report, StartupMarker, SymbolSource, Thread,
+    Trust,
 };
-use crate::pattern::{Case, Pattern};
 
 mod exception;
 mod tables;

@@ -1,7 +1,10 @@
 //! `frames.toml`, compiled: which frames mean exit, start-up, either, a
 //! program's entry, a wait, an abort or a debugger's break-in.
 
-use super::*;
+use crate::model::{bare_name, ExitStage, Frame, StartupStage};
+use crate::pattern::{Case, Pattern};
+use serde::Deserialize;
+use std::sync::LazyLock;
 
 /// `frames.toml` as written.
 #[derive(Debug, Deserialize)]

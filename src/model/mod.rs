@@ -4,11 +4,13 @@
 //! cannot drift apart. The JSON shape is documented in `docs/json-schema.md`;
 //! changing a field here is changing that contract.
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
+mod hex;
 mod phase;
 mod stack;
 
+use hex::{hex_list, hex_option, hex_u32, hex_u64};
 pub use phase::*;
 pub use stack::*;
 
@@ -318,27 +320,6 @@ pub fn hex(value: u64) -> String {
 /// An offset as `0x1a2b`, or `?` when unknown.
 pub fn offset(value: Option<u64>) -> String {
     value.map_or_else(|| "?".to_string(), hex)
-}
-
-// Addresses, offsets and codes are numbers in the model; the JSON spells
-// them as hex strings, as the text does (docs/json-schema.md).
-fn hex_u64<S: Serializer>(value: &u64, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&format_args!("{value:#x}"))
-}
-
-fn hex_u32<S: Serializer>(value: &u32, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&format_args!("{value:#x}"))
-}
-
-fn hex_list<S: Serializer>(values: &[u64], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(values.iter().map(|v| format!("{v:#x}")))
-}
-
-fn hex_option<S: Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(value) => hex_u64(value, s),
-        None => s.serialize_none(),
-    }
 }
 
 /// The file name of a path recorded in a dump, whichever OS wrote it.

@@ -1,7 +1,7 @@
 //! The exit-phase facts of a report: which threads exit, start or wait,
 //! at which stage, as `exit_phase::classify` finds them.
 
-use super::*;
+use serde::Serialize;
 
 /// The exit-phase facts of a dump: computed from the stacks by
 /// `exit_phase::classify`.

@@ -1,7 +1,9 @@
 //! Threads and their frames: how each frame was found, where its name
 //! came from, and the functions inlined into it.
 
-use super::*;
+use super::hex::{hex_option, hex_u64};
+use super::phase::{Blocked, ExitMarker, StartupMarker};
+use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Thread {

@@ -2,7 +2,7 @@
 //! our own unwinders: a walker that notes what the CFI gave, and a
 //! symbolizer that collects what a symbol file says.
 
-use super::*;
+use minidump_unwind::{FrameSymbolizer, FrameWalker};
 
 /// Passes a walker through, noting the return address the CFI gave.
 pub(super) struct RecordingWalker<'w> {

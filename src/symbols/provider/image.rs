@@ -1,7 +1,8 @@
 //! A module's image bytes for the PE unwinder: from the dump's memory
 //! where it holds them, else from the binary found for the module.
 
-use super::*;
+use super::super::unwind::pe::{FileImage, ImageBytes};
+use minidump::UnifiedMemoryList;
 
 /// Up to `len` bytes at `address` out of the dump's memory, across
 /// adjacent regions (a full-memory dump splits an image by protection);

@@ -18,7 +18,7 @@ use super::identity::{same_code_id, Format, Identity};
 use super::native::{pe, AddressTable, NativeSymbols, Symbol};
 use super::sources::{Resolution, Sources};
 use super::symfile::Named;
-use super::unwind::pe::{FileImage, ImageBytes, PeUnwinder};
+use super::unwind::pe::{FileImage, PeUnwinder};
 use super::unwind::{Callee, Registers, ReturnAddress, Unwinder, NAMES, RIP, RSP};
 use crate::model::{ModuleSymbols, SymbolSource};
 

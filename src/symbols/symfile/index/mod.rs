@@ -34,36 +34,17 @@ use memmap2::Mmap;
 use minidump_unwind::SymbolFile;
 use range_map::{Range, RangeMap};
 
-use super::scan::{Record, Scan};
-use crate::symbols::indexfile::{self, u32_at, u64_at, Kind, Mapped, PageBits, PAGE};
+use crate::symbols::indexfile::{u32_at, u64_at, Mapped, PageBits, PAGE};
 pub(crate) use crate::symbols::indexfile::{Broken, SourceStamp};
 
+mod layout;
 mod write;
 
-pub(crate) use write::build;
-
-/// Bumped whenever the layout or what is stored changes (or the version of
-/// breakpad-symbols whose parse it records).
-const KIND: Kind<'static> = Kind {
-    magic: b"DTSYMIDX",
-    version: 2,
-    sections: SECTIONS,
+use layout::{
+    CFI, FILES, FUNCS, KIND, NAME_ENTRY, ORIGINS, PUBLICS, PUBLIC_ENTRY, RANGE_ENTRY, SOURCE_CRCS,
+    STRINGS, WIN_FPO, WIN_FRAMEDATA,
 };
-
-const FUNCS: usize = 0;
-const CFI: usize = 1;
-const WIN_FRAMEDATA: usize = 2;
-const WIN_FPO: usize = 3;
-const PUBLICS: usize = 4;
-const FILES: usize = 5;
-const ORIGINS: usize = 6;
-const STRINGS: usize = 7;
-const SOURCE_CRCS: usize = 8;
-const SECTIONS: usize = 9;
-
-const RANGE_ENTRY: usize = 24;
-const PUBLIC_ENTRY: usize = 24;
-const NAME_ENTRY: usize = 16;
+pub(crate) use write::build;
 
 /// The index of one .sym file, open for look-ups.
 pub(crate) struct Index {

@@ -2,7 +2,17 @@
 //! text it kept for each range) and the scan (where each record's text is),
 //! checked before it is written.
 
-use super::*;
+use super::super::scan::{Record, Scan};
+use super::layout::{
+    CFI, FILES, FUNCS, KIND, ORIGINS, PUBLICS, SECTIONS, SOURCE_CRCS, STRINGS, WIN_FPO,
+    WIN_FRAMEDATA,
+};
+use crate::symbols::indexfile::SourceStamp;
+use crate::symbols::indexfile::{self};
+use minidump_unwind::SymbolFile;
+use range_map::Range;
+use std::collections::HashMap;
+use std::path::Path;
 
 /// Section contents being written.
 #[derive(Default)]

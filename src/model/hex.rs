@@ -1,0 +1,24 @@
+//! Addresses, offsets and codes are numbers in the model; the JSON spells
+//! them as hex strings, as the text does (docs/json-schema.md). These are
+//! the serializers every report type uses for them.
+
+use serde::Serializer;
+
+pub(super) fn hex_u64<S: Serializer>(value: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{value:#x}"))
+}
+
+pub(super) fn hex_u32<S: Serializer>(value: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{value:#x}"))
+}
+
+pub(super) fn hex_list<S: Serializer>(values: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(values.iter().map(|v| format!("{v:#x}")))
+}
+
+pub(super) fn hex_option<S: Serializer>(value: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => hex_u64(value, s),
+        None => s.serialize_none(),
+    }
+}
