@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuilds the native symbol fixtures of tests/data/native/ from their sources
 # in tests/data/native/src/, and prints the identities and function offsets the
-# tests rely on (update tests/symbols.rs if they change).
+# tests rely on (update tests/common/symbol_fixtures.rs if they change).
 #
 # Needs: clang-14 and lld-14 (PE + PDB), gcc and binutils (ELF + split debug
 # file), llvm-readobj-14 and llvm-pdbutil-14 (to print what was built).
