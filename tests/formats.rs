@@ -4,6 +4,8 @@
 //! only on a terminal. Golden files: see tests/output.rs for UPDATE_GOLDEN.
 
 mod common;
+#[path = "common/golden.rs"]
+mod golden;
 #[path = "common/synth.rs"]
 mod synth;
 
@@ -11,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{bin, placeholder_paths, public, shared_dir};
+use golden::golden;
 
 /// A folder like a CI run's artifacts: the same crash twice, other crashes,
 /// a known exit-time failure, and a file that is not a dump.
@@ -59,21 +62,6 @@ fn run_batch(dir: &Path, extra: &[&str]) -> (String, String, Option<i32>) {
         .unwrap();
     let filter = |b: &[u8]| placeholder_paths(&String::from_utf8_lossy(b), &[(dir, "<TMP>")]);
     (filter(&out.stdout), filter(&out.stderr), out.status.code())
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        expected == actual,
-        "{name} differs from its golden file (rerun with UPDATE_GOLDEN=1 if intended):\n{actual}"
-    );
 }
 
 #[test]

@@ -3,39 +3,15 @@
 //! with UPDATE_GOLDEN=1 and review the diff of tests/golden/.
 
 mod common;
+#[path = "common/golden.rs"]
+mod golden;
 #[path = "common/synth.rs"]
 mod synth;
 
 use std::path::Path;
 
 use common::{bin, placeholder_paths, public, shared_dir};
-
-fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (run with UPDATE_GOLDEN=1)", path.display()));
-    if expected != actual {
-        let diff_at = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{name} differs from its golden file at line {}:\n  golden: {:?}\n  actual: {:?}\n\
-             (rerun with UPDATE_GOLDEN=1 if the change is intended)",
-            diff_at + 1,
-            expected.lines().nth(diff_at),
-            actual.lines().nth(diff_at)
-        );
-    }
-}
+use golden::golden;
 
 /// Runs the binary and returns (stdout, stderr, status) with paths filtered.
 fn run_filtered(args: &[&str], tmp: Option<&Path>) -> (String, String, Option<i32>) {
