@@ -22,6 +22,17 @@
 //! reading costs: it is made on a file's second use, on another thread
 //! while the analysis goes on ([`Planned::write`]).
 //!
+//! Why our own format rather than Sentry's SymCache (symbolic-symcache),
+//! the usual answer: a SymCache is made by symbolic-debuginfo's own PDB and
+//! DWARF parsers, so its answers would be symbolic's reading of the file,
+//! not those of the readers a run without the index uses (names, inline
+//! handling, our guess rules); "the same frames with and without the
+//! index" could not hold by construction. It also stores 32-bit addresses
+//! and names, lines and inlines only, and brings symbolic-debuginfo's
+//! dependency tree. This index records our readers' own answers and checks
+//! them. Unwind data needs no index here: PE `.pdata` and ELF
+//! `.eh_frame_hdr` are already binary-searched in place.
+//!
 //! Layout: the checked container of `indexfile`, with five sections:
 //! ranges (`start u64, answer u32, 0 u32`, sorted; a range runs to the
 //! next one's start; answer `NONE`: no name), answers (`function start

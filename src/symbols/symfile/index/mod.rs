@@ -10,6 +10,13 @@
 //! (its overlap rules and STACK WIN fix-ups included), and where that text
 //! is.
 //!
+//! Why our own format rather than Sentry's SymCache (symbolic-symcache): a
+//! SymCache holds no CFI (symbolic-cfi's CfiCache is yet another format),
+//! and answers with its own line and inline interpretation of the records,
+//! so "identical frames with and without the index" could not be promised;
+//! it would also bring symbolic-debuginfo's tree for one format. This index
+//! stores no interpretation, only which text breakpad-symbols' parse kept.
+//!
 //! Nothing read is trusted unchecked: the header has a checksum and names
 //! the source's size, mtime and debug id; every 4 KiB page of the index and
 //! of the source has a CRC-32 checked on first use; a record's text must
