@@ -7,11 +7,8 @@
 //! How a process is stopped and read is in `linux/` (ptrace and
 //! minidump-writer) and `windows.rs` (MiniDumpWriteDump).
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use minidump::{Minidump, MinidumpThreadList};
 
 use crate::model::Report;
 
@@ -30,13 +27,13 @@ mod unsupported;
 #[cfg(not(any(target_os = "linux", windows)))]
 use unsupported as os;
 
-mod error;
 mod naming;
 mod postprocess;
+mod types;
 
-pub use error::CaptureError;
 use naming::*;
 use postprocess::*;
+pub use types::{CaptureError, Captured, ExitStatus, RunEnd, RunOptions};
 
 /// `run`'s exit status when the command was still running at the hang
 /// timeout (the status timeout(1) uses, so CI systems already know it).
@@ -51,16 +48,6 @@ pub const EXIT_NOT_EXECUTABLE: u8 = 126;
 /// A thread that does not stop in time (uninterruptible sleep in a driver)
 /// aborts the capture instead of blocking it.
 pub const DEFAULT_STOP_LIMIT: Duration = Duration::from_secs(2);
-
-/// A dump written by `attach`, with its analysis.
-#[derive(Debug)]
-pub struct Captured {
-    pub path: PathBuf,
-    pub report: Report,
-    /// The thread the dump's exception stream names after the analysis
-    /// (the blamed thread when one was found).
-    pub recorded_thread: Option<u32>,
-}
 
 /// Writes a minidump of the live process `pid` into `dir`, analyses it with
 /// `analyze`, and records the blamed thread in the dump (see
@@ -77,10 +64,11 @@ pub fn attach(
 ) -> Result<Captured, CaptureError> {
     os::check_attachable(pid)?;
     prepare_dump_dir(dir)?;
-    let (mut file, path) = new_dump_file(dir, pid)?;
+    let (mut file, path) = new_dump_file(dir, pid, &os::process_name(pid))?;
     let written = os::write_live_dump(pid, &mut file, &path, stop_limit);
     drop(file);
-    if let Err(error) = written.and_then(|()| check_has_threads(pid, &path)) {
+    if let Err(error) = written.and_then(|()| check_has_threads(&path, || os::why_no_threads(pid)))
+    {
         let _ = std::fs::remove_file(&path);
         return Err(error);
     }
@@ -108,65 +96,6 @@ fn finish_live_dump(
         recorded_thread,
     })
 }
-
-/// A dump with no thread means every ptrace attach failed (another tracer,
-/// or a ptrace policy): minidump-writer still writes it, but it is useless.
-fn check_has_threads(pid: u32, path: &Path) -> Result<(), CaptureError> {
-    let count = Minidump::read_path(path).ok().map_or(0, |dump| {
-        dump.get_stream::<MinidumpThreadList>()
-            .map_or(0, |list| list.threads.len())
-    });
-    if count > 0 {
-        return Ok(());
-    }
-    Err(os::why_no_threads(pid))
-}
-
-/// What `run` was asked to do.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    pub command: Vec<OsString>,
-    /// Capture and stop the command when it is still running after this long.
-    pub hang_timeout: Option<Duration>,
-    pub dump_dir: PathBuf,
-    /// Leave a hung command running (untraced) instead of killing it.
-    pub no_kill: bool,
-    /// How long the command's threads get to stop for a capture.
-    pub stop_limit: Duration,
-}
-
-/// How the command ended, as its parent would have seen it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitStatus {
-    Code(i32),
-    Signal(i32),
-}
-
-/// The end of a `run`.
-#[derive(Debug)]
-pub enum RunEnd<D = Result<Captured, CaptureError>> {
-    /// The command ended by itself without a crash: nothing was written.
-    Exited(ExitStatus),
-    /// The command died of a crash signal; the dump was taken at the crash.
-    Crashed {
-        pid: u32,
-        signal: i32,
-        status: ExitStatus,
-        dump: D,
-    },
-    /// The command was still running at the hang timeout.
-    Hung {
-        pid: u32,
-        after: Duration,
-        killed: bool,
-        dump: D,
-    },
-}
-
-/// How the supervised command ended, before its dump is analysed: what the
-/// OS-specific supervisor returns.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-type Supervised = RunEnd<Result<PathBuf, CaptureError>>;
 
 /// Runs a command with its standard streams passed through, and captures a
 /// dump when it crashes or is still running at the hang timeout (see
@@ -226,8 +155,7 @@ pub fn signal_name(signal: i32) -> String {
 
 #[cfg(test)]
 mod tests {
-
-    use minidump::MinidumpException;
+    use minidump::{Minidump, MinidumpException, MinidumpThreadList};
 
     use super::*;
 

@@ -1,13 +1,7 @@
 //! Where a dump goes and what it is called: `PROCESSNAME_PID_YYMMDD_HHMMSS.dmp`
 //! in a folder that is made if needed, never overwriting a file.
 
-use super::error::CaptureError;
-#[cfg(target_os = "linux")]
-use super::linux as os;
-#[cfg(not(any(target_os = "linux", windows)))]
-use super::unsupported as os;
-#[cfg(windows)]
-use super::windows as os;
+use super::types::CaptureError;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
@@ -112,7 +106,11 @@ impl LocalTime {
 }
 
 /// Creates the file for a dump of `pid`, named after the process, in `dir`.
-pub(super) fn new_dump_file(dir: &Path, pid: u32) -> Result<(File, PathBuf), CaptureError> {
-    let name = dump_file_name(&os::process_name(pid), pid, LocalTime::now());
+pub(in crate::capture) fn new_dump_file(
+    dir: &Path,
+    pid: u32,
+    process_name: &str,
+) -> Result<(File, PathBuf), CaptureError> {
+    let name = dump_file_name(process_name, pid, LocalTime::now());
     create_dump_file(dir, &name)
 }

@@ -2,7 +2,7 @@
 //! recorded in the exception stream of a dump written on request, and the
 //! process environment removed.
 
-use super::error::CaptureError;
+use super::types::CaptureError;
 use minidump::{
     Minidump, MinidumpException, MinidumpMiscInfo, MinidumpSystemInfo, MinidumpThreadList,
 };
@@ -229,4 +229,20 @@ pub(super) fn scrub_environment_in_chunks(path: &Path, chunk: usize) -> Result<(
         .persist(path)
         .map(drop)
         .map_err(|e| fail(format!("cannot replace it: {}", e.error)))
+}
+
+/// A dump with no thread means every ptrace attach failed (another tracer,
+/// or a ptrace policy): minidump-writer still writes it, but it is useless.
+pub(in crate::capture) fn check_has_threads(
+    path: &Path,
+    why_not: impl FnOnce() -> CaptureError,
+) -> Result<(), CaptureError> {
+    let count = Minidump::read_path(path).ok().map_or(0, |dump| {
+        dump.get_stream::<MinidumpThreadList>()
+            .map_or(0, |list| list.threads.len())
+    });
+    if count > 0 {
+        return Ok(());
+    }
+    Err(why_not())
 }

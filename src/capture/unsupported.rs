@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::{CaptureError, ExitStatus, RunOptions, Supervised};
+use super::types::{CaptureError, ExitStatus, RunOptions, Supervised};
 
 pub(super) fn process_name(_pid: u32) -> String {
     String::new()

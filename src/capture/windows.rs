@@ -23,7 +23,7 @@ use windows_sys::Win32::System::Threading::{
     PROCESS_VM_READ,
 };
 
-use super::{CaptureError, ExitStatus, RunOptions, Supervised};
+use super::types::{CaptureError, ExitStatus, RunOptions, Supervised};
 
 /// A process handle closed on drop.
 struct Process(HANDLE);

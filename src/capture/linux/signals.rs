@@ -11,7 +11,7 @@ use nix::sys::resource::{setrlimit, Resource};
 use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
-use super::super::{CaptureError, ExitStatus};
+use crate::capture::types::{CaptureError, ExitStatus};
 
 /// Signals are blocked and read from a signalfd, so a SIGCHLD or a SIGTERM
 /// wakes the supervision loop instead of running a handler. The mask is

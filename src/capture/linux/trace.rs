@@ -13,12 +13,17 @@ use nix::sys::ptrace::{self, Options};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use super::super::{check_has_threads, new_dump_file, CaptureError, ExitStatus, Supervised};
 use super::crash_context::crash_context;
-use super::procfs::{describe_threads, read_status, signal_bit, thread_states};
-use super::{
-    error_chain, write_live_dump, CRASH_SIGNALS, PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
+use super::live::{
+    error_chain, why_no_threads, write_live_dump, CRASH_SIGNALS, PROCESS_END_TIMEOUT,
+    SAME_SIGNAL_WINDOW, SI_KERNEL,
 };
+use super::procfs::process_name;
+use super::procfs::{describe_threads, read_status, signal_bit, thread_states};
+use super::signals::signal_name;
+use crate::capture::naming::new_dump_file;
+use crate::capture::postprocess::check_has_threads;
+use crate::capture::types::{CaptureError, ExitStatus, Supervised};
 
 pub(super) struct Tracer {
     pub pid: pid_t,
@@ -283,7 +288,7 @@ impl Tracer {
     /// dump with the crash context, then let the process die of it.
     fn crash(&mut self, tid: pid_t, signal: c_int) -> Result<Supervised, CaptureError> {
         let pid = self.pid;
-        let file = new_dump_file(&self.dump_dir, pid as u32);
+        let file = new_dump_file(&self.dump_dir, pid as u32, &process_name(pid as u32));
         let (mut file, path) = match file {
             Ok(created) => created,
             Err(error) => return self.crash_undumped(tid, signal, error),
@@ -328,7 +333,7 @@ impl Tracer {
             });
         drop(file);
         let dump = written
-            .and_then(|()| check_has_threads(pid as u32, &path))
+            .and_then(|()| check_has_threads(&path, || why_no_threads(pid as u32)))
             .map(|()| path.clone());
         if dump.is_err() {
             let _ = std::fs::remove_file(&path);
@@ -373,17 +378,20 @@ impl Tracer {
             }
         }
         let stop_limit = self.stop_limit;
-        let dump = new_dump_file(&self.dump_dir, pid as u32).and_then(|(mut file, path)| {
-            let written = write_live_dump(pid as u32, &mut file, &path, stop_limit);
-            drop(file);
-            match written.and_then(|()| check_has_threads(pid as u32, &path)) {
-                Ok(()) => Ok(path),
-                Err(error) => {
-                    let _ = std::fs::remove_file(&path);
-                    Err(error)
+        let dump = new_dump_file(&self.dump_dir, pid as u32, &process_name(pid as u32)).and_then(
+            |(mut file, path)| {
+                let written = write_live_dump(pid as u32, &mut file, &path, stop_limit);
+                drop(file);
+                match written.and_then(|()| check_has_threads(&path, || why_no_threads(pid as u32)))
+                {
+                    Ok(()) => Ok(path),
+                    Err(error) => {
+                        let _ = std::fs::remove_file(&path);
+                        Err(error)
+                    }
                 }
-            }
-        });
+            },
+        );
         if !no_kill {
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             self.wait_for_end(libc::SIGKILL)?;
@@ -430,7 +438,7 @@ impl Tracer {
                     return Err(CaptureError::Timeout(format!(
                         "process {pid} did not end within {} s of {}: {}",
                         PROCESS_END_TIMEOUT.as_secs(),
-                        super::signal_name(expected),
+                        signal_name(expected),
                         describe_threads(pid, &tids)
                     )));
                 }

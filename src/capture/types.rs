@@ -1,8 +1,12 @@
-//! Why a capture failed: the one error type of attach and run, shared by
-//! the OS-independent steps and the OS back ends.
+//! The types the capture steps and the OS back ends share: why a capture
+//! failed, what `run` was asked to do, how it ended, and what `attach`
+//! wrote. A leaf, so no back end imports the module that picks it.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
+
+use crate::model::Report;
 
 /// Why a capture failed. Each variant has a stable short name
 /// ([`CaptureError::name`]).
@@ -85,3 +89,59 @@ impl CaptureError {
         }
     }
 }
+
+/// A dump written by `attach`, with its analysis.
+#[derive(Debug)]
+pub struct Captured {
+    pub path: PathBuf,
+    pub report: Report,
+    /// The thread the dump's exception stream names after the analysis
+    /// (the blamed thread when one was found).
+    pub recorded_thread: Option<u32>,
+}
+
+/// What `run` was asked to do.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub command: Vec<OsString>,
+    /// Capture and stop the command when it is still running after this long.
+    pub hang_timeout: Option<Duration>,
+    pub dump_dir: PathBuf,
+    /// Leave a hung command running (untraced) instead of killing it.
+    pub no_kill: bool,
+    /// How long the command's threads get to stop for a capture.
+    pub stop_limit: Duration,
+}
+
+/// How the command ended, as its parent would have seen it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    Code(i32),
+    Signal(i32),
+}
+
+/// The end of a `run`.
+#[derive(Debug)]
+pub enum RunEnd<D = Result<Captured, CaptureError>> {
+    /// The command ended by itself without a crash: nothing was written.
+    Exited(ExitStatus),
+    /// The command died of a crash signal; the dump was taken at the crash.
+    Crashed {
+        pid: u32,
+        signal: i32,
+        status: ExitStatus,
+        dump: D,
+    },
+    /// The command was still running at the hang timeout.
+    Hung {
+        pid: u32,
+        after: Duration,
+        killed: bool,
+        dump: D,
+    },
+}
+
+/// How the supervised command ended, before its dump is analysed: what the
+/// OS-specific supervisor returns.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(super) type Supervised = RunEnd<Result<PathBuf, CaptureError>>;
