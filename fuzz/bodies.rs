@@ -133,7 +133,7 @@ pub fn read_elf(data: &[u8]) {
     let Ok(info) = native::elf::read_file(data) else {
         return;
     };
-    if let Ok(dwarf) = native::elf::Dwarf::load(data.to_vec(), info) {
+    if let Ok(dwarf) = native::elf::Dwarf::load(data.to_vec(), info, "fuzz") {
         for rva in [0, 0x1000, 0x1139, 0x2000, u64::MAX] {
             let _ = dwarf.lookup(rva);
         }

@@ -129,7 +129,7 @@ fn load_dwarf(
         let load: Loader = Box::new(move || {
             let map = map_file(&again).ok()?;
             let info = elf::read_file(&map).ok()?;
-            Dwarf::load(map, info)
+            Dwarf::load(map, info, &again.display().to_string())
                 .ok()
                 .map(|dwarf| Arc::new(dwarf) as Arc<dyn NativeSymbols>)
         });
@@ -139,7 +139,7 @@ fn load_dwarf(
         }
     }
     elf::read_tables(&map, &mut info);
-    match Dwarf::load(map, info) {
+    match Dwarf::load(map, info, &path.display().to_string()) {
         Ok(dwarf) => {
             log.file = Some(shown);
             let dwarf = Arc::new(dwarf);

@@ -2,11 +2,12 @@
 //! DWARF (read with addr2line), and the symbol tables.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use gimli::{EndianReader, RunTimeEndian};
 use object::{Object as _, ObjectSection as _, ObjectSegment as _, ObjectSymbol as _, SymbolKind};
 
+use super::guarded::Guarded;
 use super::index::{within_limit, Boundaries};
 use super::{AddressTable, NativeSymbols, Symbol};
 use crate::model::SymbolSource;
@@ -127,7 +128,8 @@ pub(crate) fn read_tables(data: &[u8], info: &mut ElfInfo) {
 
 /// DWARF of one ELF file, for lookups.
 pub struct Dwarf {
-    context: Mutex<addr2line::Context<Reader>>,
+    /// A reader's panic on a damaged file costs one look-up, not the file.
+    context: Guarded<addr2line::Context<Reader>>,
     /// The sections the context reads, for its index's boundaries.
     sections: Arc<gimli::Dwarf<Reader>>,
     bias: u64,
@@ -138,10 +140,11 @@ pub struct Dwarf {
 
 impl Dwarf {
     /// Loads the DWARF sections of `file` (an ELF file with `.debug_info`,
-    /// usually mapped): kept, and read in place.
+    /// usually mapped, named `origin` in warnings): kept, and read in place.
     pub fn load(
         file: impl AsRef<[u8]> + Send + Sync + 'static,
         info: ElfInfo,
+        origin: &str,
     ) -> Result<Dwarf, String> {
         let map: Arc<dyn AsRef<[u8]> + Send + Sync> = Arc::new(file);
         let data: &[u8] = (*map).as_ref();
@@ -176,7 +179,7 @@ impl Dwarf {
         let context =
             addr2line::Context::from_arc_dwarf(sections.clone()).map_err(|e| e.to_string())?;
         Ok(Dwarf {
-            context: Mutex::new(context),
+            context: Guarded::new(context, "DWARF", origin.to_string()),
             sections,
             bias: info.bias,
             symtab: Arc::new(info.symtab),
@@ -186,7 +189,17 @@ impl Dwarf {
 
 impl NativeSymbols for Dwarf {
     fn lookup(&self, rva: u64) -> Option<Symbol> {
-        let context = self.context.lock().ok()?;
+        self.context.with(rva, |context| self.symbol(context, rva))
+    }
+
+    fn source(&self) -> SymbolSource {
+        SymbolSource::Dwarf
+    }
+}
+
+impl Dwarf {
+    /// The DWARF's answer for `rva`, completed from the symbol table.
+    fn symbol(&self, context: &addr2line::Context<Reader>, rva: u64) -> Option<Symbol> {
         // addr2line probes [probe, probe + 1): the last address would
         // overflow inside it (found by fuzz/read_elf).
         let probe = rva.checked_add(self.bias).filter(|&p| p < u64::MAX)?;
@@ -220,10 +233,6 @@ impl NativeSymbols for Dwarf {
             inlines: found.into_iter().rev().collect(),
             guessed: false,
         })
-    }
-
-    fn source(&self) -> SymbolSource {
-        SymbolSource::Dwarf
     }
 }
 
@@ -284,7 +293,7 @@ impl Boundaries for Dwarf {
         let context =
             addr2line::Context::from_arc_dwarf(self.sections.clone()).map_err(|e| e.to_string())?;
         Ok(Box::new(Dwarf {
-            context: Mutex::new(context),
+            context: Guarded::new(context, "DWARF", self.context.file().to_string()),
             sections: self.sections.clone(),
             bias: self.bias,
             symtab: self.symtab.clone(),

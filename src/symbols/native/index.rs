@@ -695,7 +695,7 @@ mod tests {
         assert!(status.success());
         let map = crate::symbols::paths::map_file(&out).unwrap();
         let info = elf::read_file(&map).unwrap();
-        let reader = elf::Dwarf::load(map, info).unwrap();
+        let reader = elf::Dwarf::load(map, info, "test").unwrap();
         let ranges = same_everywhere(&reader, "gcc -O2 binary");
         assert!(ranges > 20, "{ranges} ranges");
         // A file with more boundaries than the limit gets no index.

@@ -12,6 +12,7 @@
 //! that name as a guess (`Symbol::guessed`).
 
 pub mod elf;
+mod guarded;
 pub mod index;
 pub mod pdb;
 pub mod pe;

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use memmap2::Mmap;
 use pdb_addr2line::pdb::PDB;
 use pdb_addr2line::{ContextPdbData, TypeFormatterFlags};
 
+use super::guarded::Guarded;
 use super::index::{within_limit, Boundaries};
 use super::{NativeSymbols, Symbol};
 use crate::model::SymbolSource;
@@ -30,8 +30,9 @@ self_cell::self_cell!(
 /// A PDB whose identity has been checked, ready for lookups.
 pub struct Pdb {
     // The context caches per-procedure data in a RefCell, so lookups from
-    // several threads take turns.
-    cell: Mutex<Cell>,
+    // several threads take turns; a reader's panic on a damaged file costs
+    // one look-up, not the file.
+    cell: Guarded<Cell>,
     /// Where it was read from, and its GUID and age: its index asks the
     /// file again for where answers change.
     path: PathBuf,
@@ -85,7 +86,7 @@ impl Pdb {
         let cell = Cell::try_new(data, |data| data.make_context_with_formatter_flags(flags))
             .map_err(|e| corrupt(&e))?;
         Ok(Pdb {
-            cell: Mutex::new(cell),
+            cell: Guarded::new(cell, "PDB", path.display().to_string()),
             path: path.to_path_buf(),
             id: expected,
         })
@@ -124,10 +125,12 @@ fn pdb_identity(
 
 impl NativeSymbols for Pdb {
     fn lookup(&self, rva: u64) -> Option<Symbol> {
-        // A corrupt file can make the reader panic here too (see `open`).
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.lookup_unguarded(rva)))
-            .ok()
-            .flatten()
+        // A corrupt file can make the reader panic here too (see `open`):
+        // `Guarded` catches it.
+        let rva32 = u32::try_from(rva).ok()?;
+        self.cell.with(rva, |cell| {
+            cell.with_dependent(|_, context| symbol(context, rva32))
+        })
     }
 
     fn source(&self) -> SymbolSource {
@@ -135,36 +138,31 @@ impl NativeSymbols for Pdb {
     }
 }
 
-impl Pdb {
-    fn lookup_unguarded(&self, rva: u64) -> Option<Symbol> {
-        let rva = u32::try_from(rva).ok()?;
-        let cell = self.cell.lock().ok()?;
-        cell.with_dependent(|_, context| {
-            let frames = context.find_frames(rva).ok()??;
-            let (outer, inner) = frames.frames.split_last()?;
-            Some(Symbol {
-                // Public symbols (no procedure record) keep their decoration.
-                function: super::demangle(outer.function.as_deref()?),
-                function_rva: u64::from(frames.start_rva),
-                file: outer.file.as_deref().map(str::to_string),
-                line: outer.line,
-                guessed: false,
-                inlines: inner
-                    .iter()
-                    .rev()
-                    .map(|f| {
-                        (
-                            f.function
-                                .as_deref()
-                                .map_or_else(|| "?".to_string(), super::demangle),
-                            f.file.as_deref().map(str::to_string),
-                            f.line,
-                        )
-                    })
-                    .collect(),
+/// The PDB's answer for `rva`, as a symbol.
+fn symbol(context: &PdbContext, rva: u32) -> Option<Symbol> {
+    let frames = context.find_frames(rva).ok()??;
+    let (outer, inner) = frames.frames.split_last()?;
+    Some(Symbol {
+        // Public symbols (no procedure record) keep their decoration.
+        function: super::demangle(outer.function.as_deref()?),
+        function_rva: u64::from(frames.start_rva),
+        file: outer.file.as_deref().map(str::to_string),
+        line: outer.line,
+        guessed: false,
+        inlines: inner
+            .iter()
+            .rev()
+            .map(|f| {
+                (
+                    f.function
+                        .as_deref()
+                        .map_or_else(|| "?".to_string(), super::demangle),
+                    f.file.as_deref().map(str::to_string),
+                    f.line,
+                )
             })
-        })
-    }
+            .collect(),
+    })
 }
 
 impl Boundaries for Pdb {
