@@ -13,6 +13,8 @@
 
 pub(crate) mod elf;
 pub(crate) mod pe;
+#[cfg(test)]
+mod pe_differential;
 
 /// Registers by their DWARF x86-64 numbers, as both unwinders name them.
 pub(crate) const RBX: usize = 3;
