@@ -243,12 +243,23 @@ pub struct Diagnosis {
     pub confidence: f64,
     /// The thread the diagnosis is about.
     pub thread_id: u32,
+    /// Which `[[match]]` table of the rule matched, so a wrong answer
+    /// points at the conditions to fix.
+    pub alternative: Alternative,
     pub evidence: Vec<Evidence>,
     /// What happens, and why.
     pub summary: String,
     pub fix: String,
     pub workaround: Option<String>,
     pub references: Vec<String>,
+}
+
+/// A rule's `[[match]]` table: its place in the file and its label (the
+/// table's `label`, else its conditions in a few words).
+#[derive(Debug, Clone, Serialize)]
+pub struct Alternative {
+    pub index: usize,
+    pub label: String,
 }
 
 /// One fact a diagnosis rests on.

@@ -256,6 +256,12 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         best.confidence,
         thread_label(best.thread_id)
     );
+    let _ = writeln!(
+        s,
+        "    Matched by [[match]] {} of the rule: {}",
+        best.alternative.index + 1,
+        clean(&best.alternative.label)
+    );
     let _ = writeln!(s, "    Evidence:");
     for e in &best.evidence {
         let place = match (e.thread_id, e.frame_index) {

@@ -515,6 +515,7 @@ fn compile_conditions(
         ));
     }
     let conditions = Conditions {
+        label: spec.label.clone().unwrap_or_else(|| describe_match(spec)),
         thread,
         thread_name,
         exception,
@@ -543,6 +544,66 @@ fn compile_conditions(
         Ok(conditions)
     } else {
         Err(errors)
+    }
+}
+
+/// A `[[match]]` table without a `label`, in a few words: its first frame
+/// patterns and the facts it requires.
+fn describe_match(spec: &MatchSpec) -> String {
+    let mut parts = Vec::new();
+    let frames: Vec<&str> = spec
+        .frames
+        .iter()
+        .filter_map(|f| {
+            f.function
+                .as_deref()
+                .or(f.module.as_deref())
+                .or(f.unloaded.as_deref())
+        })
+        .take(3)
+        // Long alternations are cut: the label names, the file says all.
+        .map(|p| match p.char_indices().nth(40) {
+            Some((at, _)) => &p[..at],
+            None => p,
+        })
+        .collect();
+    if !frames.is_empty() {
+        let more = if spec.frames.len() > frames.len() {
+            " ..."
+        } else {
+            ""
+        };
+        parts.push(format!("frames {}{more}", frames.join(" < ")));
+    }
+    if !spec.exception.is_empty() {
+        parts.push(format!("exception {}", spec.exception.join("/")));
+    }
+    for (flag, name) in [
+        (spec.crash, "crash"),
+        (spec.abort, "abort"),
+        (spec.process_exiting, "process exiting"),
+        (spec.thread_exiting, "thread exiting"),
+        (spec.thread_blocked, "thread blocked"),
+    ] {
+        match flag {
+            Some(true) => parts.push(name.to_string()),
+            Some(false) => parts.push(format!("not {name}")),
+            None => {}
+        }
+    }
+    if spec.ip_in_unloaded_module.is_some() {
+        parts.push("instruction in an unloaded module".to_string());
+    }
+    if spec.access_in_unloaded_module.is_some() {
+        parts.push("access in an unloaded module".to_string());
+    }
+    if !spec.modules_loaded.is_empty() {
+        parts.push(format!("loaded {}", spec.modules_loaded.join(", ")));
+    }
+    if parts.is_empty() {
+        "no condition".to_string()
+    } else {
+        parts.join("; ")
     }
 }
 

@@ -5,7 +5,8 @@ use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::ThreadChoice;
 use crate::exit_phase::Classified;
 use crate::model::{
-    bare_name, hex, offset, Diagnosis, Evidence, ExitStage, Frame, Report, StackHit, Thread, Trust,
+    bare_name, hex, offset, Alternative, Diagnosis, Evidence, ExitStage, Frame, Report, StackHit,
+    Thread, Trust,
 };
 use crate::pattern::Pattern;
 
@@ -32,10 +33,22 @@ pub fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
         .filter_map(|rule| {
             rule.alternatives
                 .iter()
-                .filter_map(|c| match_conditions(rule, c, report).map(|d| (c.specificity(), d)))
-                .max_by(|a, b| {
-                    a.0.cmp(&b.0)
-                        .then(a.1.confidence.total_cmp(&b.1.confidence))
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    match_conditions(rule, i, c, report).map(|d| (c.specificity(), d))
+                })
+                // The most specific, then the most confident; among equals
+                // the first in the file (max_by would take the last).
+                .reduce(|best, next| {
+                    let better = next
+                        .0
+                        .cmp(&best.0)
+                        .then(next.1.confidence.total_cmp(&best.1.confidence));
+                    if better.is_gt() {
+                        next
+                    } else {
+                        best
+                    }
                 })
         })
         .collect();
@@ -65,7 +78,12 @@ impl Found {
     }
 }
 
-fn match_conditions(rule: &Rule, c: &Conditions, report: &Report) -> Option<Diagnosis> {
+fn match_conditions(
+    rule: &Rule,
+    index: usize,
+    c: &Conditions,
+    report: &Report,
+) -> Option<Diagnosis> {
     let mut found = Found {
         evidence: Vec::new(),
         confidence: if rule.generic {
@@ -112,6 +130,10 @@ fn match_conditions(rule: &Rule, c: &Conditions, report: &Report) -> Option<Diag
         generic: rule.generic,
         confidence: (found.confidence * 100.0).round() / 100.0,
         thread_id: thread.id,
+        alternative: Alternative {
+            index,
+            label: c.label.clone(),
+        },
         evidence: found.evidence,
         summary: format!("{} {}", rule.summary.trim(), rule.why.trim()),
         fix: rule.fix.trim().to_string(),

@@ -28,6 +28,8 @@ pub struct Rule {
 
 #[derive(Debug)]
 pub struct Conditions {
+    /// The table's label, else its conditions in a few words.
+    pub label: String,
     pub thread: ThreadChoice,
     pub thread_name: Option<Pattern>,
     pub exception: Vec<ExceptionCode>,

@@ -28,6 +28,9 @@ pub(crate) struct RuleFile {
 
 #[derive(Debug, Deserialize, Default)]
 pub(crate) struct MatchSpec {
+    /// A few words on what this alternative recognises, named by every
+    /// diagnosis it gives.
+    pub label: Option<String>,
     pub thread: Option<ThreadChoice>,
     pub thread_name: Option<String>,
     #[serde(default)]
