@@ -36,3 +36,33 @@ print()' > "$out/$name.json"
   fi
 done
 echo "wrote $(ls "$out" | wc -l) files to $out"
+
+# The external corpus (../shared/corpus/external, 35 dumps of ten other
+# projects): the same reduction, into expected/external/, the dump's path
+# with `/` as `__`. Symbols: the Breakpad store its project ships beside
+# it (`symbols-breakpad/`, else `symbols/`), when there is one.
+external=../shared/corpus/external
+mkdir -p "$out/external"
+find "$external" \( -name '*.dmp' -o -name '*.mdmp' \) | sort | while read -r dump; do
+  rel=${dump#"$external"/}
+  name=$(printf '%s' "${rel%.*}" | sed 's|/|__|g')
+  project=$external/${rel%%/*}
+  args=()
+  for store in "$project/symbols-breakpad" "$project/symbols"; do
+    if [ -d "$store" ]; then args=(--symbols-path "$store"); break; fi
+  done
+  if json=$(minidump-stackwalk --json "${args[@]}" "$dump" 2>/dev/null); then
+    printf '%s' "$json" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+threads = [{
+    "id": t.get("thread_id"),
+    "frames": [[f.get("module"), f.get("function")] for f in t["frames"]],
+} for t in d["threads"]]
+json.dump({"status": "ok", "threads": threads}, sys.stdout, indent=1)
+print()' > "$out/external/$name.json"
+  else
+    echo '{"status": "error"}' > "$out/external/$name.json"
+  fi
+done
+echo "wrote $(ls "$out/external" | wc -l) files to $out/external"

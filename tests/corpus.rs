@@ -131,3 +131,102 @@ fn minidump2_crashing_thread_matches_breakpads_expected_output() {
     assert_eq!(report["process"]["name"], "test_app.exe");
     assert_eq!(report["process"]["pid"], 3932);
 }
+
+/// The external corpus (../shared/corpus/external: 35 dumps of Sentry,
+/// symbolicator, lldb, Firefox on six platforms, Electron, ChromeOS,
+/// BugSplat and rizin's fuzzed files) against the reference stack walker's
+/// output on the same dumps with the same Breakpad stores
+/// (tests/data/corpus/expected/external, scripts/corpus-expected.sh): none
+/// gets a diagnosis, the malformed ones are refused with a clear error, and
+/// every thread names at least as many frames as the reference, with the
+/// crashing thread's first frame named alike where the reference names it.
+#[test]
+fn external_dumps_get_no_diagnosis_and_frames_as_good_as_the_reference() {
+    let root = common::shared_dir().join("corpus/external");
+    let mut dumps = Vec::new();
+    let mut todo = vec![root.clone()];
+    while let Some(dir) = todo.pop() {
+        for path in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.extension().is_some_and(|e| e == "dmp" || e == "mdmp") {
+                dumps.push(path);
+            }
+        }
+    }
+    dumps.sort();
+    assert_eq!(dumps.len(), 35, "the external corpus has 35 dumps");
+    let named = |frames: &[(Option<String>, Option<String>)]| {
+        frames.iter().filter(|(_, f)| f.is_some()).count()
+    };
+    let (mut compared_threads, mut refused) = (0, 0);
+    for dump in &dumps {
+        let rel = dump.strip_prefix(&root).unwrap();
+        let name = rel.with_extension("").to_string_lossy().replace('/', "__");
+        let want = expected(&format!("external/{name}"));
+        let project = root.join(rel.components().next().unwrap());
+        let mut cmd = common::bin();
+        cmd.args(["analyze", "--format", "json"]);
+        if let Some(store) = ["symbols-breakpad", "symbols"]
+            .iter()
+            .map(|s| project.join(s))
+            .find(|s| s.is_dir())
+        {
+            cmd.arg("--symbols").arg(store);
+        }
+        let out = cmd.arg(dump).output().unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let report = &doc["reports"][0];
+        if want["status"] == "error" {
+            refused += 1;
+            assert_eq!(report["status"], "error", "{name}");
+            let error = report["error"].as_str().unwrap();
+            assert!(
+                error.starts_with("corrupt minidump: ")
+                    || error.starts_with("truncated minidump: "),
+                "{name}: {error}"
+            );
+            continue;
+        }
+        assert_eq!(report["status"], "ok", "{name}: {}", report["error"]);
+        let diagnoses = report["diagnoses"].as_array().unwrap();
+        assert!(diagnoses.is_empty(), "{name}: {diagnoses:#?}");
+        let ours: HashMap<u64, &Value> = report["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["id"].as_u64().unwrap(), t))
+            .collect();
+        for thread in want["threads"].as_array().unwrap() {
+            let id = thread["id"].as_u64().unwrap();
+            let mine = ours
+                .get(&id)
+                .unwrap_or_else(|| panic!("{name}: thread {id} missing"));
+            let (theirs, mine_frames) = (frames(thread), frames(mine));
+            assert!(
+                named(&mine_frames) >= named(&theirs),
+                "{name}: thread {id}: {} named frames, the reference {}\nours {mine_frames:?}\ntheirs {theirs:?}",
+                named(&mine_frames),
+                named(&theirs)
+            );
+            if mine["crashing"] == true {
+                if let (Some((_, Some(want))), Some((_, got))) =
+                    (theirs.first(), mine_frames.first())
+                {
+                    assert_eq!(
+                        got.as_deref(),
+                        Some(want.as_str()),
+                        "{name}: crashing thread's first frame"
+                    );
+                }
+            }
+            compared_threads += 1;
+        }
+    }
+    eprintln!("{} dumps, {compared_threads} threads compared", dumps.len());
+    assert_eq!(refused, 3, "the three malformed dumps are refused");
+    assert!(
+        compared_threads > 300,
+        "only {compared_threads} threads compared"
+    );
+}
