@@ -16,6 +16,16 @@ fn expected(stem: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// A report's threads by id.
+fn threads_by_id(report: &Value) -> HashMap<u64, &Value> {
+    report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_u64().unwrap(), t))
+        .collect()
+}
+
 /// Each frame as (module, function), the way the reference output lists them.
 fn frames(thread: &Value) -> Vec<(Option<String>, Option<String>)> {
     thread["frames"]
@@ -57,12 +67,7 @@ fn every_corpus_dump_matches_the_reference_stack_walker() {
             continue;
         }
         assert_eq!(report["status"], "ok", "{stem}: {}", report["error"]);
-        let ours: HashMap<u64, &Value> = report["threads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| (t["id"].as_u64().unwrap(), t))
-            .collect();
+        let ours = threads_by_id(report);
         let theirs = want["threads"].as_array().unwrap();
         assert_eq!(ours.len(), theirs.len(), "{stem}: thread count");
         for thread in theirs {
@@ -191,12 +196,7 @@ fn external_dumps_get_no_diagnosis_and_frames_as_good_as_the_reference() {
         assert_eq!(report["status"], "ok", "{name}: {}", report["error"]);
         let diagnoses = report["diagnoses"].as_array().unwrap();
         assert!(diagnoses.is_empty(), "{name}: {diagnoses:#?}");
-        let ours: HashMap<u64, &Value> = report["threads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| (t["id"].as_u64().unwrap(), t))
-            .collect();
+        let ours = threads_by_id(report);
         for thread in want["threads"].as_array().unwrap() {
             let id = thread["id"].as_u64().unwrap();
             let mine = ours

@@ -145,18 +145,23 @@ struct Compared {
     disagreements: BTreeMap<String, String>,
 }
 
+impl Compared {
+    fn summary(&self, files: usize) -> String {
+        format!(
+            "{files} files, {} functions ({} chained), {} stops compared, {} disagreements",
+            self.functions,
+            self.chained,
+            self.stops,
+            self.disagreements.len()
+        )
+    }
+}
+
 #[test]
 fn our_pe_unwinder_agrees_with_pe_unwind_info() {
     let files = binaries();
     let c = compare(&files);
-    eprintln!(
-        "{} files, {} functions ({} chained), {} stops compared, {} disagreements",
-        files.len(),
-        c.functions,
-        c.chained,
-        c.stops,
-        c.disagreements.len()
-    );
+    eprintln!("{}", c.summary(files.len()));
     assert!(
         c.functions >= 5000,
         "only {} functions compared",
@@ -209,14 +214,7 @@ fn and_on_the_vendor_builds() {
         return;
     }
     let c = compare(&files);
-    eprintln!(
-        "vendor: {} files, {} functions ({} chained), {} stops compared, {} disagreements",
-        files.len(),
-        c.functions,
-        c.chained,
-        c.stops,
-        c.disagreements.len()
-    );
+    eprintln!("vendor: {}", c.summary(files.len()));
     assert!(
         c.chained > 0,
         "no chained unwind info among {} functions",
