@@ -86,7 +86,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let inputs = collected.inputs;
-    let symbols = args.report.symbol_config();
+    let symbols = checked_symbols(&args.report)?;
     let mut batch = BatchOptions {
         progress: !args.report.quiet && io::stderr().is_terminal(),
         debug_panic_on: debug_panic_on(),
@@ -100,6 +100,7 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
+    checked_symbols(&args.report)?;
     let database = load_database(&args.report.signatures)?;
     let analyze = analyzer(&args.report, &database);
     let dir = args.dump_dir.unwrap_or_else(|| PathBuf::from("."));
@@ -110,6 +111,7 @@ fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
 /// Runs the command; returns only for a hang or an error: otherwise this
 /// process ends the way the command did (`capture::exit_like`).
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    checked_symbols(&args.report)?;
     // Rules are loaded before the command starts: a bad rule file must not
     // surface only after a long run.
     let database = load_database(&args.report.signatures)?;
@@ -186,6 +188,16 @@ fn report_capture(what: &str, dump: Result<capture::Captured, CaptureError>, opt
         }
         Err(error) => eprintln!("dumptriage: {what}; no minidump: {error}"),
     }
+}
+
+/// The symbol sources of the flags, checked before any work: a warning per
+/// unusable folder, an error for an entry that can never be read.
+fn checked_symbols(options: &ReportArgs) -> anyhow::Result<dumptriage::symbols::SymbolConfig> {
+    let symbols = options.symbol_config();
+    for warning in symbols.check_stores().map_err(anyhow::Error::msg)? {
+        eprintln!("dumptriage: warning: {}", printable::clean(&warning));
+    }
+    Ok(symbols)
 }
 
 /// Analyses one dump the way `analyze` does, with the same options.

@@ -355,3 +355,45 @@ fn help_lists_no_system_symbols() {
     let out = run(&["analyze", "--help"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("--no-system-symbols"));
 }
+
+/// Symbol set-up is checked before any work (issue 30): an entry of a
+/// scheme the tool does not read can never work and stops the run with a
+/// one-line error naming it; a folder that is not there is a warning, and
+/// the dump is still analysed.
+#[test]
+fn mistyped_symbol_entries_are_reported_up_front() {
+    let dump = public("breakpad/minidump2.dmp");
+    let dump = dump.to_str().unwrap();
+    for scheme in [
+        "ftp://symbols.example/",
+        "s3://bucket/syms",
+        "debuginfod+ftp://x/",
+    ] {
+        let out = run(&["analyze", "--symbols", scheme, dump]);
+        assert_eq!(out.status.code(), Some(2), "{scheme}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{scheme}: {stderr}");
+        assert!(stderr.contains(scheme), "{scheme}: {stderr}");
+        assert!(out.stdout.is_empty(), "{scheme}: no report");
+    }
+    let missing = "/nonexistent/dumptriage-symbols";
+    let out = run(&["analyze", "--symbols", missing, dump]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("warning: --symbols {missing}:"))
+            && stderr.contains("not searched"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("test_app.exe"));
+    // A usable entry says nothing.
+    let out = run(&[
+        "analyze",
+        "--symbols",
+        "https://127.0.0.1:1/",
+        "--symbols-timeout",
+        "1",
+        dump,
+    ]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--symbols https"));
+}

@@ -149,6 +149,41 @@ impl SymbolConfig {
             .map(|dir| dir.join("dumptriage").join("symbols"))
     }
 
+    /// Checks the `--symbols` entries before anything is read: an entry of
+    /// a scheme this tool does not speak (`ftp://`, `s3://`, a typo of
+    /// `https`) is an error, since it can never be used; a folder that does
+    /// not exist, or a path that is not a folder, is a warning (a CI job
+    /// may legitimately have produced no symbols), returned to be shown.
+    pub fn check_stores(&self) -> Result<Vec<String>, String> {
+        let mut warnings = Vec::new();
+        for entry in &self.stores {
+            let text = entry.to_string_lossy();
+            if let Some(url) = debuginfod_url(&text) {
+                if !is_url(url) {
+                    return Err(format!(
+                        "--symbols {text}: a debuginfod server must be an http(s) URL"
+                    ));
+                }
+                continue;
+            }
+            if is_url(&text) {
+                continue;
+            }
+            if let Some((scheme, _)) = text.split_once("://") {
+                return Err(format!(
+                    "--symbols {text}: {scheme:?} is not a scheme dumptriage reads \
+                     (a folder, an http(s) URL, or debuginfod+URL)"
+                ));
+            }
+            match std::fs::metadata(entry) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => warnings.push(format!("--symbols {text}: not a folder; not searched")),
+                Err(e) => warnings.push(format!("--symbols {text}: {e}; not searched")),
+            }
+        }
+        Ok(warnings)
+    }
+
     /// Builds the sources shared by every dump of the run. Each symbol file
     /// is loaded at most once, whichever dump needs it first.
     pub fn sources(&self) -> Sources {
