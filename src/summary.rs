@@ -12,7 +12,7 @@
 use std::sync::LazyLock;
 
 use crate::model::{
-    bare_name, offset, Frame, Kind, Report, Status, Summary, SummaryError, SummaryGroup,
+    bare_name, offset, Frame, Kind, Report, Status, Summary, SummaryError, SummaryGroup, Trust,
 };
 use crate::pattern::{Case, Pattern};
 
@@ -91,13 +91,89 @@ fn is_noise(frame: &Frame) -> bool {
     let function_noise = frame
         .function
         .as_deref()
-        .is_some_and(|f| functions.iter().any(|p| p.matches(bare_name(f))));
+        .is_some_and(|f| functions.iter().any(|p| p.matches(signature_name(f))));
     module_noise || function_noise
 }
 
+/// Functions that start a process or a thread: the bottom of every stack,
+/// never the failure.
+const START_FUNCTIONS: &[&str] = &[
+    "_start",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "start_thread",
+    "clone",
+    "clone3",
+    "__clone*",
+    "BaseThreadInitThunk",
+    "RtlUserThreadStart",
+    "__scrt_common_main_seh",
+    "__tmainCRTStartup",
+    "mainCRTStartup",
+    "wmainCRTStartup",
+    "thread_start*",
+];
+
+/// A function's name as crash signatures spell it, so one failure keeps one
+/// signature whichever build or debug file named it: no parameters,
+/// glibc's internal aliases under their public name (`__GI_exit` ->
+/// `exit`), no symbol version (`__libc_start_main@@GLIBC_2.34`), and no
+/// compiler clone suffix (`.constprop.0`, `.isra.0`, `.part.0`, `.cold`,
+/// `.lto_priv.0`, `.llvm.123`).
+pub fn signature_name(function: &str) -> &str {
+    let mut name = bare_name(function);
+    if let Some(at) = name.find('@') {
+        name = &name[..at];
+    }
+    for clone in [
+        ".constprop.",
+        ".isra.",
+        ".part.",
+        ".cold",
+        ".lto_priv.",
+        ".llvm.",
+    ] {
+        if let Some(at) = name.find(clone) {
+            name = &name[..at];
+        }
+    }
+    name.strip_prefix("__GI_").unwrap_or(name)
+}
+
+/// Whether a frame starts the process or a thread: it and everything below
+/// it are the same in every stack, never the failure.
+fn is_start_frame(frame: &Frame) -> bool {
+    frame.function.as_deref().is_some_and(|f| {
+        let name = signature_name(f);
+        START.iter().any(|p| p.matches(name))
+    })
+}
+
+/// Whether a frame can stand in a crash signature: found by unwinding (not
+/// by scanning the stack), named for sure when named, and not the start of
+/// the process or thread.
+fn is_signature_frame(frame: &Frame) -> bool {
+    let scanned = matches!(frame.trust, Trust::Scan | Trust::CfiScan);
+    let start = is_start_frame(frame);
+    // The kernel's vDSO with no name: a walk that ran off the stack's end.
+    let vdso = frame.function.is_none()
+        && frame
+            .module
+            .as_deref()
+            .is_some_and(|m| m.starts_with("linux-vdso") || m.starts_with("linux-gate"));
+    !scanned && !frame.function_guessed && !start && !vdso
+}
+
+static START: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
+    START_FUNCTIONS
+        .iter()
+        .map(|p| Pattern::new(p, Case::Sensitive).expect("built-in pattern"))
+        .collect()
+});
+
 fn frame_label(frame: &Frame) -> String {
     match (&frame.function, &frame.module, &frame.unloaded_module) {
-        (Some(function), _, _) => bare_name(function).to_string(),
+        (Some(function), _, _) => signature_name(function).to_string(),
         (None, Some(module), _) => {
             format!("{module}+{}", offset(frame.module_offset))
         }
@@ -117,6 +193,8 @@ pub fn crash_signature(report: &Report) -> Option<String> {
     let first_meaningful = thread.frames.iter().position(|f| !is_noise(f)).unwrap_or(0);
     let labels: Vec<String> = thread.frames[first_meaningful.min(thread.frames.len())..]
         .iter()
+        .take_while(|f| !is_start_frame(f))
+        .filter(|f| is_signature_frame(f))
         .take(CRASH_SIGNATURE_FRAMES)
         .map(frame_label)
         .collect();
@@ -215,5 +293,99 @@ pub(crate) fn summarize(reports: &[Report]) -> Summary {
         failed: errors.len(),
         groups,
         errors,
+    }
+}
+
+#[cfg(test)]
+mod signature_tests {
+    use super::*;
+
+    #[test]
+    fn names_are_spelled_the_same_whichever_build_named_them() {
+        for (name, want) in [
+            ("__GI_exit", "exit"),
+            ("__GI___libc_write", "__libc_write"),
+            ("__libc_start_main@@GLIBC_2.34", "__libc_start_main"),
+            ("memcpy@GLIBC_2.2.5", "memcpy"),
+            ("parse_header.constprop.0", "parse_header"),
+            ("scan_block.isra.0.cold", "scan_block"),
+            ("encode.part.3", "encode"),
+            ("helper.lto_priv.0", "helper"),
+            ("ns::Engine::run(int)", "ns::Engine::run"),
+            (
+                "`anonymous namespace'::CrashFunction",
+                "`anonymous namespace'::CrashFunction",
+            ),
+        ] {
+            assert_eq!(signature_name(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn scanned_guessed_and_start_frames_stay_out() {
+        let frame = |function: Option<&str>, module: &str, trust: Trust, guessed: bool| Frame {
+            index: 0,
+            instruction: 0x1000,
+            module: Some(module.to_string()),
+            function: function.map(str::to_string),
+            function_guessed: guessed,
+            module_offset: Some(0x10),
+            function_offset: None,
+            file: None,
+            line: None,
+            trust,
+            symbol_source: crate::model::SymbolSource::Sym,
+            unloaded_module: None,
+            unloaded_module_offset: None,
+            inlines: Vec::new(),
+        };
+        assert!(is_signature_frame(&frame(
+            Some("engine_step"),
+            "app",
+            Trust::Cfi,
+            false
+        )));
+        assert!(!is_signature_frame(&frame(
+            Some("engine_step"),
+            "app",
+            Trust::Scan,
+            false
+        )));
+        assert!(!is_signature_frame(&frame(
+            Some("engine_step"),
+            "app",
+            Trust::CfiScan,
+            false
+        )));
+        assert!(!is_signature_frame(&frame(
+            Some("DllExport7"),
+            "x.dll",
+            Trust::Cfi,
+            true
+        )));
+        assert!(!is_signature_frame(&frame(
+            Some("_start"),
+            "app",
+            Trust::Cfi,
+            false
+        )));
+        assert!(!is_signature_frame(&frame(
+            Some("__libc_start_main@@GLIBC_2.34"),
+            "libc.so.6",
+            Trust::Cfi,
+            false
+        )));
+        assert!(!is_signature_frame(&frame(
+            None,
+            "linux-vdso.so.1",
+            Trust::Cfi,
+            false
+        )));
+        assert!(is_signature_frame(&frame(
+            None,
+            "libfoo.so",
+            Trust::Cfi,
+            false
+        )));
     }
 }
