@@ -126,8 +126,9 @@ pub struct AttachArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Capture, report and kill the command when it is still running after
-    /// SECS seconds (a hang). Without it, only crashes are captured.
-    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    /// DURATION (a hang): `90` or `90s`, `500ms`, `2m`, `1h`. Without it,
+    /// only crashes are captured.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub hang_timeout: Option<std::time::Duration>,
 
     /// Folder for dumps (default: the current folder).
@@ -148,18 +149,36 @@ pub struct RunArgs {
 }
 
 /// A positive number of seconds, fractions allowed (`1.5`).
-fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
-    let seconds: f64 = text
+/// A duration: a number with a unit (`500ms`, `90s`, `2m`, `1.5h`), or a
+/// bare number of seconds (`90`), as timeout(1) takes it.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let scale = match unit.to_ascii_lowercase().as_str() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 0.001,
+        "m" | "min" | "mins" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "`{text}`: unknown unit `{other}` (use ms, s, m or h; a bare number is seconds)"
+            ))
+        }
+    };
+    let value: f64 = number
+        .trim()
         .parse()
-        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+        .map_err(|_| format!("`{text}` is not a duration (`90`, `90s`, `500ms`, `2m`, `1h`)"))?;
+    let seconds = value * scale;
     if !(seconds > 0.0 && seconds.is_finite()) {
-        return Err(format!("`{text}` must be a positive number of seconds"));
+        return Err(format!("`{text}` must be a positive duration"));
     }
     std::time::Duration::try_from_secs_f64(seconds).map_err(|e| e.to_string())
 }
 
-/// A size in bytes: `4096`, `512K`, `512M`, `4G`, `1T` (powers of 1024; a
-/// trailing `B` or `iB` is allowed, case does not matter).
 /// `--symbol-index-min`: a size, or `0` for every file.
 fn parse_index_min(text: &str) -> Result<u64, String> {
     match text.trim() {
@@ -168,6 +187,8 @@ fn parse_index_min(text: &str) -> Result<u64, String> {
     }
 }
 
+/// A size in bytes: `4096`, `512K`, `512M`, `4G`, `1T` (powers of 1024; a
+/// trailing `B` or `iB` is allowed, case does not matter).
 fn parse_size(text: &str) -> Result<u64, String> {
     let lower = text.trim().to_ascii_lowercase();
     let unit = lower
@@ -382,6 +403,21 @@ impl ValueEnum for ColorChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_with_units() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration(" 2M "), Ok(Duration::from_secs(120)));
+        for bad in ["", "0", "-1s", "1d", "m", "1e999", "NaN", "inf"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn sizes_with_units() {
