@@ -131,6 +131,42 @@ fn markdown_for_a_ci_job_summary() {
     golden("batch.md", &stdout);
 }
 
+/// 250 dumps fit a GitHub job summary (1 MiB at most, issue 30): the table
+/// counts every dump, the sections that would pass the limit are left out
+/// with a note saying how many and where the whole report is.
+#[test]
+fn markdown_of_250_dumps_fits_a_job_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    // Ten Firefox crashes of about 120 kB of report each, then 240 small ones.
+    let firefox = common::shared_dir()
+        .join("corpus/external/mozilla-services+minidump-stackwalk/linux-x86_64.dmp");
+    for i in 0..10 {
+        std::fs::copy(&firefox, dir.path().join(format!("a-firefox-{i:02}.dmp"))).unwrap();
+    }
+    let dump = public("breakpad/minidump2.dmp");
+    for i in 0..240 {
+        std::fs::copy(&dump, dir.path().join(format!("crash-{i:03}.dmp"))).unwrap();
+    }
+    let (stdout, _, _) = run_batch(dir.path(), &["--format", "markdown"]);
+    assert!(stdout.len() <= 1 << 20, "{} bytes", stdout.len());
+    assert!(stdout.starts_with("## dumptriage: 250 dumps, 250 analysed, 0 unreadable\n"));
+    assert!(
+        stdout.contains("| crash | 240 |") && stdout.contains("| crash | 10 |"),
+        "every dump counted in the table"
+    );
+    let shown = stdout.matches("<details>").count();
+    assert!((5..250).contains(&shown), "{shown} sections");
+    let note = format!(
+        "_{} more dumps are not shown: a job summary holds at most 1 MiB.",
+        250 - shown
+    );
+    assert!(
+        stdout.contains(&note),
+        "{}",
+        &stdout[stdout.len().saturating_sub(600)..]
+    );
+}
+
 /// One test case per dump; failed when a crash or hang was diagnosed,
 /// errored when unreadable; valid against tests/data/junit/JUnit.xsd.
 #[test]

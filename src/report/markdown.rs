@@ -1,6 +1,6 @@
 //! Markdown for a CI job summary (GitHub's $GITHUB_STEP_SUMMARY and the
 //! like): the table of signatures with counts and fixes first, each dump's
-//! full report collapsed below it.
+//! full report collapsed below it, as many as fit in a job summary.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -8,6 +8,13 @@ use std::io::{self, Write};
 use super::text;
 use crate::model::{Report, Status};
 use crate::summary::summarize;
+
+/// The most a job summary holds: GitHub refuses a step summary over 1 MiB
+/// (and shows none of it). Dump sections that would pass it are left out,
+/// with a note; the table above them still counts every dump.
+const SUMMARY_LIMIT: usize = 1 << 20;
+/// Room kept for the note that says what was left out.
+const NOTE_ROOM: usize = 1024;
 
 pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let summary = summarize(reports);
@@ -45,7 +52,7 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
         return out.write_all(s.as_bytes());
     }
     s.push_str("### Dumps\n\n");
-    for report in reports {
+    for (shown, report) in reports.iter().enumerate() {
         let headline = match (&report.status, report.diagnoses.first()) {
             (Status::Error, _) => "unreadable".to_string(),
             (_, Some(d)) => format!("{} ({})", d.signature, d.kind.as_str()),
@@ -54,12 +61,23 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
         };
         let body = text::render_report(report, text::Paint { enabled: false });
         let fence = fence_for(&body);
-        let _ = writeln!(
-            s,
-            "<details><summary><code>{}</code>: {}</summary>\n\n{fence}text\n{body}{fence}\n\n</details>\n",
+        let section = format!(
+            "<details><summary><code>{}</code>: {}</summary>\n\n{fence}text\n{body}{fence}\n\n</details>\n\n",
             html(&report.path),
             html(&headline)
         );
+        if s.len() + section.len() + NOTE_ROOM > SUMMARY_LIMIT {
+            let left = reports.len() - shown;
+            let _ = writeln!(
+                s,
+                "_{left} more dump{} not shown: a job summary holds at most 1 MiB. The table \
+                 above counts every dump; for each one's report, keep the full report as an \
+                 artifact (`dumptriage analyze --format json -o report.json ...`)._",
+                if left == 1 { " is" } else { "s are" }
+            );
+            break;
+        }
+        s.push_str(&section);
     }
     out.write_all(s.as_bytes())
 }
