@@ -397,3 +397,42 @@ fn mistyped_symbol_entries_are_reported_up_front() {
     ]);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("--symbols https"));
 }
+
+/// An ELF core file, or a compressed one as systemd-coredump keeps it, is
+/// named for what it is, with what to do instead (issue 30), until cores
+/// are read; another ELF file (a binary) gets the plain message.
+#[test]
+fn a_core_file_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut core = vec![0u8; 64];
+    core[..4].copy_from_slice(b"\x7fELF");
+    core[4] = 2; // 64-bit
+    core[5] = 1; // little-endian
+    core[16] = 4; // ET_CORE
+    let mut binary = core.clone();
+    binary[16] = 3; // ET_DYN
+    let cases: [(&str, Vec<u8>, bool); 3] = [
+        ("core.1234", core, true),
+        (
+            "core.app.1000.zst",
+            b"\x28\xb5\x2f\xfd\x00\x00\x00\x00".to_vec(),
+            true,
+        ),
+        ("libapp.so", binary, false),
+    ];
+    for (name, bytes, hint) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = run(&["analyze", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        // The report of an unreadable input is its error line.
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(report.contains("not a minidump"), "{name}: {report}");
+        assert_eq!(
+            report
+                .contains("core files are not read yet: capture the process with `dumptriage run`"),
+            hint,
+            "{name}: {report}"
+        );
+    }
+}

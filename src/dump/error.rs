@@ -20,8 +20,9 @@ pub enum DumpError {
     Empty,
     #[error("not a regular file ({0}): not a minidump")]
     NotAFile(&'static str),
-    #[error("not a minidump: file starts with {0} instead of the MDMP signature")]
-    NotMinidump(String),
+    /// The file's first bytes, and a hint when they say what it is.
+    #[error("not a minidump: file starts with {0} instead of the MDMP signature{1}")]
+    NotMinidump(String, String),
     #[error("truncated minidump: {0}")]
     Truncated(String),
     #[error("unsupported minidump version")]
@@ -39,7 +40,7 @@ impl DumpError {
             DumpError::Unreadable(_) => "unreadable",
             DumpError::Empty => "empty",
             DumpError::NotAFile(_) => "not_a_file",
-            DumpError::NotMinidump(_) => "not_minidump",
+            DumpError::NotMinidump(..) => "not_minidump",
             DumpError::Truncated(_) => "truncated",
             DumpError::UnsupportedVersion => "unsupported_version",
             DumpError::Corrupt(_) => "corrupt",
@@ -87,13 +88,11 @@ pub(super) fn read_error(error: minidump::Error, path: &Path, size: u64) -> Dump
         },
         // Too short for a header: only a prefix of the signature can tell a
         // cut-off minidump from some other small file.
-        E::MissingHeader if !starts_like_minidump(path) => {
-            DumpError::NotMinidump(describe_magic(path))
-        }
+        E::MissingHeader if !starts_like_minidump(path) => not_minidump(path),
         E::MissingHeader => DumpError::Truncated(format!(
             "{size} bytes, shorter than the {HEADER_SIZE}-byte minidump header"
         )),
-        E::HeaderMismatch => DumpError::NotMinidump(describe_magic(path)),
+        E::HeaderMismatch => not_minidump(path),
         E::VersionMismatch => DumpError::UnsupportedVersion,
         E::MissingDirectory => DumpError::Truncated(format!(
             "the stream directory lies outside the file ({size} bytes)"
@@ -175,17 +174,41 @@ pub(super) fn starts_like_minidump(path: &Path) -> bool {
     n > 0 && b"MDMP".starts_with(&head[..n])
 }
 
-/// The first bytes of a file that is not a minidump, printable and short.
-pub(super) fn describe_magic(path: &Path) -> String {
+/// The error for a file that is not a minidump: its first bytes, printable
+/// and short, and what it is when that is known and worth a hint: a Linux
+/// core file, compressed or not, is what a crashed process leaves without a
+/// minidump.
+fn not_minidump(path: &Path) -> DumpError {
     use std::io::Read;
-    let mut head = [0u8; 4];
+    let mut head = [0u8; 18];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut head))
         .unwrap_or(0);
-    let text: String = head[..n]
+    let kind = match &head[..n] {
+        // e_type (offset 16) ET_CORE = 4, either byte order.
+        [0x7f, b'E', b'L', b'F', _, 1, ..] if n >= 18 && head[16..18] == [4, 0] => {
+            Some("an ELF core file")
+        }
+        [0x7f, b'E', b'L', b'F', _, 2, ..] if n >= 18 && head[16..18] == [0, 4] => {
+            Some("an ELF core file")
+        }
+        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd-compressed data (a systemd-coredump core?)"),
+        [0x04, 0x22, 0x4d, 0x18, ..] => Some("lz4-compressed data (a systemd-coredump core?)"),
+        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => {
+            Some("xz-compressed data (a systemd-coredump core?)")
+        }
+        _ => None,
+    };
+    let text: String = head[..n.min(4)]
         .iter()
         .flat_map(|b| std::ascii::escape_default(*b))
         .map(char::from)
         .collect();
-    format!("\"{text}\"")
+    let hint = kind.map_or_else(String::new, |kind| {
+        format!(
+            " (it is {kind}; core files are not read yet: capture the process with \
+             `dumptriage run` or `dumptriage attach PID`, or open the core in gdb)"
+        )
+    });
+    DumpError::NotMinidump(format!("\"{text}\""), hint)
 }
