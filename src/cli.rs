@@ -305,6 +305,10 @@ pub struct ReportArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
+    /// The diagnosis and the thread it is about only: `--format brief`.
+    #[arg(long, conflicts_with = "format")]
+    pub brief: bool,
+
     /// Write the report to FILE instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -335,6 +339,15 @@ pub struct ReportArgs {
 }
 
 impl ReportArgs {
+    /// The output format, `--brief` included.
+    pub fn format(&self) -> Format {
+        if self.brief {
+            Format::Brief
+        } else {
+            self.format
+        }
+    }
+
     /// The symbol sources these flags name, plus `_NT_SYMBOL_PATH` when set.
     pub fn symbol_config(&self) -> SymbolConfig {
         SymbolConfig {
@@ -367,13 +380,22 @@ pub enum FailOn {
 
 impl ValueEnum for Format {
     fn value_variants<'a>() -> &'a [Self] {
-        &[Format::Text, Format::Json, Format::Markdown, Format::Junit]
+        &[
+            Format::Text,
+            Format::Brief,
+            Format::Json,
+            Format::Markdown,
+            Format::Junit,
+        ]
     }
 
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(match self {
             Format::Text => PossibleValue::new("text")
                 .help("For a person: the exception, then every thread's stack"),
+            Format::Brief => PossibleValue::new("brief").help(
+                "For a person in a hurry: the diagnosis and the thread it is about (--brief)",
+            ),
             Format::Json => PossibleValue::new("json")
                 .help("For tools: the versioned schema of docs/json-schema.md"),
             Format::Markdown => PossibleValue::new("markdown")

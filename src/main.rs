@@ -281,7 +281,7 @@ fn emit(reports: &[Report], options: &ReportArgs) -> anyhow::Result<()> {
 /// (unless the text report is already going to the terminal with them).
 fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow::Result<()> {
     let to_console = options.output.is_none();
-    if !(to_console && options.format == Format::Text) {
+    if !(to_console && matches!(options.format(), Format::Text | Format::Brief)) {
         for report in reports.iter().filter(|r| r.status == Status::Error) {
             eprintln!(
                 "dumptriage: error: {}: {}",
@@ -295,9 +295,14 @@ fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow
             let file =
                 File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
             let mut out = BufWriter::new(file);
-            report::render(reports, options.format, Paint { enabled: false }, &mut out)
-                .and_then(|()| out.flush())
-                .with_context(|| format!("cannot write {}", path.display()))
+            report::render(
+                reports,
+                options.format(),
+                Paint { enabled: false },
+                &mut out,
+            )
+            .and_then(|()| out.flush())
+            .with_context(|| format!("cannot write {}", path.display()))
         }
         None => {
             let terminal = match console {
@@ -313,11 +318,11 @@ fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow
             };
             match console {
                 Console::Stdout => {
-                    write_stdout(|out| report::render(reports, options.format, paint, out))
+                    write_stdout(|out| report::render(reports, options.format(), paint, out))
                 }
                 Console::Stderr => {
                     let mut err = io::stderr().lock();
-                    report::render(reports, options.format, paint, &mut err)
+                    report::render(reports, options.format(), paint, &mut err)
                         .and_then(|()| err.flush())
                         .context("cannot write to standard error")
                 }

@@ -436,3 +436,38 @@ fn a_core_file_gets_a_hint() {
         );
     }
 }
+
+/// `--brief` (issue 30): the diagnosis and the thread it is about, the
+/// others counted, no module list; the same as `--format brief`, which it
+/// cannot be combined with.
+#[test]
+fn brief_shows_the_diagnosis_and_its_thread() {
+    let dump = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-dumps/linux/tls-teardown-hang-at-exit-linux.dmp");
+    let dump = dump.to_str().unwrap();
+    let full = run(&["analyze", dump]);
+    let brief = run(&["analyze", "--brief", dump]);
+    let (full, brief_text) = (
+        String::from_utf8_lossy(&full.stdout),
+        String::from_utf8_lossy(&brief.stdout),
+    );
+    assert!(
+        brief_text.contains("Diagnosis: tls-teardown-hang-at-exit"),
+        "{brief_text}"
+    );
+    assert_eq!(full.matches("\nThread ").count(), 2, "{full}");
+    assert_eq!(brief_text.matches("\nThread ").count(), 1, "{brief_text}");
+    assert!(
+        brief_text.contains("(1 other thread not shown"),
+        "{brief_text}"
+    );
+    assert!(
+        full.contains("Modules") && !brief_text.contains("Modules"),
+        "{brief_text}"
+    );
+    assert!(brief_text.len() < full.len());
+    let format = run(&["analyze", "--format", "brief", dump]);
+    assert_eq!(String::from_utf8_lossy(&format.stdout), brief_text);
+    let both = run(&["analyze", "--brief", "--format", "json", dump]);
+    assert_eq!(both.status.code(), Some(2));
+}

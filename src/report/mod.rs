@@ -16,6 +16,8 @@ pub use text::Paint;
 pub enum Format {
     /// For a person: the exception, then every thread's stack.
     Text,
+    /// For a person in a hurry: the diagnosis and the thread it is about.
+    Brief,
     /// For tools: the versioned schema of docs/json-schema.md.
     Json,
     /// For a CI job summary: a table of diagnoses, each dump collapsed.
@@ -42,6 +44,7 @@ pub fn render(
 ) -> io::Result<()> {
     match format {
         Format::Text => text::render(reports, paint, out),
+        Format::Brief => text::render_brief(reports, paint, out),
         Format::Json => json::render(reports, out),
         Format::Markdown => markdown::render(reports, out),
         Format::Junit => junit::render(reports, out),

@@ -58,6 +58,58 @@ pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Resu
     Ok(())
 }
 
+/// As [`render`], each dump only with its diagnosis, exception and the
+/// thread the diagnosis is about (`--brief`): what a person reads first.
+pub fn render_brief(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+    if reports.len() != 1 {
+        out.write_all(render_summary(&summarize(reports), paint).as_bytes())?;
+    }
+    for (i, report) in reports.iter().enumerate() {
+        if i > 0 || reports.len() > 1 {
+            writeln!(out)?;
+        }
+        out.write_all(render_brief_report(report, paint).as_bytes())?;
+    }
+    Ok(())
+}
+
+fn render_brief_report(report: &Report, p: Paint) -> String {
+    let mut s = String::new();
+    let path = clean(&report.path);
+    if report.status == Status::Error {
+        let error = clean(report.error.as_deref().unwrap_or("unknown error"));
+        let _ = writeln!(s, "{} {path}: {error}", p.red("error:"));
+        return s;
+    }
+    let _ = writeln!(s, "{}", p.bold(&format!("== {path}")));
+    render_diagnoses(&mut s, report, p);
+    let about = report
+        .diagnoses
+        .first()
+        .and_then(|d| report.threads.iter().find(|t| t.id == d.thread_id))
+        .or_else(|| report.crashing_thread())
+        .or_else(|| report.blamed_thread());
+    if let Some(thread) = about {
+        s.push('\n');
+        render_thread(&mut s, thread, p);
+    }
+    let others = report
+        .threads
+        .len()
+        .saturating_sub(usize::from(about.is_some()));
+    if others > 0 {
+        let _ = writeln!(
+            s,
+            "\n{}",
+            p.dim(&format!(
+                "({others} other thread{} not shown: without --brief, every thread)",
+                if others == 1 { "" } else { "s" }
+            ))
+        );
+    }
+    s
+}
+
 /// Dumps shown per group before "and N more".
 const SUMMARY_DUMPS: usize = 5;
 
