@@ -83,6 +83,7 @@ fn render_brief_report(report: &Report, p: Paint) -> String {
     }
     let _ = writeln!(s, "{}", p.bold(&format!("== {path}")));
     render_diagnoses(&mut s, report, p);
+    render_exception(&mut s, report, p);
     let about = report
         .diagnoses
         .first()
@@ -190,6 +191,21 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         }
         s.push('\n');
     }
+    render_exception(&mut s, report, p);
+    for warning in &report.warnings {
+        let _ = writeln!(s, "{} {}", p.yellow("warning:"), clean(warning));
+    }
+    for thread in &report.threads {
+        s.push('\n');
+        render_thread(&mut s, thread, p);
+    }
+    render_modules(&mut s, report);
+    s
+}
+
+/// The exception line (or that there is none), the C++ exception thrown or
+/// in flight, and why the exception is not a crash when it is not.
+fn render_exception(s: &mut String, report: &Report, p: Paint) {
     match &report.exception {
         Some(e) => {
             let thread = report
@@ -229,15 +245,6 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     {
         let _ = writeln!(s, "           not a crash: {}", clean(why));
     }
-    for warning in &report.warnings {
-        let _ = writeln!(s, "{} {}", p.yellow("warning:"), clean(warning));
-    }
-    for thread in &report.threads {
-        s.push('\n');
-        render_thread(&mut s, thread, p);
-    }
-    render_modules(&mut s, report);
-    s
 }
 
 /// The answer first: the best diagnosis with its evidence and fix, then the
