@@ -45,6 +45,21 @@ impl Paint {
 /// The summary table first (when there is more than one dump), then each
 /// dump's report.
 pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+    render_each(reports, paint, out, render_report)
+}
+
+/// As [`render`], each dump only with its diagnosis, exception and the
+/// thread the diagnosis is about (`--brief`): what a person reads first.
+pub fn render_brief(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+    render_each(reports, paint, out, render_brief_report)
+}
+
+fn render_each(
+    reports: &[Report],
+    paint: Paint,
+    out: &mut dyn Write,
+    one: fn(&Report, Paint) -> String,
+) -> io::Result<()> {
     // No dumps at all (an empty folder: nothing crashed) still says so.
     if reports.len() != 1 {
         out.write_all(render_summary(&summarize(reports), paint).as_bytes())?;
@@ -53,22 +68,7 @@ pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Resu
         if i > 0 || reports.len() > 1 {
             writeln!(out)?;
         }
-        out.write_all(render_report(report, paint).as_bytes())?;
-    }
-    Ok(())
-}
-
-/// As [`render`], each dump only with its diagnosis, exception and the
-/// thread the diagnosis is about (`--brief`): what a person reads first.
-pub fn render_brief(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
-    if reports.len() != 1 {
-        out.write_all(render_summary(&summarize(reports), paint).as_bytes())?;
-    }
-    for (i, report) in reports.iter().enumerate() {
-        if i > 0 || reports.len() > 1 {
-            writeln!(out)?;
-        }
-        out.write_all(render_brief_report(report, paint).as_bytes())?;
+        out.write_all(one(report, paint).as_bytes())?;
     }
     Ok(())
 }
