@@ -596,3 +596,38 @@ fn downloads_are_capped() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a size"));
 }
+
+/// An unusable cache (here --symbols-cache names a file; a read-only home
+/// in a container is the common case) does not lose the server's names:
+/// downloads go to a private folder of the run, with one warning saying
+/// why (issue 30).
+#[test]
+fn an_unusable_cache_falls_back_to_a_private_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    write_hip_sym(&served, "FUNC 1030 11 0 __run_exit_handlers\n");
+    let server = httpd::Httpd::start(served, false);
+    let not_a_folder = dir.path().join("cache-is-a-file");
+    std::fs::write(&not_a_folder, b"x").unwrap();
+    let args = [
+        "--symbols",
+        server.url.as_str(),
+        "--symbols-cache",
+        s(&not_a_folder),
+    ];
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &args,
+        &[],
+    );
+    assert_eq!(run.frame0()["function"], "__run_exit_handlers");
+    let warnings = run.warnings();
+    let about_cache: Vec<&String> = warnings.iter().filter(|w| w.contains("cache")).collect();
+    assert_eq!(about_cache.len(), 1, "{warnings:#?}");
+    assert!(
+        about_cache[0].contains("cannot be used") && about_cache[0].contains("cache-is-a-file"),
+        "{warnings:#?}"
+    );
+    assert!(not_a_folder.is_file(), "the file is left as it was");
+}

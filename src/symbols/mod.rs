@@ -192,7 +192,7 @@ impl SymbolConfig {
             .as_deref()
             .map(ntpath::parse)
             .unwrap_or_default();
-        let cache = self.default_cache(&nt);
+        let mut cache = self.default_cache(&nt);
         let mut locations: Vec<Location> = Vec::new();
         let add_folder = |locations: &mut Vec<Location>, dir: PathBuf| {
             if !locations
@@ -236,11 +236,6 @@ impl SymbolConfig {
         {
             add_debuginfod(url, &mut notes);
         }
-        let debuginfod_cache = self
-            .debuginfod_cache
-            .clone()
-            .filter(|dir| !dir.as_os_str().is_empty())
-            .or_else(|| cache.as_ref().map(|dir| dir.join("debuginfod")));
         for element in nt {
             match element {
                 ntpath::Element::Folder(dir) | ntpath::Element::Cache(dir) => {
@@ -251,6 +246,34 @@ impl SymbolConfig {
                 }
             }
         }
+        // A cache that cannot be written (a read-only home in a container, a
+        // mistyped --symbols-cache naming a file) would make every download
+        // fail: its servers download into a private folder of the run
+        // instead, and say so once.
+        let mut cache_unusable = false;
+        if let Some(dir) = cache.clone() {
+            let used = servers.iter().any(|(_, c)| c.as_ref() == Some(&dir))
+                || (!debuginfod.is_empty() && self.debuginfod_cache.is_none());
+            if let Err(e) = if used { writable(&dir) } else { Ok(()) } {
+                notes.push(format!(
+                    "the symbols cache {} cannot be used ({e}): files from symbol servers \
+                     are used for this run only, and big symbol files are not indexed",
+                    dir.display()
+                ));
+                for (_, server_cache) in &mut servers {
+                    if server_cache.as_ref() == Some(&dir) {
+                        *server_cache = None;
+                    }
+                }
+                cache = None;
+                cache_unusable = true;
+            }
+        }
+        let debuginfod_cache = self
+            .debuginfod_cache
+            .clone()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .or_else(|| cache.as_ref().map(|dir| dir.join("debuginfod")));
         // Downloads are read back from the cache before any server is asked,
         // so a cache folder is also searched as a store (first among servers).
         for (_, server_cache) in &servers {
@@ -266,11 +289,13 @@ impl SymbolConfig {
         {
             match tempfile::Builder::new().prefix("dumptriage-").tempdir() {
                 Ok(dir) => {
-                    notes.push(
-                        "no user cache directory and no --symbols-cache: files from symbol \
-                         servers are used for this run only (caching is off)"
-                            .to_string(),
-                    );
+                    if !cache_unusable {
+                        notes.push(
+                            "no user cache directory and no --symbols-cache: files from symbol \
+                             servers are used for this run only (caching is off)"
+                                .to_string(),
+                        );
+                    }
                     scratch = Some(dir);
                 }
                 Err(e) => notes.push(format!(
@@ -318,6 +343,12 @@ impl SymbolConfig {
 }
 
 /// The URL of a `--symbols debuginfod+URL` entry.
+/// Whether files can be written in `dir` (made if missing).
+fn writable(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    tempfile::tempfile_in(dir).map(drop)
+}
+
 fn debuginfod_url(entry: &str) -> Option<&str> {
     const PREFIX: &str = "debuginfod+";
     entry
