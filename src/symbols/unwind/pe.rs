@@ -377,7 +377,8 @@ impl<I: ImageBytes> PeUnwinder<I> {
             }
             _ => {}
         }
-        // Pops of nonvolatile registers.
+        // Pops of nonvolatile registers, with any REX prefix (as Windows
+        // takes them: only REX.B, which selects r8-r15, changes a pop).
         let mut pops = Vec::new();
         loop {
             match (byte(i), byte(i + 1)) {
@@ -385,8 +386,8 @@ impl<I: ImageBytes> PeUnwinder<I> {
                     pops.push(usize::from(op - 0x58));
                     i += 1;
                 }
-                (Some(0x41), Some(op @ 0x58..=0x5f)) => {
-                    pops.push(usize::from(op - 0x58) + 8);
+                (Some(rex @ 0x40..=0x4f), Some(op @ 0x58..=0x5f)) => {
+                    pops.push(usize::from(op - 0x58) + usize::from(rex & 1) * 8);
                     i += 2;
                 }
                 _ => break,
@@ -773,6 +774,39 @@ mod tests {
         let looped = unwind_info(0, 0, &[], Some([0x2000, 0x2040, 0x3100]));
         let u = unwinder(&[(0x2000, 0x2040, 0x3100)], vec![(0x3100, looped)]);
         assert_eq!(run(&u, 0x2010, false, &r, &mem), None);
+    }
+
+    /// An epilogue pop may carry any REX prefix (`48 5b` is `pop rbx`,
+    /// `49 5f` `pop r15`): Windows' unwinder reads them so, and MSVC and
+    /// Wine's DLLs emit them (found by comparing with pe-unwind-info on
+    /// KERNELBASE.dll).
+    #[test]
+    fn epilogue_pops_take_any_rex_prefix() {
+        // push rbx; push r15 ... 0x1080: pop r15 (49 5f); pop rbx (48 5b); ret
+        let info = unwind_info(
+            3,
+            0,
+            &[code(3, UWOP_PUSH_NONVOL, 15), code(1, UWOP_PUSH_NONVOL, 3)],
+            None,
+        );
+        let mut text = vec![0xcc; 0x80];
+        text.extend_from_slice(&[0x49, 0x5f, 0x48, 0x5b, 0xc3]);
+        let u = unwinder(
+            &[(0x1000, 0x1100, 0x3000)],
+            vec![(0x3000, info), (0x1000, text)],
+        );
+        let r = regs(&[(RSP, 0x9000)]);
+        let mem = stack(0x9000, &[0xf15, 0xb0b, 0xca11e4]);
+        let out = run(&u, 0x1080, true, &r, &mem).unwrap();
+        assert_eq!(out.get(RIP), Some(0xca11e4));
+        assert_eq!(out.get(RSP), Some(0x9018));
+        assert_eq!(out.get(15), Some(0xf15));
+        assert_eq!(out.get(super::super::RBX), Some(0xb0b));
+        // At `48 5b`: r15 is already restored.
+        let mem = stack(0x9000, &[0xb0b, 0xca11e4]);
+        let out = run(&u, 0x1082, true, &r, &mem).unwrap();
+        assert_eq!(out.get(RSP), Some(0x9010));
+        assert_eq!(out.get(super::super::RBX), Some(0xb0b));
     }
 
     #[test]
