@@ -1,7 +1,7 @@
 //! Embeds every rule file of signatures/ in the binary, so the tool works
 //! from any folder, and turns the TOML data files the binary reads at every
-//! start (the rules, the exit-phase frame tables, the module families) into
-//! JSON.
+//! start (the rules, the exit-phase frame tables, the module families, the
+//! function groups) into JSON.
 //!
 //! Why JSON: parsing TOML is the slow part of a start. Measured with
 //! callgrind on `dumptriage signatures list`, toml_edit took 32M of 65M
@@ -61,6 +61,7 @@ fn main() {
     for (source, target) in [
         ("src/exit_phase/frames.toml", "frames.json"),
         ("src/signatures/families.toml", "families.json"),
+        ("src/functions.toml", "functions.json"),
     ] {
         let path = root.join(source);
         let json = to_value(&path).unwrap_or_else(|e| panic!("{source}: {e}"));

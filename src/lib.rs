@@ -9,6 +9,7 @@ pub mod cli;
 pub(crate) mod cpp_exception;
 pub mod dump;
 pub(crate) mod exit_phase;
+pub(crate) mod functions;
 pub mod guard;
 pub mod input;
 pub mod model;

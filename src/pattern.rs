@@ -42,6 +42,8 @@ enum Matcher {
         /// repeat their module and namespace lists), so each is compiled once.
         compiled: Arc<OnceLock<Option<Regex>>>,
     },
+    /// A named group of patterns (`functions:NAME`): any one matches.
+    Any(Arc<[Pattern]>),
 }
 
 /// A pattern is shown as it was written (with its case), whether or not its
@@ -50,6 +52,7 @@ impl std::fmt::Debug for Pattern {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let insensitive = match &self.matcher {
             Matcher::Glob { insensitive, .. } | Matcher::Regex { insensitive, .. } => *insensitive,
+            Matcher::Any(_) => false,
         };
         let case = if insensitive { "(any case)" } else { "" };
         write!(f, "Pattern({:?}{case})", self.source)
@@ -118,8 +121,17 @@ impl Pattern {
         })
     }
 
+    /// A pattern named `source` that matches what any of `patterns` does.
+    pub(crate) fn any_of(source: &str, patterns: Arc<[Pattern]>) -> Pattern {
+        Pattern {
+            source: source.to_string(),
+            matcher: Matcher::Any(patterns),
+        }
+    }
+
     pub fn matches(&self, name: &str) -> bool {
         match &self.matcher {
+            Matcher::Any(patterns) => patterns.iter().any(|p| p.matches(name)),
             Matcher::Glob {
                 glob,
                 ascii,

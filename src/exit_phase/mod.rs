@@ -400,4 +400,35 @@ mod tests {
         let tables = Tables::parse(FRAMES_JSON).unwrap();
         assert!(tables.phases.len() > 10);
     }
+
+    /// Whether a frame is evidence of exit by itself is the function
+    /// groups' `exit_only`, which rules and docs rely on: the exit frames
+    /// of the table are exactly those groups' functions.
+    #[test]
+    fn exit_frames_are_the_exit_only_groups() {
+        let tables = Tables::parse(FRAMES_JSON).unwrap();
+        let table: BTreeSet<String> = tables
+            .phases
+            .iter()
+            .filter(|(phase, _)| matches!(phase, FramePhase::Exit(_)))
+            .flat_map(|(_, patterns)| patterns.iter().map(|p| p.source().to_string()))
+            .collect();
+        let groups: BTreeSet<String> = crate::functions::GROUPS
+            .iter()
+            .filter(|(_, g)| g.exit_only)
+            .flat_map(|(name, _)| crate::functions::expand(&[format!("functions:{name}")]).unwrap())
+            .collect();
+        assert_eq!(table, groups);
+        let either: BTreeSet<String> = tables
+            .phases
+            .iter()
+            .filter(|(phase, _)| !matches!(phase, FramePhase::Exit(_)))
+            .flat_map(|(_, patterns)| patterns.iter().map(|p| p.source().to_string()))
+            .collect();
+        assert!(
+            either.is_disjoint(&groups),
+            "{:?}",
+            either.intersection(&groups)
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! `frames.toml`, compiled: which frames mean exit, start-up, either, a
 //! program's entry, a wait, an abort or a debugger's break-in.
 
+use crate::functions;
 use crate::model::{bare_name, ExitStage, Frame, StartupStage};
 use crate::pattern::{Case, Pattern};
 use serde::Deserialize;
@@ -100,8 +101,12 @@ pub(super) struct Tables {
 impl Tables {
     pub(super) fn parse(text: &str) -> Result<Tables, String> {
         let file: TableFile = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        // `functions:NAME` entries are the named groups of functions.toml.
         let list = |items: &[String], case: Case| -> Result<Vec<Pattern>, String> {
-            items.iter().map(|p| Pattern::new(p, case)).collect()
+            functions::expand(items)?
+                .iter()
+                .map(|p| Pattern::new(p, case))
+                .collect()
         };
         let mut phases = Vec::new();
         for group in &file.exit {

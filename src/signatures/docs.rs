@@ -11,15 +11,45 @@ use super::rule::Rule;
 use super::schema::Expect;
 use super::Database;
 
-/// Every page of the database, as (file name, text): one per rule and the
-/// index.
+/// Every page of the database, as (file name, text): one per rule, the
+/// index and the function groups.
 pub fn pages(db: &Database) -> Vec<(String, String)> {
     let mut pages: Vec<(String, String)> = db
         .rules()
         .map(|r| (format!("{}.md", r.id), page(r)))
         .collect();
     pages.push(("README.md".to_string(), index(db.rules())));
+    pages.push(("function-groups.md".to_string(), function_groups()));
     pages
+}
+
+/// The page of the named function groups rules use as `functions:NAME`.
+fn function_groups() -> String {
+    let mut s = String::from(
+        "<!-- Generated from src/functions.toml by `dumptriage signatures docs`; do not edit. -->\n\n\
+         # Function groups\n\nLists of function names written once and used as `functions:NAME` \
+         by rules and by the exit-phase tables. A group marked *exit only* runs only while the \
+         process exits or a module is unloaded: one of its frames on a thread is evidence of exit \
+         by itself (see [../signatures.md](../signatures.md), \"When exit is not established\").\n",
+    );
+    for (name, group) in crate::functions::GROUPS.iter() {
+        let only = if group.exit_only { " (exit only)" } else { "" };
+        let _ = write!(
+            s,
+            "\n## `functions:{name}`{only}\n\n{}\n\n",
+            md(&group.about)
+        );
+        for entry in &group.functions {
+            // A name with a backtick (MSVC's `dynamic atexit destructor
+            // for ...') needs a longer code fence.
+            if entry.contains('`') {
+                let _ = writeln!(s, "- `` {entry} ``");
+            } else {
+                let _ = writeln!(s, "- `{entry}`");
+            }
+        }
+    }
+    s
 }
 
 /// Writes the pages into `dir`, creating it.
@@ -114,6 +144,7 @@ pub fn index<'a>(rules: impl IntoIterator<Item = &'a Rule>) -> String {
          situations. The rule format is described in [../signatures.md](../signatures.md).\n\n",
     );
     s.push_str(&table(rules, ""));
+    s.push_str("\nThe function groups rules name as `functions:NAME` are listed in [function-groups.md](function-groups.md).\n");
     s
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use super::exception::ExceptionCode;
 use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::{ExampleSpec, Expect, MatchSpec, RuleFile, ThreadChoice, UnloadedChoice};
+use crate::functions;
 use crate::model::Kind;
 use crate::pattern::{Case, Compile, Pattern};
 
@@ -404,9 +405,16 @@ fn compile_conditions(
     };
     let mut errors = Vec::new();
     let mut pattern_errors = Vec::new();
-    let mut pattern = |key: String, source: &str, case: Case| match resolve_family(source)
-        .and_then(|source| Pattern::compile(source, case, when))
-    {
+    // `functions:NAME` names a group of function names (functions.toml),
+    // `family:NAME` a module family (families.toml).
+    let mut pattern = |key: String, source: &str, case: Case| match functions::resolve(source)
+        .and_then(|group| match group {
+            Some(_) if case == Case::Insensitive => {
+                Err("a function group names functions, not modules".to_string())
+            }
+            Some(group) => Ok(group),
+            None => resolve_family(source).and_then(|source| Pattern::compile(source, case, when)),
+        }) {
         Ok(p) => Some(p),
         Err(e) => {
             pattern_errors.push((key, e));
