@@ -322,8 +322,10 @@ pub struct ReportArgs {
     pub signatures: Vec<PathBuf>,
 
     /// Which findings make the exit status 1: `known` (a specific signature
-    /// matched), `unknown` (a crash or hang no specific signature explains),
-    /// `any`, or `none`.
+    /// matched, its exit established), `possible` (a specific signature
+    /// matched, established or only possible), `unknown` (a crash or hang no
+    /// established signature explains: possible findings count), `any`, or
+    /// `none`.
     #[arg(long, value_enum, default_value_t = FailOn::None)]
     pub fail_on: FailOn,
 
@@ -374,6 +376,7 @@ impl ReportArgs {
 pub enum FailOn {
     None,
     Known,
+    Possible,
     Unknown,
     Any,
 }

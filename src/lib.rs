@@ -189,14 +189,25 @@ pub enum Finding {
     None,
     /// A specific signature explains the crash or hang.
     Known,
+    /// A specific signature would explain it, but the exit it asks for is
+    /// not established: a possible finding only.
+    Possible,
     /// A crash or hang that no specific signature explains.
     Unknown,
 }
 
 /// Classifies a diagnosed report for `--fail-on`.
 pub fn finding(report: &Report) -> Finding {
-    if report.diagnoses.iter().any(|d| !d.generic) {
+    let specific = |possible: bool| {
+        report
+            .diagnoses
+            .iter()
+            .any(|d| !d.generic && d.possible.is_some() == possible)
+    };
+    if specific(false) {
         Finding::Known
+    } else if specific(true) {
+        Finding::Possible
     } else if report.crashed() || !report.diagnoses.is_empty() {
         Finding::Unknown
     } else {

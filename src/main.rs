@@ -255,7 +255,8 @@ fn finish(reports: &[Report], options: &ReportArgs) -> anyhow::Result<ExitCode> 
     let fails = |finding: Finding| match options.fail_on {
         FailOn::None => false,
         FailOn::Known => finding == Finding::Known,
-        FailOn::Unknown => finding == Finding::Unknown,
+        FailOn::Possible => matches!(finding, Finding::Known | Finding::Possible),
+        FailOn::Unknown => matches!(finding, Finding::Unknown | Finding::Possible),
         FailOn::Any => finding != Finding::None,
     };
     Ok(if reports.iter().any(|r| fails(dumptriage::finding(r))) {

@@ -211,6 +211,7 @@ fn group_of(report: &Report) -> SummaryGroup {
         signature: None,
         kind: None,
         known: false,
+        possible: false,
         title,
         fix: None,
         count: 0,
@@ -218,10 +219,11 @@ fn group_of(report: &Report) -> SummaryGroup {
     };
     match report.diagnoses.first() {
         Some(d) if !d.generic => SummaryGroup {
-            key: d.signature.clone(),
+            key: d.name(),
             signature: Some(d.signature.clone()),
             kind: Some(d.kind),
-            known: true,
+            known: d.possible.is_none(),
+            possible: d.possible.is_some(),
             title: d.title.clone(),
             fix: Some(d.fix.clone()),
             count: 0,
@@ -232,6 +234,7 @@ fn group_of(report: &Report) -> SummaryGroup {
             signature: Some(d.signature.clone()),
             kind: Some(d.kind),
             known: false,
+            possible: false,
             title: d.title.clone(),
             fix: Some(d.fix.clone()),
             count: 0,

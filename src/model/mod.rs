@@ -49,6 +49,9 @@ pub struct SummaryGroup {
     pub kind: Option<Kind>,
     /// A specific signature explains these dumps.
     pub known: bool,
+    /// A specific signature would explain these dumps, but the exit it
+    /// asks for is not established (`possibly: ID`).
+    pub possible: bool,
     pub title: String,
     pub fix: Option<String>,
     pub count: usize,
@@ -243,6 +246,11 @@ pub struct Diagnosis {
     pub confidence: f64,
     /// The thread the diagnosis is about.
     pub thread_id: u32,
+    /// Set when the rule asks for exit and nothing establishes it (nor
+    /// rules it out): why. The diagnosis is then a possible finding only,
+    /// ranked after every established one and not counted by
+    /// `--fail-on known`.
+    pub possible: Option<String>,
     /// Which `[[match]]` table of the rule matched, so a wrong answer
     /// points at the conditions to fix.
     pub alternative: Alternative,
@@ -252,6 +260,24 @@ pub struct Diagnosis {
     pub fix: String,
     pub workaround: Option<String>,
     pub references: Vec<String>,
+}
+
+impl Diagnosis {
+    /// The rule id as reports name the finding: `possibly: ID` when it is
+    /// a possible finding only.
+    pub fn name(&self) -> String {
+        match self.possible {
+            Some(_) => format!("possibly: {}", self.signature),
+            None => self.signature.clone(),
+        }
+    }
+
+    /// Why the finding is only possible, as reports say it.
+    pub fn not_established(&self) -> Option<String> {
+        self.possible
+            .as_deref()
+            .map(|why| format!("exit not established because {why}"))
+    }
 }
 
 /// A rule's `[[match]]` table: its place in the file and its label (the

@@ -66,7 +66,13 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
             ))
         } else if failed(report) {
             let (message, kind) = match report.diagnoses.first() {
-                Some(d) => (format!("{}: {}", d.signature, d.title), d.kind.as_str()),
+                Some(d) => {
+                    let mut message = format!("{}: {}", d.name(), d.title);
+                    if let Some(why) = d.not_established() {
+                        message.push_str(&format!(" ({why})"));
+                    }
+                    (message, d.kind.as_str())
+                }
                 None => ("crash matching no known signature".to_string(), "crash"),
             };
             let body = text::render_report(report, text::Paint { enabled: false });

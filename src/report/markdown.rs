@@ -55,7 +55,7 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     for (shown, report) in reports.iter().enumerate() {
         let headline = match (&report.status, report.diagnoses.first()) {
             (Status::Error, _) => "unreadable".to_string(),
-            (_, Some(d)) => format!("{} ({})", d.signature, d.kind.as_str()),
+            (_, Some(d)) => format!("{} ({})", d.name(), d.kind.as_str()),
             (_, None) if report.crashed() => "crash, no known signature".to_string(),
             (_, None) => "no failure found".to_string(),
         };

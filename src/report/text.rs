@@ -304,7 +304,7 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
     let _ = writeln!(
         s,
         "Diagnosis: {} {}",
-        p.red(&best.signature),
+        p.red(&best.name()),
         p.bold(&format!("- {}", clean(&best.title)))
     );
     let _ = writeln!(
@@ -315,6 +315,9 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         best.confidence,
         thread_label(best.thread_id)
     );
+    if let Some(why) = best.not_established() {
+        wrap_into(s, "    Possible only: ", &why);
+    }
     let _ = writeln!(
         s,
         "    Matched by [[match]] {} of the rule: {}",
@@ -341,7 +344,7 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
     if report.diagnoses.len() > 1 {
         let others: Vec<String> = report.diagnoses[1..]
             .iter()
-            .map(|d| format!("{} ({:.2})", d.signature, d.confidence))
+            .map(|d| format!("{} ({:.2})", d.name(), d.confidence))
             .collect();
         let _ = writeln!(s, "    Also matches: {}", others.join(", "));
     }

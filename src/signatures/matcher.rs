@@ -19,14 +19,16 @@ const MODULE_ONLY_FRAME: f64 = 0.85;
 const INFERRED_WAIT: f64 = 0.9;
 const INFERRED_EXIT: f64 = 0.95;
 /// A specific rule whose exit condition could not be established (nothing
-/// proves exit, nothing rules it out).
+/// proves exit, nothing rules it out): a possible finding only.
 const EXIT_NOT_PROVEN: f64 = 0.6;
 /// Evidence from a return address found by searching stack memory rather
 /// than by walking the stack.
 const STACK_SEARCH: f64 = 0.7;
 
-/// Every rule that matches, the answer first: specific rules before generic
-/// ones, then the more specific match, then the higher confidence.
+/// Every rule that matches, the answer first: established findings before
+/// possible ones (docs/signatures.md, "When exit is not established"),
+/// specific rules before generic ones, then the more specific match, then
+/// the higher confidence.
 pub fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
     let mut found: Vec<(u32, Diagnosis)> = rules
         .iter()
@@ -37,12 +39,16 @@ pub fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
                 .filter_map(|(i, c)| {
                     match_conditions(rule, i, c, report).map(|d| (c.specificity(), d))
                 })
-                // The most specific, then the most confident; among equals
-                // the first in the file (max_by would take the last).
+                // Established before possible, then the most specific, then
+                // the most confident; among equals the first in the file
+                // (max_by would take the last).
                 .reduce(|best, next| {
-                    let better = next
-                        .0
-                        .cmp(&best.0)
+                    let better = best
+                        .1
+                        .possible
+                        .is_some()
+                        .cmp(&next.1.possible.is_some())
+                        .then(next.0.cmp(&best.0))
                         .then(next.1.confidence.total_cmp(&best.1.confidence));
                     if better.is_gt() {
                         next
@@ -53,8 +59,10 @@ pub fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
         })
         .collect();
     found.sort_by(|(sa, a), (sb, b)| {
-        a.generic
-            .cmp(&b.generic)
+        a.possible
+            .is_some()
+            .cmp(&b.possible.is_some())
+            .then(a.generic.cmp(&b.generic))
             .then(sb.cmp(sa))
             .then(b.confidence.total_cmp(&a.confidence))
             .then(a.signature.cmp(&b.signature))
@@ -66,6 +74,9 @@ pub fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
 struct Found {
     evidence: Vec<Evidence>,
     confidence: f64,
+    /// Why exit, which the rule asks for, is not established: the match is
+    /// a possible finding only.
+    possible: Option<String>,
 }
 
 impl Found {
@@ -91,6 +102,7 @@ fn match_conditions(
         } else {
             SPECIFIC_BASE
         },
+        possible: None,
     };
     if !process_conditions(rule, c, report, &mut found) {
         return None;
@@ -118,11 +130,13 @@ fn match_conditions(
         let mut here = Found {
             evidence: Vec::new(),
             confidence: 1.0,
+            possible: None,
         };
         thread_conditions(rule, c, report, thread, &mut here).then_some((thread, here))
     })?;
     found.evidence.extend(thread_found.evidence);
     found.confidence *= thread_found.confidence;
+    let possible = found.possible.or(thread_found.possible);
     Some(Diagnosis {
         signature: rule.id.clone(),
         title: rule.title.clone(),
@@ -130,6 +144,7 @@ fn match_conditions(
         generic: rule.generic,
         confidence: (found.confidence * 100.0).round() / 100.0,
         thread_id: thread.id,
+        possible,
         alternative: Alternative {
             index,
             label: c.label.clone(),
@@ -182,8 +197,11 @@ fn exit_in_stack(c: &Conditions, thread: &Thread, found: &mut Found) -> bool {
 
 /// A specific rule's exit condition that does not hold may still be met
 /// softly: when the stacks neither prove exit nor rule it out, the rule's
-/// other evidence stands, at lower confidence, with the missing fact said.
-/// Generic rules are about exit itself and are never met this way.
+/// other evidence stands, at lower confidence, as a *possible* finding
+/// with the missing fact said. Only evidence that itself happens only at
+/// exit or unload establishes exit: the exit-only function groups
+/// (functions.toml), which the exit-phase tables hold, and unloaded
+/// modules. Generic rules are about exit itself and are never met this way.
 fn exit_unproven(rule: &Rule, report: &Report, found: &mut Found) -> bool {
     let Some(why) = report.exit_phase.exit_not_proven.as_deref() else {
         return false;
@@ -191,8 +209,9 @@ fn exit_unproven(rule: &Rule, report: &Report, found: &mut Found) -> bool {
     if rule.generic {
         return false;
     }
-    found.fact(None, None, format!("exit not proven: {why}"));
+    found.fact(None, None, format!("exit not established: {why}"));
     found.confidence *= EXIT_NOT_PROVEN;
+    found.possible = Some(why.to_string());
     true
 }
 
@@ -568,7 +587,7 @@ fn match_frames(
     })
 }
 
-fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
+pub(super) fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
     if let Some(p) = &pattern.module {
         if !frame.module.as_deref().is_some_and(|m| p.matches(m)) {
             return false;

@@ -113,21 +113,41 @@ pub struct ExampleOutcome {
 
 impl Database {
     /// Runs every example of the given rules against the whole database: a
-    /// positive example must be diagnosed as its rule, first among the
-    /// specific rules (and matched by no other specific rule); a negative
-    /// one must not match its rule.
+    /// positive example must be diagnosed as its rule, established, first
+    /// among the specific rules (and matched by no other specific rule); a
+    /// negative one must not be diagnosed as its rule (a possible finding
+    /// is not a diagnosis); a `possible` one must be its rule's possible
+    /// finding. Then the rule as a whole: each `[[match]]` table must be the
+    /// one that matches some positive example, and a rule with frame
+    /// patterns needs a negative example of normal work (see
+    /// [`normal_work`]).
     pub fn test_examples<'a>(
         &'a self,
         rules: impl IntoIterator<Item = &'a Rule>,
     ) -> Vec<ExampleOutcome> {
         let mut outcomes = Vec::new();
         for rule in rules {
+            let mut winners = std::collections::BTreeSet::new();
+            let mut normal = false;
             for example in &rule.examples {
                 let failure = match examples::to_report(example) {
                     Err(e) => Some(e),
                     Ok(report) => {
-                        let found = self.diagnose(&crate::exit_phase::classify(report));
-                        check_example(rule, example.expect, &found)
+                        let report = crate::exit_phase::classify(report);
+                        let found = self.diagnose(&report);
+                        if example.expect == schema::Expect::Match {
+                            winners.extend(
+                                found
+                                    .iter()
+                                    .find(|d| d.signature == rule.id && d.possible.is_none())
+                                    .map(|d| d.alternative.index),
+                            );
+                        }
+                        let failure = check_example(rule, example.expect, &found);
+                        normal |= failure.is_none()
+                            && example.expect != schema::Expect::Match
+                            && normal_work(rule, example, &report);
+                        failure
                     }
                 };
                 outcomes.push(ExampleOutcome {
@@ -136,32 +156,104 @@ impl Database {
                     failure,
                 });
             }
+            for (index, c) in rule.alternatives.iter().enumerate() {
+                if !winners.contains(&index) {
+                    outcomes.push(ExampleOutcome {
+                        rule: rule.id.clone(),
+                        example: format!("[[match]] {} ({})", index + 1, c.label),
+                        failure: Some(
+                            "no positive example is matched by this [[match]] table: add one, or remove the table".to_string(),
+                        ),
+                    });
+                }
+            }
+            if rule.alternatives.iter().any(|c| !c.frames.is_empty()) && !normal {
+                outcomes.push(ExampleOutcome {
+                    rule: rule.id.clone(),
+                    example: "normal work".to_string(),
+                    failure: Some(
+                        "no negative example of the rule's own frames during normal work: a release build's stacks (unnamed application frames) with no exit frame and nothing ruling exit out".to_string(),
+                    ),
+                });
+            }
         }
         outcomes
     }
 }
 
+/// Whether a negative example shows the rule's own frames during normal
+/// work, the case where a rule that asks for exit must not answer: no
+/// thread shows exit and nothing rules it out (so only the rule's own
+/// evidence could decide), some application frame is unnamed (a release
+/// build), and a frame is the rule's own: one its frame patterns match, or
+/// one of its positive examples has.
+fn normal_work(rule: &Rule, example: &schema::ExampleSpec, report: &Classified) -> bool {
+    if report.exit_phase.exit_not_proven.is_none() {
+        return false;
+    }
+    let unnamed = report
+        .threads
+        .iter()
+        .flat_map(|t| &t.frames)
+        .any(|f| f.module.is_some() && f.function.is_none());
+    let patterns = || rule.alternatives.iter().flat_map(|c| &c.frames);
+    let matched = report
+        .threads
+        .iter()
+        .flat_map(|t| &t.frames)
+        .any(|f| patterns().any(|p| p.function.is_some() && matcher::frame_matches(p, f)));
+    let positive: std::collections::BTreeSet<&str> = rule
+        .examples
+        .iter()
+        .filter(|e| e.expect == schema::Expect::Match)
+        .flat_map(|e| &e.threads)
+        .flat_map(|t| &t.frames)
+        .filter(|f| f.contains('!'))
+        .map(String::as_str)
+        .collect();
+    let shared = example
+        .threads
+        .iter()
+        .flat_map(|t| &t.frames)
+        .any(|f| positive.contains(f.as_str()));
+    unnamed && (matched || shared)
+}
+
 fn check_example(rule: &Rule, expect: schema::Expect, found: &[Diagnosis]) -> Option<String> {
-    let ids: Vec<&str> = found.iter().map(|d| d.signature.as_str()).collect();
+    let ids: Vec<String> = found.iter().map(Diagnosis::name).collect();
+    let established = |d: &&Diagnosis| d.possible.is_none();
     let others: Vec<&str> = found
         .iter()
+        .filter(established)
         .filter(|d| !d.generic && d.signature != rule.id)
         .map(|d| d.signature.as_str())
         .collect();
+    let own = found.iter().find(|d| d.signature == rule.id);
     match expect {
-        schema::Expect::NoMatch => ids
-            .contains(&rule.id.as_str())
-            .then(|| format!("matched, but should not (diagnoses: {ids:?})")),
-        schema::Expect::Match if !ids.contains(&rule.id.as_str()) => {
-            Some(format!("did not match (diagnoses: {ids:?})"))
-        }
-        schema::Expect::Match if !others.is_empty() => {
-            Some(format!("other specific rules match too: {others:?}"))
-        }
-        schema::Expect::Match if !rule.generic && ids.first() != Some(&rule.id.as_str()) => {
-            Some(format!("matched, but not first (diagnoses: {ids:?})"))
-        }
-        schema::Expect::Match => None,
+        schema::Expect::NoMatch => own
+            .filter(established)
+            .map(|_| format!("matched, but should not (diagnoses: {ids:?})")),
+        schema::Expect::Possible => match own {
+            Some(d) if d.possible.is_some() => None,
+            Some(_) => Some(format!(
+                "matched as established, expected a possible finding (diagnoses: {ids:?})"
+            )),
+            None => Some(format!("did not match (diagnoses: {ids:?})")),
+        },
+        schema::Expect::Match => match own {
+            None => Some(format!("did not match (diagnoses: {ids:?})")),
+            Some(d) if d.possible.is_some() => Some(format!(
+                "only a possible finding ({}) (diagnoses: {ids:?})",
+                d.not_established().unwrap_or_default()
+            )),
+            Some(_) if !others.is_empty() => {
+                Some(format!("other specific rules match too: {others:?}"))
+            }
+            Some(_) if !rule.generic && found.first().map(|d| &d.signature) != Some(&rule.id) => {
+                Some(format!("matched, but not first (diagnoses: {ids:?})"))
+            }
+            Some(_) => None,
+        },
     }
 }
 

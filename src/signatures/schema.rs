@@ -122,8 +122,13 @@ fn default_os() -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Expect {
+    /// The rule is the answer, established.
     Match,
+    /// The rule is not an established answer (a possible finding is
+    /// allowed: it is not a diagnosis).
     NoMatch,
+    /// The rule is a possible finding only: exit is not established.
+    Possible,
 }
 
 #[derive(Debug, Deserialize)]
