@@ -125,9 +125,11 @@ pub struct AttachArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Capture, report and kill the command when it is still running after
-    /// DURATION (a hang): `90` or `90s`, `500ms`, `2m`, `1h`. Without it,
-    /// only crashes are captured.
+    /// Capture, report and end the command when it is still running after
+    /// DURATION (a hang): `90` or `90s`, `500ms`, `2m`, `1h`. The stuck
+    /// processes of its tree are dumped (the deepest not just waiting for a
+    /// child, at most 8), then the whole tree is ended. Without it, only
+    /// crashes are captured.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub hang_timeout: Option<std::time::Duration>,
 
@@ -139,6 +141,11 @@ pub struct RunArgs {
     /// instead of killing it.
     #[arg(long)]
     pub no_kill: bool,
+
+    /// After a hang's dumps, the command's processes get SIGTERM, and
+    /// SIGKILL when still running after DURATION (as `timeout -k`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "2s")]
+    pub kill_after: std::time::Duration,
 
     #[command(flatten)]
     pub report: ReportArgs,

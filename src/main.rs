@@ -121,6 +121,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         hang_timeout: args.hang_timeout,
         dump_dir: args.dump_dir.clone().unwrap_or_else(|| PathBuf::from(".")),
         no_kill: args.no_kill,
+        kill_after: args.kill_after,
         stop_limit: stop_limit(),
     };
     let end = match capture::run(&options, &analyze) {
@@ -156,18 +157,40 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             pid,
             after,
             killed,
-            dump,
+            dumps,
         } => {
             let then = if killed {
-                "killed it"
+                "ended it and every process it started"
             } else {
                 "left it running (--no-kill)"
             };
-            let what = format!(
-                "process {pid} still running after {:.1} s (hang timeout); {then}",
+            eprintln!(
+                "dumptriage: process {pid} still running after {:.1} s (hang timeout); {then}",
                 after.as_secs_f64()
             );
-            report_capture(&what, dump, &args.report);
+            let mut reports = Vec::new();
+            for (process, dump) in dumps {
+                let what = if process == pid {
+                    format!("process {pid} (the command)")
+                } else {
+                    format!("process {process} (started by the command)")
+                };
+                match dump {
+                    Ok(captured) => {
+                        eprintln!(
+                            "dumptriage: {what}: minidump {}",
+                            printable::clean(&captured.path.display().to_string())
+                        );
+                        reports.push(captured.report);
+                    }
+                    Err(error) => eprintln!("dumptriage: {what}: no minidump: {error}"),
+                }
+            }
+            if !reports.is_empty() {
+                if let Err(error) = emit_on(&reports, &args.report, Console::Stderr) {
+                    eprintln!("dumptriage: error: {error:#}");
+                }
+            }
             Ok(ExitCode::from(capture::EXIT_HANG))
         }
     }

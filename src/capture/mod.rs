@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::model::Report;
+use crate::model::{Capture, CaptureReason, Report, CAPTURE_STREAM};
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -49,6 +49,14 @@ pub const EXIT_NOT_EXECUTABLE: u8 = 126;
 /// aborts the capture instead of blocking it.
 pub const DEFAULT_STOP_LIMIT: Duration = Duration::from_secs(2);
 
+/// Most processes of a hung command's tree dumped at one hang timeout: the
+/// deepest that are not just waiting for a child come first.
+pub const MAX_TREE_DUMPS: usize = 8;
+
+/// How long a hung command's processes get between SIGTERM and SIGKILL,
+/// by default (`--kill-after`).
+pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(2);
+
 /// Writes a minidump of the live process `pid` into `dir`, analyses it with
 /// `analyze`, and records the blamed thread in the dump (see
 /// [`record_blamed_thread`]). The process keeps running.
@@ -64,6 +72,7 @@ pub fn attach(
 ) -> Result<Captured, CaptureError> {
     os::check_attachable(pid)?;
     prepare_dump_dir(dir)?;
+    let record = capture_record(CaptureReason::Attach, pid, command_line(pid));
     let (mut file, path) = new_dump_file(dir, pid, &os::process_name(pid))?;
     let written = os::write_live_dump(pid, &mut file, &path, stop_limit);
     drop(file);
@@ -72,21 +81,74 @@ pub fn attach(
         let _ = std::fs::remove_file(&path);
         return Err(error);
     }
-    finish_live_dump(path, analyze)
+    finish_live_dump(path, &record, analyze)
+}
+
+/// What `run` or `attach` records in a dump about why it was taken.
+fn capture_record(reason: CaptureReason, pid: u32, command: Vec<String>) -> Capture {
+    Capture {
+        reason,
+        after_seconds: None,
+        signal: None,
+        command,
+        pid,
+        root_pid: None,
+        tool: format!("dumptriage {}", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+/// A process's command line, as far as the system tells.
+fn command_line(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|bytes| {
+            bytes
+                .split(|b| *b == 0)
+                .filter(|arg| !arg.is_empty())
+                .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Records why the dump was taken in it (the capture stream), after the
+/// environment is scrubbed. A dump that cannot take the record is still
+/// analysed; the report then says so and carries the record anyway.
+fn record_capture(path: &Path, record: &Capture) -> Option<String> {
+    append_stream(path, CAPTURE_STREAM, &record.to_bytes())
+        .err()
+        .map(|e| format!("why the dump was taken is not recorded in it: {e}"))
+}
+
+/// Analyses a dump `run` or `attach` wrote, with its capture record.
+fn analyze_captured(
+    path: &Path,
+    record: &Capture,
+    analyze: &dyn Fn(&Path) -> Report,
+) -> Result<Report, CaptureError> {
+    scrub_environment(path)?;
+    let problem = record_capture(path, record);
+    let mut report = analyze(path);
+    if let Some(problem) = problem {
+        report.warnings.push(problem);
+        report.capture.get_or_insert_with(|| record.clone());
+    }
+    Ok(report)
 }
 
 /// Analyses a dump of a live or hung process, records the blamed thread in
 /// it, and analyses it again when that changed what the dump says.
 fn finish_live_dump(
     path: PathBuf,
+    record: &Capture,
     analyze: &dyn Fn(&Path) -> Report,
 ) -> Result<Captured, CaptureError> {
-    scrub_environment(&path)?;
-    let mut report = analyze(&path);
+    let mut report = analyze_captured(&path, record, analyze)?;
     let mut recorded_thread = report.exception.as_ref().map(|e| e.thread_id);
     if let Some(blamed) = report.exit_phase.blamed_thread {
         if record_blamed_thread(&path, blamed)? {
+            let capture = report.capture.take();
             report = analyze(&path);
+            report.capture = report.capture.take().or(capture);
             recorded_thread = Some(blamed);
         }
     }
@@ -105,6 +167,11 @@ pub fn run(
     analyze: &dyn Fn(&Path) -> Report,
 ) -> Result<RunEnd, CaptureError> {
     prepare_dump_dir(&options.dump_dir)?;
+    let command: Vec<String> = options
+        .command
+        .iter()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
     Ok(match os::supervise(options)? {
         RunEnd::Exited(status) => RunEnd::Exited(status),
         RunEnd::Crashed {
@@ -117,8 +184,11 @@ pub fn run(
             signal,
             status,
             dump: dump.and_then(|path| {
-                scrub_environment(&path)?;
-                let report = analyze(&path);
+                let record = Capture {
+                    signal: Some(signal_name(signal)),
+                    ..capture_record(CaptureReason::Crash, pid, command.clone())
+                };
+                let report = analyze_captured(&path, &record, analyze)?;
                 let recorded_thread = report.exception.as_ref().map(|e| e.thread_id);
                 Ok(Captured {
                     path,
@@ -131,12 +201,25 @@ pub fn run(
             pid,
             after,
             killed,
-            dump,
+            dumps,
         } => RunEnd::Hung {
             pid,
             after,
             killed,
-            dump: dump.and_then(|path| finish_live_dump(path, analyze)),
+            dumps: dumps
+                .into_iter()
+                .map(|(process, dump)| {
+                    let dump = dump.and_then(|path| {
+                        let record = Capture {
+                            after_seconds: Some(after.as_secs_f64()),
+                            root_pid: (process != pid).then_some(pid),
+                            ..capture_record(CaptureReason::HangTimeout, process, command.clone())
+                        };
+                        finish_live_dump(path, &record, analyze)
+                    });
+                    (process, dump)
+                })
+                .collect(),
         },
     })
 }

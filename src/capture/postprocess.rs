@@ -82,6 +82,75 @@ pub(crate) fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, 
     Ok(true)
 }
 
+/// Adds a stream to a written dump: its bytes at the end of the file, and
+/// a directory entry for it (an unused entry when the dump has one, as a
+/// scrubbed environment leaves; otherwise a new directory, also at the end,
+/// that the header then points to). The old content is never rewritten:
+/// until the last write, the header still describes the dump as it was.
+pub(crate) fn append_stream(path: &Path, stream_type: u32, data: &[u8]) -> Result<(), CaptureError> {
+    use std::io::Read;
+    let fail = |why: String| CaptureError::Patch {
+        path: path.to_path_buf(),
+        why,
+    };
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| fail(e.to_string()))?;
+    let mut header = [0u8; 16];
+    file.read_exact(&mut header)
+        .map_err(|e| fail(format!("no minidump header: {e}")))?;
+    let word = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().expect("4 bytes"));
+    let (count, directory_rva) = (word(8), word(12));
+    let mut directory = vec![0u8; count as usize * 12];
+    file.seek(SeekFrom::Start(u64::from(directory_rva)))
+        .and_then(|_| file.read_exact(&mut directory))
+        .map_err(|e| fail(format!("unreadable stream directory: {e}")))?;
+    let end = file.seek(SeekFrom::End(0)).map_err(|e| fail(e.to_string()))?;
+    let data_rva = end.next_multiple_of(4);
+    let entry = |rva: u64| {
+        let mut e = Vec::with_capacity(12);
+        e.extend_from_slice(&stream_type.to_le_bytes());
+        e.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        e.extend_from_slice(&(rva as u32).to_le_bytes());
+        e
+    };
+    let unused = directory
+        .chunks(12)
+        .position(|e| e[..4] == [0, 0, 0, 0]);
+    let new_directory_rva = (data_rva + data.len() as u64).next_multiple_of(4);
+    let last = new_directory_rva + u64::from(count + 1) * 12;
+    if last > u64::from(u32::MAX) || data.len() > u32::MAX as usize {
+        return Err(fail(
+            "the dump is too large for another stream (32-bit offsets)".to_string(),
+        ));
+    }
+    let written = (|| -> std::io::Result<()> {
+        file.seek(SeekFrom::Start(end))?;
+        file.write_all(&vec![0u8; (data_rva - end) as usize])?;
+        file.write_all(data)?;
+        match unused {
+            Some(index) => {
+                file.seek(SeekFrom::Start(u64::from(directory_rva) + index as u64 * 12))?;
+                file.write_all(&entry(data_rva))?;
+            }
+            None => {
+                let pad = new_directory_rva - (data_rva + data.len() as u64);
+                file.write_all(&vec![0u8; pad as usize])?;
+                file.write_all(&directory)?;
+                file.write_all(&entry(data_rva))?;
+                file.sync_data()?;
+                file.seek(SeekFrom::Start(8))?;
+                file.write_all(&(count + 1).to_le_bytes())?;
+                file.write_all(&(new_directory_rva as u32).to_le_bytes())?;
+            }
+        }
+        file.sync_data()
+    })();
+    written.map_err(|e| fail(e.to_string()))
+}
+
 /// Shortest environment entry (`KEY=VALUE`) searched for outside the
 /// environ stream: shorter byte strings could match unrelated memory.
 pub(super) const MIN_SCRUBBED_ENTRY: usize = 6;

@@ -109,6 +109,9 @@ pub struct RunOptions {
     pub dump_dir: PathBuf,
     /// Leave a hung command running (untraced) instead of killing it.
     pub no_kill: bool,
+    /// How long the processes of a hung command's tree get between SIGTERM
+    /// and SIGKILL.
+    pub kill_after: Duration,
     /// How long the command's threads get to stop for a capture.
     pub stop_limit: Duration,
 }
@@ -132,12 +135,14 @@ pub enum RunEnd<D = Result<Captured, CaptureError>> {
         status: ExitStatus,
         dump: D,
     },
-    /// The command was still running at the hang timeout.
+    /// The command was still running at the hang timeout. `dumps` has one
+    /// entry per process of its tree found stuck (the deepest that are not
+    /// just waiting for a child, at most MAX_TREE_DUMPS), with its pid.
     Hung {
         pid: u32,
         after: Duration,
         killed: bool,
-        dump: D,
+        dumps: Vec<(u32, D)>,
     },
 }
 

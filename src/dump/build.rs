@@ -162,6 +162,7 @@ pub(super) fn build_report(
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
         crash_signature: None,
+        capture: None,
     }
 }
 

@@ -107,6 +107,13 @@ impl Analyzer {
                 thread.stack_search = hits.clone();
             }
         }
+        // Why `run` or `attach` took the dump, when one of them did.
+        if let Ok(bytes) = dump.get_raw_stream(crate::model::CAPTURE_STREAM) {
+            match crate::model::Capture::from_bytes(bytes) {
+                Ok(capture) => report.capture = Some(capture),
+                Err(why) => report.warnings.push(why),
+            }
+        }
         Ok(report)
     }
 }

@@ -6,11 +6,13 @@
 
 use serde::Serialize;
 
+mod capture;
 mod hex;
 mod phase;
 mod stack;
 
 use hex::{hex_list, hex_option, hex_u32, hex_u64};
+pub use capture::*;
 pub use phase::*;
 pub use stack::*;
 
@@ -103,6 +105,8 @@ pub struct Report {
     /// The top meaningful frames of the crashing or blamed thread, used to
     /// group dumps that no specific signature explains.
     pub crash_signature: Option<String>,
+    /// Why the dump was taken, when `run` or `attach` wrote it.
+    pub capture: Option<Capture>,
 }
 
 impl Report {
@@ -123,6 +127,7 @@ impl Report {
             warnings: Vec::new(),
             exit_phase: ExitPhase::default(),
             diagnoses: Vec::new(),
+            capture: None,
             crash_signature: None,
         }
     }

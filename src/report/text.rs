@@ -176,6 +176,12 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
             .map_or_else(|| "pid unknown".to_string(), |pid| format!("pid {pid}"));
         let _ = writeln!(s, "Process:   {name} ({pid})");
     }
+    if let Some(capture) = &report.capture {
+        let _ = writeln!(s, "Captured:  {}", clean(&capture.describe()));
+        if !capture.command.is_empty() {
+            let _ = writeln!(s, "Command:   {}", clean(&capture.command.join(" ")));
+        }
+    }
     if let Some(sys) = &report.system {
         let version = sys.os_version.as_deref().map(clean).unwrap_or_default();
         let cpus = if sys.cpu_count == 1 { "CPU" } else { "CPUs" };

@@ -7,9 +7,9 @@
 use std::collections::BTreeSet;
 
 use super::exception::ExceptionCode;
-use super::schema::ExampleSpec;
+use super::schema::{ExampleSpec, Expect};
 use crate::model::{
-    Exception, Frame, Module, ModuleSymbols, Process, Report, StackHit, Status, SymbolSource,
+    Capture, CaptureReason, Exception, Frame, Module, ModuleSymbols, Process, Report, StackHit, Status, SymbolSource,
     System, Thread, Trust, UnloadedModule, Walk,
 };
 
@@ -191,6 +191,15 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
         crash_signature: None,
+        capture: example.captured.map(|reason| Capture {
+            reason,
+            after_seconds: (reason != CaptureReason::Attach).then_some(60.0),
+            signal: None,
+            command: vec!["example".to_string()],
+            pid: 1,
+            root_pid: None,
+            tool: "signatures test".to_string(),
+        }),
     })
 }
 
@@ -238,4 +247,28 @@ fn parse_frame(index: usize, text: &str) -> Result<Frame, String> {
         unloaded_module: unloaded,
         inlines: Vec::new(),
     })
+}
+
+pub(super) fn check_examples(examples: &[ExampleSpec], report: &mut dyn FnMut(&str, String)) {
+    let positives = examples
+        .iter()
+        .filter(|e| e.expect == Expect::Match)
+        .count();
+    if positives == 0 {
+        report(
+            "examples",
+            "at least one example with expect = \"match\" is required".to_string(),
+        );
+    }
+    if positives == examples.len() {
+        report(
+            "examples",
+            "at least one example with expect = \"no-match\" is required".to_string(),
+        );
+    }
+    for (i, example) in examples.iter().enumerate() {
+        if let Err(e) = to_report(example) {
+            report(&format!("examples[{i}]"), e);
+        }
+    }
 }

@@ -9,53 +9,15 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::exception::ExceptionCode;
+use super::names::{anchored, resolve_family};
 use super::rule::{Conditions, FramePattern, Rule};
-use super::schema::{ExampleSpec, Expect, MatchSpec, RuleFile, ThreadChoice, UnloadedChoice};
+use super::schema::{MatchSpec, RuleFile, ThreadChoice, UnloadedChoice};
 use crate::functions;
 use crate::model::Kind;
 use crate::pattern::{Case, Compile, Pattern};
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_signatures.rs"));
-}
-
-/// A module family of families.toml.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Family {
-    pattern: String,
-    /// Every spelling the family must match (checked by a unit test).
-    #[allow(dead_code)]
-    names: Vec<String>,
-    /// Near misses it must not match.
-    #[allow(dead_code)]
-    not: Vec<String>,
-}
-
-/// The module families rules name as `family:NAME` (families.toml).
-static FAMILIES: std::sync::LazyLock<std::collections::BTreeMap<String, Family>> =
-    std::sync::LazyLock::new(|| {
-        // Compiled into the binary (as JSON: build.rs) and checked by a
-        // unit test.
-        serde_json::from_str(include_str!(concat!(env!("OUT_DIR"), "/families.json")))
-            .expect("src/signatures/families.toml is valid")
-    });
-
-/// A pattern as a rule writes it, with `family:NAME` replaced by the
-/// family's pattern.
-fn resolve_family(source: &str) -> Result<&str, String> {
-    let Some(name) = source.strip_prefix("family:") else {
-        return Ok(source);
-    };
-    FAMILIES
-        .get(name)
-        .map(|f| f.pattern.as_str())
-        .ok_or_else(|| {
-            format!(
-                "unknown module family {name:?} (known: {})",
-                FAMILIES.keys().cloned().collect::<Vec<_>>().join(", ")
-            )
-        })
 }
 
 /// One problem in a rule file.
@@ -338,7 +300,7 @@ fn validate(
         }
     }
     if checks == Checks::Full {
-        check_examples(&spec.examples, &mut |k, r| problems.push(problem(k, r)));
+        super::examples::check_examples(&spec.examples, &mut |k, r| problems.push(problem(k, r)));
     }
     if problems.is_empty() {
         Ok(Rule {
@@ -485,6 +447,11 @@ fn compile_conditions(
                 "a frame pattern needs function, module or unloaded".to_string(),
             ));
         }
+        if let Some(source) = frame.function.as_deref().filter(|_| checks == Checks::Full) {
+            if let Err(e) = anchored(source) {
+                errors.push((key("function"), e));
+            }
+        }
         frames.push(FramePattern {
             guessed: frame.guessed,
             function: frame
@@ -528,6 +495,7 @@ fn compile_conditions(
         thread_name,
         exception,
         crash: spec.crash,
+        captured: spec.captured,
         abort: spec.abort,
         process_exiting: spec.process_exiting,
         thread_exiting: spec.thread_exiting,
@@ -599,6 +567,9 @@ fn describe_match(spec: &MatchSpec) -> String {
             None => {}
         }
     }
+    if let Some(reason) = spec.captured {
+        parts.push(format!("captured at {}", reason.as_str()));
+    }
     if spec.ip_in_unloaded_module.is_some() {
         parts.push("instruction in an unloaded module".to_string());
     }
@@ -612,52 +583,5 @@ fn describe_match(spec: &MatchSpec) -> String {
         "no condition".to_string()
     } else {
         parts.join("; ")
-    }
-}
-
-fn check_examples(examples: &[ExampleSpec], report: &mut dyn FnMut(&str, String)) {
-    let positives = examples
-        .iter()
-        .filter(|e| e.expect == Expect::Match)
-        .count();
-    if positives == 0 {
-        report(
-            "examples",
-            "at least one example with expect = \"match\" is required".to_string(),
-        );
-    }
-    if positives == examples.len() {
-        report(
-            "examples",
-            "at least one example with expect = \"no-match\" is required".to_string(),
-        );
-    }
-    for (i, example) in examples.iter().enumerate() {
-        if let Err(e) = super::examples::to_report(example) {
-            report(&format!("examples[{i}]"), e);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every family matches each spelling it lists and none of its near
-    /// misses.
-    #[test]
-    fn module_families_match_every_spelling() {
-        assert!(FAMILIES.len() >= 10);
-        for (name, family) in FAMILIES.iter() {
-            let pattern = Pattern::new(&family.pattern, Case::Insensitive).unwrap();
-            for spelling in &family.names {
-                assert!(pattern.matches(spelling), "{name} must match {spelling}");
-            }
-            for miss in &family.not {
-                assert!(!pattern.matches(miss), "{name} must not match {miss}");
-            }
-        }
-        assert!(resolve_family("family:nope").is_err());
-        assert_eq!(resolve_family("x.dll"), Ok("x.dll"));
     }
 }

@@ -222,6 +222,12 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
             return false;
         }
     }
+    if let Some(want) = c.captured {
+        let Some(capture) = report.capture.as_ref().filter(|c| c.reason == want) else {
+            return false;
+        };
+        found.fact(None, None, format!("the dump was {}", capture.describe()));
+    }
     if !c.exception.is_empty() {
         let Some(exception) = report.exception.as_ref().filter(|e| e.crash) else {
             return false;

@@ -9,6 +9,7 @@ pub(crate) mod examples;
 pub(crate) mod exception;
 pub mod load;
 pub(crate) mod matcher;
+mod names;
 pub(crate) mod rule;
 pub(crate) mod schema;
 

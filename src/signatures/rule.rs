@@ -3,7 +3,7 @@
 
 use super::exception::ExceptionCode;
 use super::schema::{ExampleSpec, ThreadChoice};
-use crate::model::Kind;
+use crate::model::{CaptureReason, Kind};
 use crate::pattern::Pattern;
 
 /// A validated rule, ready to match.
@@ -34,6 +34,7 @@ pub struct Conditions {
     pub thread_name: Option<Pattern>,
     pub exception: Vec<ExceptionCode>,
     pub crash: Option<bool>,
+    pub captured: Option<CaptureReason>,
     /// The crash is (`true`) or is not (`false`) an abort.
     pub abort: Option<bool>,
     pub process_exiting: Option<bool>,
@@ -67,6 +68,7 @@ impl Conditions {
             .sum();
         let flags = [
             self.thread_name.is_some(),
+            self.captured.is_some(),
             !self.exception.is_empty(),
             self.abort == Some(true),
             self.process_exiting == Some(true),

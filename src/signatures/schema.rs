@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use crate::model::Kind;
+use crate::model::{CaptureReason, Kind};
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct RuleFile {
@@ -36,6 +36,8 @@ pub(crate) struct MatchSpec {
     #[serde(default)]
     pub exception: Vec<String>,
     pub crash: Option<bool>,
+    /// Why the dump was taken, as `run` or `attach` recorded it in the dump.
+    pub captured: Option<CaptureReason>,
     pub abort: Option<bool>,
     pub process_exiting: Option<bool>,
     pub thread_exiting: Option<bool>,
@@ -112,6 +114,9 @@ pub struct ExampleSpec {
     pub modules: Vec<String>,
     #[serde(default)]
     pub unloaded_modules: Vec<String>,
+    /// Why the dump was taken (`hang-timeout`, `crash`, `attach`), as
+    /// `run` or `attach` would record it.
+    pub captured: Option<CaptureReason>,
     pub threads: Vec<ExampleThread>,
 }
 

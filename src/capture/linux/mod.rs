@@ -35,6 +35,7 @@ mod live;
 mod procfs;
 mod signals;
 mod trace;
+mod tree;
 
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::process::CommandExt;
@@ -70,8 +71,16 @@ pub(super) fn supervise(options: &RunOptions) -> Result<Supervised, CaptureError
         Signal::SIGQUIT,
     ])
     .map_err(|e| CaptureError::Trace(format!("cannot watch signals: {e}")))?;
+    // Orphans of the command's tree become our children, not init's: a hang
+    // finds and ends all of them (tree.rs).
+    if let Err(e) = tree::become_subreaper() {
+        eprintln!(
+            "dumptriage: warning: cannot keep the command's orphaned processes in its tree ({e}): a hang may leave some of them running"
+        );
+    }
+    let own_group = !std::io::IsTerminal::is_terminal(&std::io::stdin());
     let started = Instant::now();
-    let child = spawn(options, signals.old_mask)?;
+    let child = spawn(options, signals.old_mask, own_group)?;
     let pid = child.id() as pid_t;
     let mut tracer = Tracer {
         pid,
@@ -97,7 +106,7 @@ pub(super) fn supervise(options: &RunOptions) -> Result<Supervised, CaptureError
         }
         let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if timeout == Some(Duration::ZERO) {
-            return tracer.hang(started.elapsed(), options.no_kill);
+            return tracer.hang(started.elapsed(), options.no_kill, options.kill_after);
         }
         signals.wait(timeout)?;
         for info in signals.read() {
@@ -105,26 +114,40 @@ pub(super) fn supervise(options: &RunOptions) -> Result<Supervised, CaptureError
             let forward = FORWARDED.iter().find(|s| **s as c_int == signal);
             if let Some(&forward) = forward {
                 if tracer.should_forward(signal, info.ssi_code) {
-                    let _ = kill(Pid::from_raw(pid), forward);
+                    // To the command's whole process group when it has its
+                    // own, as a terminal would.
+                    let target = if own_group { -pid } else { pid };
+                    let _ = kill(Pid::from_raw(target), forward);
                 }
             }
         }
     }
 }
 
-fn spawn(options: &RunOptions, old_mask: SigSet) -> Result<std::process::Child, CaptureError> {
+/// Starts the command, traced from its first instruction. With `own_group`
+/// (standard input is not a terminal: CI), it leads a process group of its
+/// own, as timeout(1) makes it, so signals reach its whole tree; at a
+/// terminal it stays in the foreground group, to read the terminal.
+fn spawn(
+    options: &RunOptions,
+    old_mask: SigSet,
+    own_group: bool,
+) -> Result<std::process::Child, CaptureError> {
     let Some((program, args)) = options.command.split_first() else {
         return Err(CaptureError::Trace("no command to run".to_string()));
     };
     let mut command = Command::new(program);
     command.args(args);
     // SAFETY: the closure runs in the forked child before exec and only
-    // makes two system calls, both async-signal-safe.
+    // makes three system calls, all async-signal-safe.
     unsafe {
         command.pre_exec(move || {
             // The command gets the signal mask we were given, not the one
             // the wrapper uses to watch signals.
             let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old_mask), None);
+            if own_group {
+                let _ = nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0));
+            }
             // Stop right after exec, before the program's first instruction
             // (see the module comment). A refusal (a ptrace policy) leaves
             // the command untraced; `start` notices.

@@ -21,6 +21,8 @@ use super::live::{
 use super::procfs::process_name;
 use super::procfs::{describe_threads, read_status, signal_bit, thread_states};
 use super::signals::signal_name;
+use super::tree;
+use crate::capture::MAX_TREE_DUMPS;
 use crate::capture::naming::new_dump_file;
 use crate::capture::postprocess::check_has_threads;
 use crate::capture::types::{CaptureError, ExitStatus, Supervised};
@@ -350,58 +352,69 @@ impl Tracer {
         })
     }
 
-    /// Still running at the timeout: let go of it, dump it like `attach`
-    /// does, and kill it unless asked not to.
-    pub fn hang(&mut self, after: Duration, no_kill: bool) -> Result<Supervised, CaptureError> {
+    /// The hang timeout passed: dumps the stuck processes of the command's
+    /// tree (tree.rs: the deepest that are not just waiting for a child,
+    /// the command itself included when it is one), then, unless
+    /// `no_kill`, ends the whole tree: SIGTERM, and SIGKILL for what is
+    /// left after `kill_after`. Nothing of the tree is left running.
+    pub fn hang(
+        &mut self,
+        after: Duration,
+        no_kill: bool,
+        kill_after: Duration,
+    ) -> Result<Supervised, CaptureError> {
         let pid = self.pid;
+        let stuck = tree::stuck(&tree::tree(pid as u32), MAX_TREE_DUMPS);
+        let mut dumps = Vec::new();
+        // The command's own threads are ours (traced): stopped and let go
+        // first, so that a dump of it, or the end of the tree, can follow.
         if self.traced {
             match self.stop_threads(None)? {
                 Ok((stopped, missing)) if missing.is_empty() => self.detach(&stopped),
                 Ok((stopped, missing)) => {
                     // A thread would not stop (uninterruptible sleep): no
-                    // dump, and nothing may stay traced or stopped.
+                    // dump of the command, and nothing may stay traced.
                     let error = self.not_stopped(&missing);
-                    if no_kill {
-                        self.release(&stopped)?;
-                    } else {
-                        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                        self.wait_for_end(libc::SIGKILL)?;
+                    self.release(&stopped)?;
+                    if stuck.iter().any(|m| m.pid == pid as u32) {
+                        dumps.push((pid as u32, Err(error)));
                     }
-                    return Ok(Supervised::Hung {
-                        pid: pid as u32,
-                        after,
-                        killed: !no_kill,
-                        dump: Err(error),
-                    });
                 }
                 Err(status) => return Ok(Supervised::Exited(status)),
             }
         }
-        let stop_limit = self.stop_limit;
-        let dump = new_dump_file(&self.dump_dir, pid as u32, &process_name(pid as u32)).and_then(
-            |(mut file, path)| {
-                let written = write_live_dump(pid as u32, &mut file, &path, stop_limit);
-                drop(file);
-                match written.and_then(|()| check_has_threads(&path, || why_no_threads(pid as u32)))
-                {
-                    Ok(()) => Ok(path),
-                    Err(error) => {
-                        let _ = std::fs::remove_file(&path);
-                        Err(error)
-                    }
-                }
-            },
-        );
+        for member in &stuck {
+            if dumps.iter().any(|(p, _)| *p == member.pid) {
+                continue;
+            }
+            dumps.push((member.pid, self.dump_live(member.pid)));
+        }
         if !no_kill {
+            tree::end_all_below(std::process::id(), kill_after);
             let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
             self.wait_for_end(libc::SIGKILL)?;
+            tree::reap_orphans();
         }
         Ok(Supervised::Hung {
             pid: pid as u32,
             after,
             killed: !no_kill,
-            dump,
+            dumps,
         })
+    }
+
+    /// A dump of a live process of the tree, not traced by us.
+    fn dump_live(&self, pid: u32) -> Result<PathBuf, CaptureError> {
+        let (mut file, path) = new_dump_file(&self.dump_dir, pid, &process_name(pid))?;
+        let written = write_live_dump(pid, &mut file, &path, self.stop_limit);
+        drop(file);
+        match written.and_then(|()| check_has_threads(&path, || why_no_threads(pid))) {
+            Ok(()) => Ok(path),
+            Err(error) => {
+                let _ = std::fs::remove_file(&path);
+                Err(error)
+            }
+        }
     }
 
     /// Reaps the command once it was killed or let die. `expected` stands

@@ -1,0 +1,113 @@
+//! Why a dump was taken, as the tool that took it recorded it: a small
+//! stream of our own in every dump `run` and `attach` write, read back into
+//! every report of such a dump.
+
+use serde::{Deserialize, Serialize};
+
+/// The minidump stream type of the record: user streams start above
+/// 0xffff; "DT" and 1, clear of Breakpad's 0x4767xxxx and Crashpad's
+/// 0x4350xxxx.
+pub const CAPTURE_STREAM: u32 = 0x4454_0001;
+
+/// Why the dump was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaptureReason {
+    /// `run`: the command was still running at its hang timeout.
+    HangTimeout,
+    /// `run`: the command died of a crash signal.
+    Crash,
+    /// `attach`: on request, the process kept running.
+    Attach,
+}
+
+impl CaptureReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaptureReason::HangTimeout => "hang-timeout",
+            CaptureReason::Crash => "crash",
+            CaptureReason::Attach => "attach",
+        }
+    }
+}
+
+/// The record: what `run` or `attach` knew when it wrote the dump.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capture {
+    pub reason: CaptureReason,
+    /// Seconds from the command's start to the dump (`run` only).
+    pub after_seconds: Option<f64>,
+    /// The crash signal's name (`SIGSEGV`), for a crash.
+    pub signal: Option<String>,
+    /// The command `run` ran (as given), or the attached process's command
+    /// line.
+    pub command: Vec<String>,
+    /// The process the dump is of.
+    pub pid: u32,
+    /// For a process of `run`'s process tree other than the command
+    /// itself: the command's pid (the tree's root).
+    pub root_pid: Option<u32>,
+    /// The program and version that wrote the record.
+    pub tool: String,
+}
+
+impl Capture {
+    /// The record as stored in the dump: one JSON object.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a capture record serializes")
+    }
+
+    /// The record read from a dump's stream; an error names what is wrong.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Capture, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("unreadable capture record: {e}"))
+    }
+
+    /// One line for people: why the dump was taken.
+    pub fn describe(&self) -> String {
+        let after = self
+            .after_seconds
+            .map(|s| format!(" after {s:.1} s"))
+            .unwrap_or_default();
+        let what = match self.reason {
+            CaptureReason::HangTimeout => {
+                format!("taken by `dumptriage run`: still running{after} (hang timeout)")
+            }
+            CaptureReason::Crash => format!(
+                "taken by `dumptriage run` at a crash{}{after}",
+                self.signal
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
+            ),
+            CaptureReason::Attach => "taken by `dumptriage attach` on request".to_string(),
+        };
+        let tree = self
+            .root_pid
+            .map(|root| format!("; a descendant of the command (pid {root})"))
+            .unwrap_or_default();
+        format!("{what}; process {}{tree}", self.pid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_round_trips_and_bad_bytes_are_refused() {
+        let capture = Capture {
+            reason: CaptureReason::HangTimeout,
+            after_seconds: Some(2.5),
+            signal: None,
+            command: vec!["sh".into(), "-c".into(), "./hang_exit".into()],
+            pid: 42,
+            root_pid: Some(40),
+            tool: "dumptriage 0.1.0".into(),
+        };
+        assert_eq!(Capture::from_bytes(&capture.to_bytes()).unwrap(), capture);
+        assert!(capture.describe().contains("still running after 2.5 s (hang timeout)"));
+        assert!(capture.describe().contains("descendant of the command (pid 40)"));
+        let err = Capture::from_bytes(b"\xff{not json").unwrap_err();
+        assert!(err.starts_with("unreadable capture record"), "{err}");
+    }
+}
