@@ -304,6 +304,14 @@ fn emit(reports: &[Report], options: &ReportArgs) -> anyhow::Result<()> {
 /// Writes the report where the user asked, and the failed inputs on stderr
 /// (unless the text report is already going to the terminal with them).
 fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow::Result<()> {
+    // A symbol server that failed is a run-wide problem: said once on
+    // stderr, whatever the format, as well as in each report.
+    let mut servers = std::collections::BTreeSet::new();
+    for warning in reports.iter().flat_map(|r| &r.warnings) {
+        if warning.starts_with("symbol server ") && servers.insert(warning) {
+            eprintln!("dumptriage: warning: {}", printable::clean(warning));
+        }
+    }
     let to_console = options.output.is_none();
     if !(to_console && matches!(options.format(), Format::Text | Format::Brief)) {
         for report in reports.iter().filter(|r| r.status == Status::Error) {

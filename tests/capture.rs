@@ -20,6 +20,16 @@ use common::bin;
 use programs::programs;
 use serde_json::Value;
 
+/// The command's pid, as `run` names it when it reports a hang.
+fn out_pid(stderr: &str) -> String {
+    stderr
+        .split("dumptriage: process ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or("?")
+        .to_string()
+}
+
 /// An environment variable every test program gets, which no dump may keep.
 const SECRET_NAME: &str = "DUMPTRIAGE_TEST_TOKEN";
 const SECRET_VALUE: &str = "s3cr3t-7f0c1d2e";
@@ -304,7 +314,12 @@ fn run_captures_a_hang_at_the_timeout_and_kills_the_command() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("still running after 2.0 s (hang timeout); killed it; minidump: "),
+        stderr.contains(
+            "still running after 2.0 s (hang timeout); ended it and every process it started"
+        ) && stderr.contains(&format!(
+            "process {} (the command): minidump ",
+            out_pid(&stderr)
+        )),
         "{stderr}"
     );
 
@@ -975,7 +990,7 @@ fn run_gives_up_on_a_thread_that_cannot_stop_and_kills_the_hung_command() {
     assert_eq!(status.code(), Some(124), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(10), "{stderr}");
     assert!(
-        stderr.contains("(hang timeout); killed it; no minidump: process "),
+        stderr.contains("(the command): no minidump: process "),
         "{stderr}"
     );
     assert!(stderr.contains("did not stop within 0.3 s"), "{stderr}");
@@ -1031,7 +1046,8 @@ fn run_no_kill_lets_go_of_a_thread_that_could_not_stop_when_it_wakes() {
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     assert!(let_go.is_ok(), "{stderr}");
     assert!(
-        stderr.contains("left it running (--no-kill); no minidump: "),
+        stderr.contains("left it running (--no-kill)")
+            && stderr.contains("(the command): no minidump: "),
         "{stderr}"
     );
     assert!(stderr.contains("vfork_stuck: child ended"), "{stderr}");

@@ -130,6 +130,61 @@ fn a_hung_symbol_server_is_a_warning() {
     // One failure gives the server up: later lookups do not wait again.
     let tried = run.module("fakehip.dll")["symbols_tried"].to_string();
     assert!(tried.contains("failed earlier") || tried.matches("timed out").count() <= 1);
+    // One warning per failed server, in the report and on stderr, naming
+    // the server once and why; never a "not asked" warning.
+    let server_warnings: Vec<String> = run
+        .warnings()
+        .into_iter()
+        .filter(|w| w.contains("symbol server"))
+        .collect();
+    assert_eq!(server_warnings.len(), 1, "{server_warnings:?}");
+    let warning = &server_warnings[0];
+    assert!(!warning.contains("not asked"), "{warning}");
+    let stderr = String::from_utf8_lossy(&run.out.stderr);
+    let on_stderr: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("symbol server"))
+        .collect();
+    assert_eq!(
+        on_stderr,
+        [format!("dumptriage: warning: {warning}")],
+        "{stderr}"
+    );
+}
+
+/// A server that refuses connections: the reason names the file asked
+/// for once (the HTTP client's message repeats the URL otherwise).
+#[test]
+fn a_refusing_symbol_server_is_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let run = analyze(
+        dir.path(),
+        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
+        &[
+            "--symbols",
+            &url,
+            "--symbols-cache",
+            s(&dir.path().join("cache")),
+        ],
+        &[],
+    );
+    assert_eq!(run.out.status.code(), Some(0));
+    let warnings: Vec<String> = run
+        .warnings()
+        .into_iter()
+        .filter(|w| w.contains("symbol server"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let asked = format!("{url}index2.txt");
+    assert_eq!(warnings[0].matches(&asked).count(), 1, "{}", warnings[0]);
+    assert!(warnings[0].starts_with(&format!("symbol server {url} failed: ")));
 }
 
 /// With no URL anywhere (folders, a cache-only _NT_SYMBOL_PATH), the tool

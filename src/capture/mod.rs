@@ -33,7 +33,7 @@ mod types;
 
 use naming::*;
 use postprocess::*;
-pub use types::{CaptureError, Captured, ExitStatus, RunEnd, RunOptions};
+pub use types::{CaptureError, Captured, ExitStatus, RunEnd, RunOptions, MAX_TREE_DUMPS};
 
 /// `run`'s exit status when the command was still running at the hang
 /// timeout (the status timeout(1) uses, so CI systems already know it).
@@ -48,14 +48,6 @@ pub const EXIT_NOT_EXECUTABLE: u8 = 126;
 /// A thread that does not stop in time (uninterruptible sleep in a driver)
 /// aborts the capture instead of blocking it.
 pub const DEFAULT_STOP_LIMIT: Duration = Duration::from_secs(2);
-
-/// Most processes of a hung command's tree dumped at one hang timeout: the
-/// deepest that are not just waiting for a child come first.
-pub const MAX_TREE_DUMPS: usize = 8;
-
-/// How long a hung command's processes get between SIGTERM and SIGKILL,
-/// by default (`--kill-after`).
-pub const DEFAULT_KILL_AFTER: Duration = Duration::from_secs(2);
 
 /// Writes a minidump of the live process `pid` into `dir`, analyses it with
 /// `analyze`, and records the blamed thread in the dump (see

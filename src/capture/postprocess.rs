@@ -87,7 +87,11 @@ pub(crate) fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, 
 /// scrubbed environment leaves; otherwise a new directory, also at the end,
 /// that the header then points to). The old content is never rewritten:
 /// until the last write, the header still describes the dump as it was.
-pub(crate) fn append_stream(path: &Path, stream_type: u32, data: &[u8]) -> Result<(), CaptureError> {
+pub(crate) fn append_stream(
+    path: &Path,
+    stream_type: u32,
+    data: &[u8],
+) -> Result<(), CaptureError> {
     use std::io::Read;
     let fail = |why: String| CaptureError::Patch {
         path: path.to_path_buf(),
@@ -107,7 +111,9 @@ pub(crate) fn append_stream(path: &Path, stream_type: u32, data: &[u8]) -> Resul
     file.seek(SeekFrom::Start(u64::from(directory_rva)))
         .and_then(|_| file.read_exact(&mut directory))
         .map_err(|e| fail(format!("unreadable stream directory: {e}")))?;
-    let end = file.seek(SeekFrom::End(0)).map_err(|e| fail(e.to_string()))?;
+    let end = file
+        .seek(SeekFrom::End(0))
+        .map_err(|e| fail(e.to_string()))?;
     let data_rva = end.next_multiple_of(4);
     let entry = |rva: u64| {
         let mut e = Vec::with_capacity(12);
@@ -116,9 +122,7 @@ pub(crate) fn append_stream(path: &Path, stream_type: u32, data: &[u8]) -> Resul
         e.extend_from_slice(&(rva as u32).to_le_bytes());
         e
     };
-    let unused = directory
-        .chunks(12)
-        .position(|e| e[..4] == [0, 0, 0, 0]);
+    let unused = directory.chunks(12).position(|e| e[..4] == [0, 0, 0, 0]);
     let new_directory_rva = (data_rva + data.len() as u64).next_multiple_of(4);
     let last = new_directory_rva + u64::from(count + 1) * 12;
     if last > u64::from(u32::MAX) || data.len() > u32::MAX as usize {
@@ -132,7 +136,9 @@ pub(crate) fn append_stream(path: &Path, stream_type: u32, data: &[u8]) -> Resul
         file.write_all(data)?;
         match unused {
             Some(index) => {
-                file.seek(SeekFrom::Start(u64::from(directory_rva) + index as u64 * 12))?;
+                file.seek(SeekFrom::Start(
+                    u64::from(directory_rva) + index as u64 * 12,
+                ))?;
                 file.write_all(&entry(data_rva))?;
             }
             None => {

@@ -100,6 +100,10 @@ pub struct Captured {
     pub recorded_thread: Option<u32>,
 }
 
+/// Most processes of a hung command's tree dumped at one hang timeout: the
+/// deepest that are not just waiting for a child come first.
+pub const MAX_TREE_DUMPS: usize = 8;
+
 /// What `run` was asked to do.
 #[derive(Debug, Clone)]
 pub struct RunOptions {

@@ -105,8 +105,12 @@ mod tests {
             tool: "dumptriage 0.1.0".into(),
         };
         assert_eq!(Capture::from_bytes(&capture.to_bytes()).unwrap(), capture);
-        assert!(capture.describe().contains("still running after 2.5 s (hang timeout)"));
-        assert!(capture.describe().contains("descendant of the command (pid 40)"));
+        assert!(capture
+            .describe()
+            .contains("still running after 2.5 s (hang timeout)"));
+        assert!(capture
+            .describe()
+            .contains("descendant of the command (pid 40)"));
         let err = Capture::from_bytes(b"\xff{not json").unwrap_err();
         assert!(err.starts_with("unreadable capture record"), "{err}");
     }

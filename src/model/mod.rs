@@ -11,8 +11,8 @@ mod hex;
 mod phase;
 mod stack;
 
-use hex::{hex_list, hex_option, hex_u32, hex_u64};
 pub use capture::*;
+use hex::{hex_list, hex_option, hex_u32, hex_u64};
 pub use phase::*;
 pub use stack::*;
 

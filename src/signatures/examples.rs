@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use super::exception::ExceptionCode;
 use super::schema::{ExampleSpec, Expect};
 use crate::model::{
-    Capture, CaptureReason, Exception, Frame, Module, ModuleSymbols, Process, Report, StackHit, Status, SymbolSource,
-    System, Thread, Trust, UnloadedModule, Walk,
+    Capture, CaptureReason, Exception, Frame, Module, ModuleSymbols, Process, Report, StackHit,
+    Status, SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
 };
 
 /// Builds the report an example describes (before exit-phase classification).

@@ -28,12 +28,29 @@ impl Log {
         self.warnings.push(line);
         self.corrupt = true;
     }
-    pub(crate) fn server_failed(&mut self, url: &str, why: String) {
-        self.tried.push(format!("{url}: {why}"));
+    /// A server that could not answer: tried, and one warning that names
+    /// it and why (the same words whether it failed now or earlier in the
+    /// run, so a report says it once).
+    pub(crate) fn server_failed(&mut self, url: &str, outage: Outage) {
+        let why = &outage.why;
+        self.tried.push(if outage.earlier {
+            format!("{url}: not asked, it failed earlier in this run")
+        } else {
+            format!("{url}: {why}")
+        });
         self.warnings.push(format!(
-            "symbol server {url} failed ({why}); continuing without it"
+            "symbol server {url} failed: {why}; continuing without it"
         ));
     }
+}
+
+/// Why a server could not answer.
+#[derive(Debug)]
+pub(super) struct Outage {
+    /// The reason, once (the file asked for and the error).
+    pub why: String,
+    /// It failed earlier in the run and was not asked again.
+    pub earlier: bool,
 }
 
 /// Why a file found for a module is not used.

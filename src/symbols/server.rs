@@ -49,7 +49,7 @@ use std::time::Duration;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-use super::log::Refusal;
+use super::log::{Outage, Refusal};
 use super::paths::Rel;
 
 /// The largest file a server may send by default (a big PDB is a few GB).
@@ -96,7 +96,15 @@ pub(super) enum Fetched {
     /// was not kept.
     Refused(Refusal),
     /// The server could not answer (this time or earlier in the run).
-    Failed(String),
+    Failed(Outage),
+}
+
+/// A transport error with the URL said once (ureq's own message may
+/// start with it).
+fn transport(url: &str, error: &ureq::Transport) -> String {
+    let text = error.to_string();
+    let why = text.strip_prefix(&format!("{url}: ")).unwrap_or(&text);
+    format!("{url}: {why}")
 }
 
 /// Why a download did not end in the cache.
@@ -169,7 +177,7 @@ impl Server {
             return Fetched::File(cached, true);
         }
         if let Some(why) = self.failed.lock().ok().and_then(|f| f.clone()) {
-            return Fetched::Failed(format!("not asked: it failed earlier in this run ({why})"));
+            return Fetched::Failed(Outage { why, earlier: true });
         }
         if !symstore {
             return self.get(remote, &cached, false, check);
@@ -211,7 +219,7 @@ impl Server {
             Err(ureq::Error::Status(code, _)) => {
                 return Err(self.give_up(format!("HTTP {code} for {url}")))
             }
-            Err(ureq::Error::Transport(t)) => return Err(self.give_up(format!("{url}: {t}"))),
+            Err(ureq::Error::Transport(t)) => return Err(self.give_up(transport(&url, &t))),
         };
         if let Ok(mut known) = self.two_tier.lock() {
             *known = Some(two_tier);
@@ -231,10 +239,13 @@ impl Server {
             Ok(()) => Fetched::File(cached.to_path_buf(), false),
             Err(Failure::Server(why)) => self.give_up(format!("{url}: {why}")),
             Err(Failure::Refused(refusal)) => Fetched::Refused(refusal),
-            Err(Failure::Cache(e)) => Fetched::Failed(format!(
-                "cannot save {url} in the cache {}: {e}",
-                self.cache.display()
-            )),
+            Err(Failure::Cache(e)) => Fetched::Failed(Outage {
+                why: format!(
+                    "cannot save {url} in the cache {}: {e}",
+                    self.cache.display()
+                ),
+                earlier: false,
+            }),
         }
     }
 
@@ -246,7 +257,7 @@ impl Server {
             Err(ureq::Error::Status(code, _)) => {
                 Err(self.give_up(format!("HTTP {code} for {url}")))
             }
-            Err(ureq::Error::Transport(t)) => Err(self.give_up(format!("{url}: {t}"))),
+            Err(ureq::Error::Transport(t)) => Err(self.give_up(transport(url, &t))),
         }
     }
 
@@ -302,7 +313,10 @@ impl Server {
         if let Ok(mut failed) = self.failed.lock() {
             failed.get_or_insert_with(|| why.clone());
         }
-        Fetched::Failed(why)
+        Fetched::Failed(Outage {
+            why,
+            earlier: false,
+        })
     }
 
     /// Writes the answer to a temporary file in the cache folder (so a

@@ -46,6 +46,12 @@ pub fn programs() -> &'static Path {
         );
         gcc(
             &out,
+            &["-o", "deadlock"],
+            &[src.join("deadlock.c")],
+            &["-lpthread"],
+        );
+        gcc(
+            &out,
             &["-o", "exit_status"],
             &[src.join("exit_status.c")],
             &[],

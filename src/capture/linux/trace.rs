@@ -22,10 +22,9 @@ use super::procfs::process_name;
 use super::procfs::{describe_threads, read_status, signal_bit, thread_states};
 use super::signals::signal_name;
 use super::tree;
-use crate::capture::MAX_TREE_DUMPS;
 use crate::capture::naming::new_dump_file;
 use crate::capture::postprocess::check_has_threads;
-use crate::capture::types::{CaptureError, ExitStatus, Supervised};
+use crate::capture::types::{CaptureError, ExitStatus, Supervised, MAX_TREE_DUMPS};
 
 pub(super) struct Tracer {
     pub pid: pid_t,
@@ -375,7 +374,13 @@ impl Tracer {
                     // A thread would not stop (uninterruptible sleep): no
                     // dump of the command, and nothing may stay traced.
                     let error = self.not_stopped(&missing);
-                    self.release(&stopped)?;
+                    if no_kill {
+                        self.release(&stopped)?;
+                    } else {
+                        // Released only when the thread wakes: killed now.
+                        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                        self.wait_for_end(libc::SIGKILL)?;
+                    }
                     if stuck.iter().any(|m| m.pid == pid as u32) {
                         dumps.push((pid as u32, Err(error)));
                     }
@@ -383,6 +388,7 @@ impl Tracer {
                 Err(status) => return Ok(Supervised::Exited(status)),
             }
         }
+        let root_ended = dumps.iter().any(|(p, _)| *p == pid as u32) && !no_kill;
         for member in &stuck {
             if dumps.iter().any(|(p, _)| *p == member.pid) {
                 continue;
@@ -391,8 +397,10 @@ impl Tracer {
         }
         if !no_kill {
             tree::end_all_below(std::process::id(), kill_after);
-            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-            self.wait_for_end(libc::SIGKILL)?;
+            if !root_ended {
+                let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                self.wait_for_end(libc::SIGKILL)?;
+            }
             tree::reap_orphans();
         }
         Ok(Supervised::Hung {

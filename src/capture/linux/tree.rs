@@ -25,7 +25,9 @@ pub(super) struct Member {
     pub wrapper: bool,
 }
 
-/// `root` and every process below it, parents before children.
+/// `root` and every process below it, parents before children. A vfork
+/// child is left out: it runs in its parent's memory until it execs or
+/// exits, and its parent waits for that (the parent is the one to look at).
 pub(super) fn tree(root: u32) -> Vec<Member> {
     let children = children_by_parent();
     let mut out = vec![Member {
@@ -36,8 +38,9 @@ pub(super) fn tree(root: u32) -> Vec<Member> {
     let mut next = 0;
     while next < out.len() {
         let (pid, depth) = (out[next].pid, out[next].depth);
+        let vforking = in_vfork(pid);
         for &child in children.get(&pid).into_iter().flatten() {
-            if out.iter().all(|m| m.pid != child) {
+            if out.iter().all(|m| m.pid != child) && !vforking {
                 out.push(Member {
                     pid: child,
                     depth: depth + 1,
@@ -120,6 +123,22 @@ pub(super) fn become_subreaper() -> std::io::Result<()> {
     }
 }
 
+/// Whether a thread of `pid` waits for its vfork child (it sleeps
+/// uninterruptibly in the kernel's clone until the child execs or exits).
+fn in_vfork(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        let wchan = std::fs::read_to_string(task.path().join("wchan")).unwrap_or_default();
+        let state = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        matches!(
+            wchan.trim(),
+            "kernel_clone" | "wait_for_vfork_done" | "_do_fork"
+        ) && parse_stat(&state).is_some_and(|(s, _)| s == 'D')
+    })
+}
+
 /// A process that exists and is not a zombie.
 fn alive(pid: u32) -> bool {
     stat(pid).is_some_and(|(state, _)| state != 'Z' && state != 'X')
@@ -132,7 +151,11 @@ fn children_by_parent() -> HashMap<u32, Vec<u32>> {
         return children;
     };
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
             continue;
         };
         if let Some((_, parent)) = stat(pid) {

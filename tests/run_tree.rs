@@ -1,0 +1,185 @@
+//! `dumptriage run` owns the command's process tree (issue 30, parts 1
+//! and 2): behind a wrapper (`sh -c`), the hung grandchild is dumped and
+//! diagnosed, nothing is left running, and a pipe after `run` closes; a
+//! hang during normal work is a failure for `--fail-on any` and JUnit.
+#![cfg(target_os = "linux")]
+
+mod common;
+#[path = "common/programs.rs"]
+mod programs;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::bin;
+use programs::programs;
+use serde_json::Value;
+
+fn dumps_in(dir: &Path) -> Vec<PathBuf> {
+    let mut dumps: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "dmp"))
+        .collect();
+    dumps.sort();
+    dumps
+}
+
+/// Processes whose command line mentions `needle`, other than the test.
+fn running(needle: &str) -> Vec<u32> {
+    let me = std::process::id();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = state
+                .rfind(')')
+                .is_some_and(|i| state[i + 1..].trim_start().starts_with('Z'));
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            !zombie && String::from_utf8_lossy(&cmdline).contains(needle)
+        })
+        .collect()
+}
+
+/// `sh -c './hip_exit_hang; echo after'` behind a pipe, as a CI step runs
+/// it: the shell only waits, the program below it hangs at exit.
+#[test]
+fn a_hung_grandchild_is_dumped_and_the_whole_tree_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let report_file = dir.path().join("report.json");
+    let program = programs().join("hip_exit_hang");
+    let script = format!("'{}'; echo after", program.display());
+    let started = Instant::now();
+    let mut child = bin()
+        .args(["run", "--hang-timeout", "2", "--format", "json", "--output"])
+        .arg(&report_file)
+        .arg("--dump-dir")
+        .arg(dir.path())
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pipe closes when every process holding it has ended: reading to
+    // its end is the `| tee log` of a CI step.
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let closed = started.elapsed();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(124), "{stderr}");
+    assert!(closed < Duration::from_secs(15), "{closed:?} {stderr}");
+    assert!(!stdout.contains("after"), "{stdout}");
+    assert!(
+        stderr.contains("ended it and every process it started"),
+        "{stderr}"
+    );
+    assert!(
+        running(&program.display().to_string()).is_empty(),
+        "nothing of the tree is left running"
+    );
+
+    // One dump: the hung program, not the shell that waits for it.
+    let dumps = dumps_in(dir.path());
+    assert_eq!(dumps.len(), 1, "{dumps:?} {stderr}");
+    let name = dumps[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("hip_exit_hang_"), "{name}");
+    assert!(
+        stderr.contains("(started by the command): minidump "),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&report_file).unwrap()).unwrap();
+    let report = &doc["reports"][0];
+    assert_eq!(
+        report["diagnoses"][0]["signature"], "hip-unregister-fatbinary-hang",
+        "{:#}",
+        report["diagnoses"]
+    );
+    // Why it was taken is in the dump itself: read back by a later analyze.
+    let again = bin()
+        .args(["analyze", "--format", "json"])
+        .arg(&dumps[0])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&again.stdout).unwrap();
+    let capture = &doc["reports"][0]["capture"];
+    assert_eq!(capture["reason"], "hang-timeout", "{capture:#}");
+    assert_eq!(capture["command"][0], "sh");
+    assert!(capture["root_pid"].as_u64().is_some(), "{capture:#}");
+    assert!(capture["after_seconds"].as_f64().unwrap() >= 2.0);
+}
+
+/// A deadlock during normal work, dumped at the hang timeout: the report
+/// says "hang during normal work", and CI formats count it as a failure.
+#[test]
+fn a_deadlock_during_work_is_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = bin()
+        .args(["run", "--hang-timeout", "2", "-q", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--")
+        .arg(programs().join("deadlock"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(124));
+    let dumps = dumps_in(dir.path());
+    assert_eq!(dumps.len(), 1, "{dumps:?}");
+
+    let analyze = |extra: &[&str]| {
+        bin()
+            .arg("analyze")
+            .arg(&dumps[0])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let json = analyze(&["--format", "json"]);
+    let doc: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let report = &doc["reports"][0];
+    assert_eq!(report["exit_phase"]["process_exiting"], false);
+    let diagnosis = &report["diagnoses"][0];
+    assert_eq!(
+        diagnosis["signature"], "hang-during-work",
+        "{:#}",
+        report["diagnoses"]
+    );
+    assert_eq!(
+        diagnosis["alternative"]["index"], 0,
+        "a blocked thread is named"
+    );
+
+    assert_eq!(analyze(&["--fail-on", "any"]).status.code(), Some(1));
+    assert_eq!(analyze(&["--fail-on", "known"]).status.code(), Some(0));
+    let junit = analyze(&["--format", "junit"]);
+    let xml = String::from_utf8_lossy(&junit.stdout);
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+    assert!(xml.contains("hang-during-work"), "{xml}");
+    let markdown = analyze(&["--format", "markdown"]);
+    let md = String::from_utf8_lossy(&markdown.stdout);
+    assert!(md.contains("hang-during-work"), "{md}");
+    let text = analyze(&[]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Captured:  taken by `dumptriage run`: still running after"),
+        "{text}"
+    );
+}
