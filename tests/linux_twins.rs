@@ -48,10 +48,10 @@ fn report(dir: &Path, dump: &Path, args: &[&Path]) -> Value {
 }
 
 fn top(report: &Value) -> String {
-    report["diagnoses"][0]["signature"]
-        .as_str()
-        .unwrap_or("none")
-        .to_string()
+    match common::diagnosis_name(&report["diagnoses"][0]) {
+        name if name.is_empty() => "none".to_string(),
+        name => name,
+    }
 }
 
 /// The system libraries (and Debian's python3.11) the dumps use, as the

@@ -69,10 +69,7 @@ fn sample_signature(name: &str) -> String {
 }
 
 fn first_diagnosis(report: &Value) -> String {
-    report["diagnoses"][0]["signature"]
-        .as_str()
-        .unwrap_or("")
-        .to_string()
+    common::diagnosis_name(&report["diagnoses"][0])
 }
 
 /// One analysis run over several dumps; reports keyed by the dump's stem.

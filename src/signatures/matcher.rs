@@ -135,6 +135,12 @@ fn match_conditions(
         thread_conditions(rule, c, report, thread, &mut here).then_some((thread, here))
     })?;
     found.evidence.extend(thread_found.evidence);
+    // Process and thread conditions may state the same fact (exit not
+    // established): once.
+    let mut seen = std::collections::HashSet::new();
+    found
+        .evidence
+        .retain(|e| seen.insert((e.thread_id, e.frame_index, e.fact.clone())));
     found.confidence *= thread_found.confidence;
     let possible = found.possible.or(thread_found.possible);
     Some(Diagnosis {

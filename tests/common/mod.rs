@@ -176,3 +176,15 @@ pub fn run_to_dump(program: &Path, dumps: &Path, says: &str) -> PathBuf {
         .find(|p| p.extension().is_some_and(|e| e == "dmp"))
         .unwrap_or_else(|| panic!("no dump: {stderr}"))
 }
+
+/// A diagnosis as expectation files name it: its rule id, or `possibly: ID`
+/// when it is a possible finding only (exit not established, issue 23), so
+/// an answer that turns possible cannot pass unnoticed.
+#[allow(dead_code)]
+pub fn diagnosis_name(diagnosis: &serde_json::Value) -> String {
+    let id = diagnosis["signature"].as_str().unwrap_or("");
+    match diagnosis["possible"].as_str() {
+        Some(_) => format!("possibly: {id}"),
+        None => id.to_string(),
+    }
+}
