@@ -17,6 +17,7 @@ use crate::symbols::{DumpSymbols, Sources};
 mod build;
 mod cpp;
 mod error;
+mod repair;
 mod stack_search;
 
 use build::*;
@@ -72,7 +73,17 @@ impl Analyzer {
         if size == 0 {
             return Err(DumpError::Empty);
         }
-        let dump = Minidump::read_path(path).map_err(|e| read_error(e, path, size))?;
+        // A dump cut short is read from a patched copy: what is in the
+        // file is reported, with a warning naming what is not (repair.rs).
+        let repaired = repair::repair_if_truncated(path, size).ok().flatten();
+        let (read_from, size) = match &repaired {
+            Some(r) => (
+                r.file.path(),
+                std::fs::metadata(r.file.path()).map_or(size, |m| m.len()),
+            ),
+            None => (path, size),
+        };
+        let dump = Minidump::read_path(read_from).map_err(|e| read_error(e, path, size))?;
         // The memory streams, for export tables of images a full-memory
         // dump holds.
         let memory = dump.get_memory();
@@ -106,6 +117,9 @@ impl Analyzer {
             if let Some(hits) = searched.get(&thread.id) {
                 thread.stack_search = hits.clone();
             }
+        }
+        if let Some(repaired) = &repaired {
+            report.warnings.insert(0, repaired.warning.clone());
         }
         // Why `run` or `attach` took the dump, when one of them did.
         if let Ok(bytes) = dump.get_raw_stream(crate::model::CAPTURE_STREAM) {

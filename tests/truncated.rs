@@ -1,0 +1,133 @@
+//! Dumps cut short (issue 30, part 5): whatever is readable is reported,
+//! with a warning naming what is missing; never a panic. The Linux samples
+//! (minidump-writer puts the system info stream past the middle) and the
+//! public corpus' Linux and Windows dumps, cut at 60%.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps/linux")
+}
+
+fn analyze(path: &Path) -> Value {
+    let out = common::bin()
+        .args(["analyze", "--format", "json", "--no-system-symbols"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["reports"][0].clone()
+}
+
+fn cut(from: &Path, percent: u64, to: &Path) {
+    let bytes = std::fs::read(from).unwrap();
+    let keep = bytes.len() as u64 * percent / 100;
+    std::fs::write(to, &bytes[..keep as usize]).unwrap();
+}
+
+#[test]
+fn a_linux_dump_cut_at_60_percent_gives_a_partial_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut walked = 0;
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(samples()).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "dmp") {
+            continue;
+        }
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let whole = analyze(&path);
+        let to = dir.path().join(&name);
+        cut(&path, 60, &to);
+        let report = analyze(&to);
+        assert_eq!(report["status"], "ok", "{name}: {}", report["error"]);
+        let warnings: Vec<&str> = report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let warning = warnings
+            .iter()
+            .find(|w| w.starts_with("the dump is cut short: "))
+            .unwrap_or_else(|| panic!("{name}: {warnings:#?}"));
+        assert!(
+            warning.contains("(60%)") || warning.contains("(59%)"),
+            "{warning}"
+        );
+        // What the file still holds: the threads it lists, each with its
+        // registers, and the stacks that are in it.
+        let threads = report["threads"].as_array().unwrap();
+        assert!(!threads.is_empty(), "{name}");
+        assert!(threads.len() <= whole["threads"].as_array().unwrap().len());
+        if threads
+            .iter()
+            .any(|t| t["frames"].as_array().unwrap().len() > 1)
+        {
+            walked += 1;
+        }
+        if warning.contains("guessed Linux amd64") {
+            assert_eq!(report["system"]["os"], "Linux", "{name}");
+        }
+        names.push(name);
+    }
+    assert!(names.len() >= 9, "{names:?}");
+    // Most keep stacks deeper than the registers' frame.
+    assert!(walked * 2 > names.len(), "{walked} of {}", names.len());
+}
+
+/// A dump whose directory is itself past the end (Wine writes it last)
+/// has nothing left to find: one clear error, as before.
+#[test]
+fn a_dump_without_its_directory_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps/dxc-after-unload.dmp");
+    let to = dir.path().join("cut.dmp");
+    cut(&from, 60, &to);
+    let report = analyze(&to);
+    assert_eq!(report["status"], "error");
+    let error = report["error"].as_str().unwrap();
+    assert!(
+        error.contains("stream directory lies outside the file"),
+        "{error}"
+    );
+}
+
+/// Cut at every tenth of the file, the real dumps of other writers give a
+/// report or one clear error, never a panic.
+#[test]
+fn dumps_cut_anywhere_never_panic() {
+    let corpus = common::shared_dir().join("corpus/public");
+    let dir = tempfile::tempdir().unwrap();
+    for seed in [
+        "rust-minidump/linux-mini.dmp",
+        "breakpad/minidump2.dmp",
+        "rust-minidump/simple-crashpad.dmp",
+    ] {
+        let from = corpus.join(seed);
+        for percent in (10..100).step_by(10) {
+            let to = dir.path().join(format!("{percent}.dmp"));
+            cut(&from, percent, &to);
+            let report = analyze(&to);
+            match report["status"].as_str() {
+                Some("ok") => {}
+                _ => {
+                    let error = report["error"].as_str().unwrap();
+                    assert!(
+                        !error.contains('\n') && !error.starts_with("internal error"),
+                        "{seed} {percent}%: {error}"
+                    );
+                }
+            }
+        }
+    }
+}
