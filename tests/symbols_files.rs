@@ -89,8 +89,8 @@ fn pdb_in_a_plain_folder() {
         &["--symbols", s(&folder)],
     );
     assert!(
-        text.contains("fakehip.dll!__run_exit_handlers + 0x4 [")
-            && text.contains("fakehip.c : ")
+        text.contains("fakehip.dll!__run_exit_handlers + 0x4 at ")
+            && text.contains("fakehip.c:")
             && text.contains("name from pdb"),
         "{text}"
     );

@@ -89,6 +89,7 @@ pub(super) fn build_report(
         thread_id: e.get_crashing_thread_id(),
         crash: true,
         not_a_crash: None,
+        ip_in_no_module: false,
     });
 
     let mut threads: Vec<Thread> = state
@@ -99,6 +100,14 @@ pub(super) fn build_report(
         .collect();
     // The crashing thread first; the others keep the dump's order.
     threads.sort_by_key(|t| !t.crashing);
+    let exception = exception.map(|mut e| {
+        e.ip_in_no_module = threads
+            .first()
+            .filter(|t| t.crashing)
+            .and_then(|t| t.frames.first())
+            .is_some_and(|top| top.module.is_none() && top.unloaded_module.is_none());
+        e
+    });
 
     // Symbol statistics are shared by every dump of the run: only the
     // modules this dump's frames lie in say anything about this dump.
@@ -146,6 +155,13 @@ pub(super) fn build_report(
                 .main_module()
                 .map(|m| file_name(&m.code_file()).to_string()),
             pid: state.process_id,
+            command_line: None,
+            dump_time: utc(state.time),
+            start_time: state.process_create_time.and_then(utc),
+            uptime_seconds: state
+                .process_create_time
+                .and_then(|start| state.time.duration_since(start).ok())
+                .map(|d| d.as_secs_f64()),
         }),
         system: Some(System {
             os: sys.os.long_name().to_string(),
@@ -196,6 +212,17 @@ pub(super) fn access_address(
     (Some(address) != instruction).then_some(address)
 }
 
+/// A time as RFC 3339 in UTC, second precision; `None` for the epoch
+/// itself (a writer that recorded no time).
+fn utc(time: std::time::SystemTime) -> Option<String> {
+    let seconds = time.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    if seconds == 0 {
+        return None;
+    }
+    let stamp = jiff::Timestamp::from_second(i64::try_from(seconds).ok()?).ok()?;
+    Some(stamp.to_string())
+}
+
 pub(super) fn build_thread(
     stack: &CallStack,
     crashing: bool,
@@ -218,6 +245,16 @@ pub(super) fn build_thread(
             CallStackInfo::DumpThreadSkipped => Walk::DumpThreadSkipped,
         },
         stack_search: Vec::new(),
+        // The registers as the dump recorded them (frame 0's context), for
+        // the crashing thread only: what people read first after the stack.
+        registers: match stack.frames.first() {
+            Some(top) if crashing => top
+                .context
+                .valid_registers()
+                .map(|(name, value)| (name.to_string(), value))
+                .collect(),
+            _ => Vec::new(),
+        },
         frames: stack
             .frames
             .iter()

@@ -121,6 +121,20 @@ impl Analyzer {
         if let Some(repaired) = &repaired {
             report.warnings.insert(0, repaired.warning.clone());
         }
+        // The command line, where the writer kept it (Breakpad's and
+        // minidump-writer's Linux dumps: /proc/PID/cmdline, NUL-separated).
+        if let (Some(process), Ok(raw)) =
+            (report.process.as_mut(), dump.get_raw_stream(LINUX_CMD_LINE))
+        {
+            let words: Vec<String> = raw
+                .split(|b| *b == 0)
+                .filter(|w| !w.is_empty())
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect();
+            if !words.is_empty() {
+                process.command_line = Some(words.join(" "));
+            }
+        }
         // Why `run` or `attach` took the dump, when one of them did.
         if let Ok(bytes) = dump.get_raw_stream(crate::model::CAPTURE_STREAM) {
             match crate::model::Capture::from_bytes(bytes) {
@@ -131,6 +145,9 @@ impl Analyzer {
         Ok(report)
     }
 }
+
+/// Breakpad's MD_LINUX_CMD_LINE stream.
+const LINUX_CMD_LINE: u32 = 0x4767_0006;
 
 /// The instruction pointers of the threads' contexts and of the
 /// exception's: where the walks' first frames are.

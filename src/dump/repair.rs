@@ -109,6 +109,11 @@ pub(super) fn repair_if_truncated(path: &Path, len: u64) -> std::io::Result<Opti
             }
         }
     }
+    // Without a thread list there is nothing to report: the reader's own
+    // error (which stream is cut) says it best.
+    if !kept.contains(&THREAD_LIST) {
+        return Ok(None);
+    }
     if !kept.contains(&SYSTEM_INFO) {
         let guess = guess_system(&mut out, &entries, len)?;
         notes.guessed = Some(guess.describe());

@@ -22,3 +22,11 @@ pub(super) fn hex_option<S: Serializer>(value: &Option<u64>, s: S) -> Result<S::
         None => s.serialize_none(),
     }
 }
+
+/// Registers as a JSON object in the CPU's order: `{"rip": "0x...", ...}`.
+pub(super) fn register_list<S: Serializer>(
+    values: &[(String, u64)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(values.iter().map(|(name, v)| (name, format!("{v:#x}"))))
+}

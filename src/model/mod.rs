@@ -155,6 +155,15 @@ pub struct Process {
     /// File name of the main executable (`python.exe`), when the module list has one.
     pub name: Option<String>,
     pub pid: Option<u32>,
+    /// The command line, when the dump records it (Linux dumps do).
+    pub command_line: Option<String>,
+    /// When the dump was written (UTC, RFC 3339).
+    pub dump_time: Option<String>,
+    /// When the process started (UTC, RFC 3339), when the dump records it
+    /// (Windows dumps do).
+    pub start_time: Option<String>,
+    /// Seconds from the start to the dump.
+    pub uptime_seconds: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -206,6 +215,11 @@ pub struct Exception {
     pub crash: bool,
     /// Why `crash` is false.
     pub not_a_crash: Option<String>,
+    /// The crashing thread's instruction pointer lies in no module the dump
+    /// lists, loaded or unloaded: a call or jump into unmapped memory, such
+    /// as a library that was dlclose'd (Linux dumps list no unloaded
+    /// modules) or a freed or corrupt function pointer.
+    pub ip_in_no_module: bool,
 }
 
 /// A C++ exception whose dispatch was still under way when the process

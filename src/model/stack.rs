@@ -30,6 +30,11 @@ pub struct Thread {
     /// walked frame shows, from the top of the stack down. Weaker evidence
     /// than frames: a stack holds stale return addresses too.
     pub stack_search: Vec<StackHit>,
+    /// The general-purpose registers of the crashing thread (what a
+    /// debugger's `r` shows), in the CPU's own order; empty for the other
+    /// threads and when the dump has no valid context.
+    #[serde(serialize_with = "super::hex::register_list")]
+    pub registers: Vec<(String, u64)>,
 }
 
 /// A return address found in a thread's stack memory by searching it, not by

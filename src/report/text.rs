@@ -7,11 +7,12 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::model::{
-    hex, offset, Frame, ModuleSymbols, Report, Status, Summary, SymbolSource, Thread, Walk,
-};
+use crate::model::{hex, offset, Frame, Report, Status, Summary, SymbolSource, Thread, Walk};
 use crate::printable::clean;
 use crate::summary::summarize;
+
+mod modules;
+use modules::{render_modules, render_registers};
 
 /// ANSI styling, on only when the output is a terminal and NO_COLOR is unset
 /// (decided by the caller).
@@ -175,12 +176,25 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
             .pid
             .map_or_else(|| "pid unknown".to_string(), |pid| format!("pid {pid}"));
         let _ = writeln!(s, "Process:   {name} ({pid})");
+        let command = report
+            .capture
+            .as_ref()
+            .filter(|c| !c.command.is_empty())
+            .map(|c| c.command.join(" "))
+            .or_else(|| process.command_line.clone());
+        if let Some(command) = command {
+            let _ = writeln!(s, "Command:   {}", clean(&command));
+        }
+        if let Some(time) = &process.dump_time {
+            let _ = write!(s, "Dumped:    {}", clean(time));
+            if let (Some(start), Some(up)) = (&process.start_time, process.uptime_seconds) {
+                let _ = write!(s, " (started {}, up {})", clean(start), duration(up));
+            }
+            s.push('\n');
+        }
     }
     if let Some(capture) = &report.capture {
         let _ = writeln!(s, "Captured:  {}", clean(&capture.describe()));
-        if !capture.command.is_empty() {
-            let _ = writeln!(s, "Command:   {}", clean(&capture.command.join(" ")));
-        }
     }
     if let Some(sys) = &report.system {
         let version = sys.os_version.as_deref().map(clean).unwrap_or_default();
@@ -204,9 +218,20 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     for thread in &report.threads {
         s.push('\n');
         render_thread(&mut s, thread, p);
+        render_registers(&mut s, thread);
     }
     render_modules(&mut s, report);
     s
+}
+
+/// Seconds as people read them: `42.0 s`, `3 min 12 s`, `5 h 3 min`.
+fn duration(seconds: f64) -> String {
+    let whole = seconds as u64;
+    match whole {
+        0..60 => format!("{seconds:.1} s"),
+        60..3600 => format!("{} min {} s", whole / 60, whole % 60),
+        _ => format!("{} h {} min", whole / 3600, whole % 3600 / 60),
+    }
 }
 
 /// The exception line (or that there is none), the C++ exception thrown or
@@ -228,6 +253,16 @@ fn render_exception(s: &mut String, report: &Report, p: Paint) {
                 hex(e.address),
                 e.thread_id
             );
+            if e.ip_in_no_module && e.crash {
+                let _ = writeln!(
+                    s,
+                    "           the instruction pointer {} lies in no mapped module: a call into unmapped memory (a library already unloaded or dlclose'd, or a freed or corrupt function pointer)",
+                    report
+                        .crashing_thread()
+                        .and_then(|t| t.frames.first())
+                        .map_or_else(|| hex(e.address), |f| hex(f.instruction))
+                );
+            }
             if let Some(thrown) = &e.cpp_type {
                 let _ = writeln!(s, "           C++ exception of type {}", clean(thrown));
             }
@@ -552,76 +587,9 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
 
 fn source_location(file: Option<&str>, line: Option<u32>) -> String {
     match (file, line) {
-        (Some(file), Some(line)) => format!(" [{} : {line}]", clean(file)),
-        (Some(file), None) => format!(" [{}]", clean(file)),
+        // `path:line`, as compilers print it: terminals and editors open it.
+        (Some(file), Some(line)) => format!(" at {}:{line}", clean(file)),
+        (Some(file), None) => format!(" at {}", clean(file)),
         _ => String::new(),
-    }
-}
-
-fn render_modules(s: &mut String, report: &Report) {
-    let missing: Vec<_> = report
-        .modules
-        .iter()
-        .filter(|m| {
-            matches!(
-                m.symbols,
-                ModuleSymbols::Missing | ModuleSymbols::Mismatched | ModuleSymbols::Corrupt
-            )
-        })
-        .collect();
-    if !missing.is_empty() {
-        let _ = writeln!(s, "\nModules without symbols:");
-        for m in missing {
-            let why = match m.symbols {
-                ModuleSymbols::Mismatched => "only files of another build were found",
-                ModuleSymbols::Corrupt => "corrupt symbol file",
-                _ => "not found",
-            };
-            let _ = writeln!(s, "    {}: {why}", clean(&m.name));
-            for tried in &m.symbols_tried {
-                let _ = writeln!(s, "        tried {}", clean(tried));
-            }
-        }
-    }
-    let exports: Vec<_> = report
-        .modules
-        .iter()
-        .filter(|m| m.symbol_source == SymbolSource::Exports)
-        .collect();
-    if !exports.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nModules named from export tables only (a frame may get the nearest exported name):"
-        );
-        for m in exports {
-            let from = m.symbol_file.as_deref().map(clean).unwrap_or_default();
-            let _ = writeln!(s, "    {}: {from}", clean(&m.name));
-        }
-    }
-    let unwound: Vec<_> = report
-        .modules
-        .iter()
-        .filter_map(|m| Some((m, m.unwind_info.as_deref()?)))
-        .collect();
-    if !unwound.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nUnwound from the binaries' own unwind tables (no .sym file):"
-        );
-        for (m, from) in unwound {
-            let _ = writeln!(s, "    {}: {}", clean(&m.name), clean(from));
-        }
-    }
-    if !report.unloaded_modules.is_empty() {
-        let _ = writeln!(s, "\nUnloaded modules:");
-        for m in &report.unloaded_modules {
-            let _ = writeln!(
-                s,
-                "    {} at {:#x} ({} bytes)",
-                clean(&m.name),
-                m.base,
-                m.size
-            );
-        }
     }
 }

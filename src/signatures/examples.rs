@@ -88,6 +88,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             blocked: None,
             walk: Walk::Ok,
             stack_search,
+            registers: Vec::new(),
             frames,
         });
     }
@@ -118,6 +119,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 thread_id: *thread_id,
                 crash: true,
                 not_a_crash: None,
+                ip_in_no_module: false,
             })
         }
         (Some(_), _) => {
@@ -146,6 +148,10 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         process: Some(Process {
             name: None,
             pid: None,
+            command_line: None,
+            dump_time: None,
+            start_time: None,
+            uptime_seconds: None,
         }),
         system: Some(System {
             os: if windows { "Windows NT" } else { "Linux" }.to_string(),
