@@ -1,11 +1,18 @@
 //! The README's Linux CI recipe, run as printed (issue 11): the steps and
 //! the table of what each step ends with are read from README.md between
 //! the `ci-recipe` markers, so a change to the README is a change to this
-//! test. Only the test command (`python -m pytest`) and the hang timeout
-//! (`900`) are replaced, as the README tells its reader to.
+//! test. Only the test command (`python -m pytest`), the hang timeout
+//! (`900`) and where the release downloads are (`DUMPTRIAGE_RELEASES`) are
+//! replaced, as the README tells its reader to. The install step runs as
+//! printed, in a fresh home, against release archives made by
+//! scripts/package.sh from the binary under test and served over HTTP;
+//! `uses:` steps (GitHub's cache) are GitHub's own and not run, and the
+//! cache is empty as on a first run.
 #![cfg(target_os = "linux")]
 
 mod common;
+#[path = "common/httpd.rs"]
+mod httpd;
 #[path = "common/programs.rs"]
 mod programs;
 
@@ -21,12 +28,17 @@ const COMMAND_PLACEHOLDER: &str = "python -m pytest";
 const TIMEOUT_PLACEHOLDER: &str = "--hang-timeout 900";
 const TEST_TIMEOUT: &str = "--hang-timeout 3";
 
+/// The variable naming where the release downloads are.
+const RELEASES: &str = "DUMPTRIAGE_RELEASES";
+
 /// One step of the recipe, as GitHub Actions would run it.
 struct Step {
     name: String,
     /// `if: always()`: runs even when an earlier step failed.
     always: bool,
     run: String,
+    /// The step's `env:`.
+    env: Vec<(String, String)>,
 }
 
 /// The recipe: its steps, and the rows of its table (the command's
@@ -61,7 +73,26 @@ fn readme_recipe() -> Recipe {
         .as_vec()
         .expect("the recipe is a list of steps")
         .iter()
+        .filter(|step| match step["uses"].as_str() {
+            // GitHub's cache: not run here (a first run: nothing cached).
+            Some(action) if action.starts_with("actions/cache@") => false,
+            Some(action) => panic!("the recipe uses {action}, which this test does not know"),
+            None => true,
+        })
         .map(|step| Step {
+            env: step["env"]
+                .as_hash()
+                .map(|env| {
+                    env.iter()
+                        .map(|(k, v)| {
+                            (
+                                k.as_str().expect("env name").to_string(),
+                                v.as_str().expect("env value").to_string(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
             name: step["name"].as_str().expect("each step has a name").into(),
             always: match &step["if"] {
                 Yaml::BadValue => false,
@@ -130,19 +161,26 @@ struct Outcome {
 /// Runs the steps in a fresh folder the way a GitHub Actions job does:
 /// each `run:` with `bash -e`, a step after a failure only when
 /// `if: always()`, `dumptriage` on the PATH, `$GITHUB_STEP_SUMMARY` set.
-fn run_recipe(recipe: &Recipe, command: &[PathBuf]) -> Outcome {
+fn run_recipe(recipe: &Recipe, command: &[PathBuf], releases: &str) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("job");
     std::fs::create_dir(&work).unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
     let summary = dir.path().join("step-summary.md");
+    let github_path = dir.path().join("github-path");
+    std::fs::write(&github_path, "").unwrap();
+    // The runner's PATH, without the binary under test: only the install
+    // step puts dumptriage on it.
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_dumptriage"))
         .parent()
         .unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let base_path: Vec<String> = std::env::var("PATH")
+        .unwrap_or_default()
+        .split(':')
+        .filter(|p| Path::new(p) != bin_dir)
+        .map(str::to_string)
+        .collect();
     let command = command
         .iter()
         .map(|p| shell_quote(p))
@@ -163,12 +201,23 @@ fn run_recipe(recipe: &Recipe, command: &[PathBuf]) -> Outcome {
             .replace(TIMEOUT_PLACEHOLDER, TEST_TIMEOUT);
         let file = dir.path().join(format!("step-{i}.sh"));
         std::fs::write(&file, script).unwrap();
-        let out = Command::new("bash")
+        // What earlier steps added to GITHUB_PATH comes first, as on GitHub.
+        let added = std::fs::read_to_string(&github_path).unwrap();
+        let mut path: Vec<String> = added.lines().rev().map(str::to_string).collect();
+        path.extend(base_path.iter().cloned());
+        let mut bash = Command::new("bash");
+        for (name, value) in &step.env {
+            let value = if name == RELEASES { releases } else { value };
+            bash.env(name, value);
+        }
+        let out = bash
             .arg("-e")
             .arg(&file)
             .current_dir(&work)
-            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("PATH", path.join(":"))
             .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_PATH", &github_path)
             .env_remove("_NT_SYMBOL_PATH")
             .stdin(Stdio::null())
             .output()
@@ -215,6 +264,29 @@ fn the_readme_recipe_runs_as_printed() {
             "the recipe should name `{placeholder}` once: the test replaces it"
         );
     }
+    // The release downloads: the binary under test, packed by the
+    // release's own script, served as GitHub serves a release's assets.
+    let releases = tempfile::tempdir().unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    let tag_dir = releases.path().join(format!("v{version}"));
+    let packed = Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/package.sh"))
+        .args(["--binary", env!("CARGO_BIN_EXE_dumptriage"), "--out"])
+        .arg(&tag_dir)
+        .output()
+        .unwrap();
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    let server = httpd::Httpd::start(releases.path().to_path_buf(), false);
+    let releases_url = server.url.trim_end_matches('/').to_string();
+    assert!(
+        all_runs.contains(&format!("dumptriage-{version}-")),
+        "the install step names this version, {version}"
+    );
+
     let behaviours: Vec<&str> = recipe.rows.iter().map(|(b, _)| b.as_str()).collect();
     assert_eq!(
         behaviours,
@@ -223,12 +295,15 @@ fn the_readme_recipe_runs_as_printed() {
     );
 
     for (behaviour, promised) in &recipe.rows {
-        let outcome = run_recipe(&recipe, &command_for(behaviour));
+        let outcome = run_recipe(&recipe, &command_for(behaviour), &releases_url);
         let work = outcome.dir.path().join("job");
         let context = format!("{behaviour}:\n{}", outcome.stderr);
         let promised: Vec<Option<i32>> = promised.iter().copied().map(Some).collect();
         assert_eq!(outcome.statuses, promised, "{context}");
 
+        // The install step put the packed binary in the job's home.
+        let installed = outcome.dir.path().join("home/.local/bin/dumptriage");
+        assert!(installed.is_file(), "{context}");
         // The files the README promises.
         let found = dumps(&work);
         let summary = std::fs::read_to_string(&outcome.summary).expect("the job summary");

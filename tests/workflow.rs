@@ -1,8 +1,10 @@
-//! `.github/workflows/ci.yml` (issue 11): it cannot run here, so this test
-//! checks what can be checked: it is valid YAML, it has a Linux, a Windows
-//! and a macOS job each running fmt, clippy with warnings denied and
-//! `cargo test --locked`, and every `run:` step is cargo, rustup or a script
-//! of this repository that exists.
+//! `.github/workflows/ci.yml` (issue 11) and `release.yml` (issue 30): they
+//! cannot run here, so this test checks what can be checked: they are valid
+//! YAML; CI has a Linux, a Windows and a macOS job each running fmt, clippy
+//! with warnings denied and `cargo test --locked`; the release builds and
+//! packs Linux, Windows and macOS binaries with scripts/package.sh (which
+//! tests/ci_recipe.rs runs) and publishes them; and every `run:` step is
+//! cargo, rustup or a script of this repository that exists.
 
 use std::path::Path;
 
@@ -13,11 +15,24 @@ fn root() -> &'static Path {
 }
 
 fn workflow() -> Yaml {
-    let text = std::fs::read_to_string(root().join(".github/workflows/ci.yml")).unwrap();
-    let mut docs = YamlLoader::load_from_str(&text).expect("ci.yml is valid YAML");
+    load("ci.yml")
+}
+
+fn load(name: &str) -> Yaml {
+    let text = std::fs::read_to_string(root().join(".github/workflows").join(name)).unwrap();
+    let mut docs = YamlLoader::load_from_str(&text)
+        .unwrap_or_else(|e| panic!("{name} is not valid YAML: {e}"));
     assert_eq!(docs.len(), 1);
     docs.remove(0)
 }
+
+/// The GitHub actions a workflow may use: checking out, and passing the
+/// release's archives from job to job.
+const ACTIONS: [&str; 3] = [
+    "actions/checkout@",
+    "actions/upload-artifact@",
+    "actions/download-artifact@",
+];
 
 /// Whether one command line of a `run:` step is one this project owns.
 fn allowed(line: &str) -> Result<(), String> {
@@ -42,14 +57,25 @@ fn allowed(line: &str) -> Result<(), String> {
 
 #[test]
 fn every_run_step_is_cargo_rustup_or_a_project_script() {
-    let doc = workflow();
+    let mut problems = Vec::new();
+    for file in ["ci.yml", "release.yml"] {
+        problems.extend(
+            run_step_problems(&load(file))
+                .into_iter()
+                .map(|p| format!("{file}: {p}")),
+        );
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+fn run_step_problems(doc: &Yaml) -> Vec<String> {
     let jobs = doc["jobs"].as_hash().expect("jobs");
     assert!(!jobs.is_empty());
     let mut problems = Vec::new();
     for (name, job) in jobs {
         for step in job["steps"].as_vec().expect("steps") {
             if let Some(action) = step["uses"].as_str() {
-                if !action.starts_with("actions/checkout@") {
+                if !ACTIONS.iter().any(|a| action.starts_with(a)) {
                     problems.push(format!("{name:?}: uses {action}"));
                 }
                 continue;
@@ -64,7 +90,52 @@ fn every_run_step_is_cargo_rustup_or_a_project_script() {
             }
         }
     }
-    assert!(problems.is_empty(), "{problems:#?}");
+    problems
+}
+
+/// The release: a tag builds and packs the three systems' binaries with
+/// scripts/package.sh, and the last job publishes them.
+#[test]
+fn a_tag_packs_linux_windows_and_macos_binaries_and_publishes_them() {
+    let doc = load("release.yml");
+    let tags = doc["on"]["push"]["tags"].as_vec().expect("on: push: tags");
+    assert!(tags.iter().any(|t| t.as_str() == Some("v*")));
+    let build = &doc["jobs"]["build"];
+    let targets: Vec<&str> = build["strategy"]["matrix"]["include"]
+        .as_vec()
+        .expect("a matrix of targets")
+        .iter()
+        .filter_map(|t| t["target"].as_str())
+        .collect();
+    for system in ["linux", "windows", "apple-darwin"] {
+        assert!(
+            targets.iter().any(|t| t.contains(system)),
+            "no {system} target in {targets:?}"
+        );
+    }
+    let runs: Vec<&str> = build["steps"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .collect();
+    assert!(
+        runs.iter()
+            .any(|r| r.starts_with("bash scripts/package.sh --target")),
+        "{runs:?}"
+    );
+    let publish: Vec<&str> = doc["jobs"]["publish"]["steps"]
+        .as_vec()
+        .expect("a publish job")
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .collect();
+    assert!(
+        publish
+            .iter()
+            .any(|r| r.starts_with("bash scripts/release-publish.sh")),
+        "{publish:?}"
+    );
 }
 
 #[test]
