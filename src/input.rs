@@ -7,7 +7,15 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
     Dump(PathBuf),
-    Invalid { path: PathBuf, error: String },
+    /// Text read already (standard input), named `label`.
+    Text {
+        label: String,
+        text: String,
+    },
+    Invalid {
+        path: PathBuf,
+        error: String,
+    },
 }
 
 /// File extensions taken as minidumps when a folder is searched.

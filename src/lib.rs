@@ -19,6 +19,7 @@ pub mod report;
 pub mod signatures;
 pub(crate) mod summary;
 pub mod symbols;
+pub mod text;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -68,7 +69,7 @@ pub fn analyze_inputs(
         .iter()
         .filter_map(|input| match input {
             Input::Dump(path) => Some(path.as_path()),
-            Input::Invalid { .. } => None,
+            Input::Text { .. } | Input::Invalid { .. } => None,
         })
         .collect();
     let analyzer = Analyzer::new(
@@ -78,7 +79,8 @@ pub fn analyze_inputs(
     );
     let progress = Progress::new(options.progress, dumps.len());
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Report>>> = inputs.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<Vec<Report>>>> =
+        inputs.iter().map(|_| Mutex::new(None)).collect();
     let work = || loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(input) = inputs.get(i) else { break };
@@ -88,21 +90,36 @@ pub fn analyze_inputs(
                 // Everything done to one dump is caught here: a panic in
                 // the exit-phase tables or the matcher is that dump's error
                 // report, and the other dumps go on.
-                let report = guard::catching(path, || {
+                let reports = guard::catching(path, || {
                     if options.debug_panic_on.as_deref() == path.file_name() {
                         panic!("DUMPTRIAGE_DEBUG_PANIC_ON names this dump");
                     }
-                    diagnose(analyzer.analyze(path), signatures)
+                    match text_input(path) {
+                        Some(text) => text_reports(&path.display().to_string(), &text)
+                            .into_iter()
+                            .map(|r| diagnose_text(r, signatures))
+                            .collect(),
+                        None => vec![diagnose(analyzer.analyze(path), signatures)],
+                    }
                 })
                 .unwrap_or_else(|panic| {
-                    DumpError::Internal(panic).report(path.display().to_string())
+                    vec![DumpError::Internal(panic).report(path.display().to_string())]
                 });
                 progress.finish_one();
-                report
+                reports
             }
-            Input::Invalid { path, error } => {
-                Report::failed(path.display().to_string(), "unreadable", error.clone())
-            }
+            Input::Text { label, text } => guard::catching(std::path::Path::new(label), || {
+                text_reports(label, text)
+                    .into_iter()
+                    .map(|r| diagnose_text(r, signatures))
+                    .collect()
+            })
+            .unwrap_or_else(|panic| vec![DumpError::Internal(panic).report(label.clone())]),
+            Input::Invalid { path, error } => vec![Report::failed(
+                path.display().to_string(),
+                "unreadable",
+                error.clone(),
+            )],
         };
         if let Ok(mut slot) = results[i].lock() {
             *slot = Some(report);
@@ -120,15 +137,64 @@ pub fn analyze_inputs(
     results
         .into_iter()
         .zip(inputs)
-        .map(|(slot, input)| {
+        .flat_map(|(slot, input)| {
             slot.into_inner().ok().flatten().unwrap_or_else(|| {
                 let path = match input {
                     Input::Dump(p) | Input::Invalid { path: p, .. } => p.display().to_string(),
+                    Input::Text { label, .. } => label.clone(),
                 };
-                DumpError::Internal("the analysis thread did not finish".to_string()).report(path)
+                vec![
+                    DumpError::Internal("the analysis thread did not finish".to_string())
+                        .report(path),
+                ]
             })
         })
         .collect()
+}
+
+/// Most bytes of a text input read: a CI log larger than this is read up
+/// to it, with a warning.
+const MAX_TEXT: u64 = 1 << 30;
+
+/// The text of `path` when it is a text file rather than a minidump: it
+/// does not start with the minidump signature, and its start is text.
+fn text_input(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut head = vec![0u8; 64 * 1024];
+    let n = file.read(&mut head).ok()?;
+    head.truncate(n);
+    if n == 0
+        || head.starts_with(b"MDMP")
+        || b"MDMP".starts_with(&head[..n.min(4)])
+        || !text::looks_like_text(&head)
+    {
+        return None;
+    }
+    let mut rest = Vec::new();
+    file.take(MAX_TEXT).read_to_end(&mut rest).ok()?;
+    head.extend_from_slice(&rest);
+    Some(String::from_utf8_lossy(&head).into_owned())
+}
+
+/// The reports of every trace in a text, or its one error.
+fn text_reports(label: &str, text: &str) -> Vec<Report> {
+    match text::read_traces(label, text) {
+        Ok(reports) => reports,
+        Err(error) => vec![Report::failed(label.to_string(), "no_trace", error)],
+    }
+}
+
+/// A text trace's report, diagnosed like a dump's.
+fn diagnose_text(report: Report, signatures: &Database) -> Report {
+    let path = report.path.clone();
+    Report {
+        path,
+        ..diagnose(report, signatures)
+    }
 }
 
 /// The progress bar of a batch: dumps done of total, the current file,

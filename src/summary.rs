@@ -341,6 +341,7 @@ mod signature_tests {
             unloaded_module: None,
             unloaded_module_offset: None,
             inlines: Vec::new(),
+            kind: Default::default(),
         };
         assert!(is_signature_frame(&frame(
             Some("engine_step"),

@@ -179,6 +179,7 @@ pub(super) fn build_report(
         diagnoses: Vec::new(),
         crash_signature: None,
         capture: None,
+        source: Default::default(),
     }
 }
 
@@ -344,6 +345,7 @@ pub(super) fn build_frame(
                 line: inline.source_line,
             })
             .collect(),
+        kind: Default::default(),
     }
 }
 

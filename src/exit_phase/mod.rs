@@ -105,7 +105,9 @@ fn classify_in_place(report: &mut Report) {
         thread.starting = starting;
         thread.blocked = blocked_in(thread, tables);
     }
-    report.exit_phase.process_exiting = report.threads.iter().any(|t| t.exiting.is_some());
+    // A text trace's log may say so itself (a runtime's own message).
+    report.exit_phase.process_exiting =
+        report.threads.iter().any(|t| t.exiting.is_some()) || report.source.exit_evidence.is_some();
     report.exit_phase.process_starting = report.threads.iter().any(|t| t.starting.is_some());
     report.exit_phase.exit_not_proven = exit_not_proven(report, tables, &debug_info);
     report.exit_phase.blamed_thread = crash.or_else(|| {

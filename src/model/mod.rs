@@ -107,6 +107,30 @@ pub struct Report {
     pub crash_signature: Option<String>,
     /// Why the dump was taken, when `run` or `attach` wrote it.
     pub capture: Option<Capture>,
+    /// What the report was read from: a minidump, or a stack trace in text.
+    pub source: Source,
+}
+
+/// What a report was read from.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Source {
+    pub kind: SourceKind,
+    /// For text: the trace's format as detected (`gdb`, `faulthandler`, ...).
+    pub format: Option<String>,
+    /// For text: the line of the file where the trace starts (from 1).
+    pub line: Option<usize>,
+    /// For text: a runtime's own message near the trace saying the process
+    /// was exiting (CPython's finalization, CUDA's "driver shutting down"),
+    /// as the log has it. Exit evidence like an exit frame.
+    pub exit_evidence: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    #[default]
+    Minidump,
+    Text,
 }
 
 impl Report {
@@ -128,6 +152,7 @@ impl Report {
             exit_phase: ExitPhase::default(),
             diagnoses: Vec::new(),
             capture: None,
+            source: Source::default(),
             crash_signature: None,
         }
     }

@@ -85,6 +85,8 @@ impl Walk {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trust {
+    /// As a text trace printed it (a debugger's, a runtime's): no walk here.
+    Text,
     Context,
     Prewalked,
     Cfi,
@@ -98,6 +100,7 @@ impl Trust {
     /// The words the text report uses ("found by ...").
     pub(crate) fn describe(self) -> &'static str {
         match self {
+            Trust::Text => "text trace",
             Trust::Context => "context",
             Trust::Prewalked => "external walker",
             Trust::Cfi => "CFI",
@@ -172,9 +175,42 @@ pub struct Frame {
     pub unloaded_module_offset: Option<u64>,
     /// Functions inlined at this address, innermost first.
     pub inlines: Vec<InlineFrame>,
+    /// A native frame, or a Python one (from a text trace: `function`,
+    /// `file` and `line` are the Python function's; no module).
+    pub kind: FrameKind,
+}
+
+/// What a frame is a frame of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FrameKind {
+    #[default]
+    Native,
+    Python,
 }
 
 impl Frame {
+    /// A frame known only from a text trace: what it said, nothing else.
+    pub fn from_text(index: usize) -> Frame {
+        Frame {
+            index,
+            instruction: 0,
+            module: None,
+            function: None,
+            function_guessed: false,
+            module_offset: None,
+            function_offset: None,
+            file: None,
+            line: None,
+            trust: Trust::Text,
+            symbol_source: SymbolSource::None,
+            unloaded_module: None,
+            unloaded_module_offset: None,
+            inlines: Vec::new(),
+            kind: FrameKind::Native,
+        }
+    }
+
     /// The names this frame answers to: the functions inlined at its address
     /// (innermost first), then its own function, unless that is only a
     /// guess (`function_guessed`): the exit phase and rules go by certain

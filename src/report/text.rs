@@ -7,7 +7,10 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::model::{hex, offset, Frame, Report, Status, Summary, SymbolSource, Thread, Walk};
+use crate::model::{
+    hex, offset, Frame, FrameKind, Report, SourceKind, Status, Summary, SymbolSource, Thread,
+    Trust, Walk,
+};
 use crate::printable::clean;
 use crate::summary::summarize;
 
@@ -170,7 +173,21 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     }
     let _ = writeln!(s, "{}", p.bold(&format!("== {path}")));
     render_diagnoses(&mut s, report, p);
-    if let Some(process) = &report.process {
+    if report.source.kind == SourceKind::Text {
+        // A text trace has no process or system record: what it is.
+        let _ = writeln!(
+            s,
+            "Source:    a {} trace in text, from line {}{}",
+            report.source.format.as_deref().unwrap_or("stack"),
+            report.source.line.unwrap_or(1),
+            report
+                .source
+                .exit_evidence
+                .as_deref()
+                .map(|said| format!("; the log says {:?}", clean(said)))
+                .unwrap_or_default()
+        );
+    } else if let Some(process) = &report.process {
         let name = clean(process.name.as_deref().unwrap_or("(unknown)"));
         let pid = process
             .pid
@@ -196,7 +213,11 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     if let Some(capture) = &report.capture {
         let _ = writeln!(s, "Captured:  {}", clean(&capture.describe()));
     }
-    if let Some(sys) = &report.system {
+    if let Some(sys) = report
+        .system
+        .as_ref()
+        .filter(|_| report.source.kind != SourceKind::Text)
+    {
         let version = sys.os_version.as_deref().map(clean).unwrap_or_default();
         let cpus = if sys.cpu_count == 1 { "CPU" } else { "CPUs" };
         let _ = write!(
@@ -246,11 +267,15 @@ fn render_exception(s: &mut String, report: &Report, p: Paint) {
                 .and_then(|t| t.name.as_deref())
                 .map(|n| format!(" \"{}\"", clean(n)))
                 .unwrap_or_default();
+            // A text trace names the crash, not where it happened.
+            let at = match report.source.kind {
+                SourceKind::Text => String::new(),
+                SourceKind::Minidump => format!(" at {}", hex(e.address)),
+            };
             let _ = writeln!(
                 s,
-                "Exception: {} at {} on thread {}{thread}",
+                "Exception: {}{at} on thread {}{thread}",
                 p.red(&format!("{:#x} {}", e.code, clean(&e.name))),
-                hex(e.address),
                 e.thread_id
             );
             if e.ip_in_no_module && e.crash {
@@ -541,6 +566,13 @@ fn render_stack_search(s: &mut String, thread: &Thread, p: Paint) {
 /// `module!function + offset [file : line]`, or `module + offset` without
 /// symbols, or the bare address (and the unloaded module it falls in).
 fn frame_text(frame: &Frame, p: Paint) -> String {
+    if frame.kind == FrameKind::Python {
+        return format!(
+            "[python] {}{}",
+            p.bold(&clean(frame.function.as_deref().unwrap_or("?"))),
+            source_location(frame.file.as_deref(), frame.line)
+        );
+    }
     match (&frame.module, &frame.function) {
         (Some(module), Some(function)) => {
             let offset = frame
@@ -553,6 +585,13 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
                 p.bold(&clean(function)),
                 source_location(frame.file.as_deref(), frame.line)
             )
+        }
+        (Some(module), None) if frame.module_offset.is_none() && frame.trust == Trust::Text => {
+            // A text trace that named the module only: the address, if any.
+            match frame.instruction {
+                0 => format!("{} (no name in the trace)", clean(module)),
+                address => format!("{} at {}", clean(module), hex(address)),
+            }
         }
         (Some(module), None) => format!("{} + {}", clean(module), offset(frame.module_offset)),
         (None, function) => match (&frame.unloaded_module, &frame.unloaded_module_offset) {
@@ -579,6 +618,11 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
                     clean(name),
                     offset(*unloaded_offset)
                 ))
+            ),
+            (None, _) if function.is_some() => format!(
+                "{}{}",
+                p.bold(&clean(function.as_deref().unwrap_or_default())),
+                source_location(frame.file.as_deref(), frame.line)
             ),
             (None, _) => hex(frame.instruction),
         },

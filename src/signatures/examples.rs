@@ -197,6 +197,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
         crash_signature: None,
+        source: Default::default(),
         capture: example.captured.map(|reason| Capture {
             reason,
             after_seconds: (reason != CaptureReason::Attach).then_some(60.0),
@@ -211,6 +212,18 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
 
 fn parse_frame(index: usize, text: &str) -> Result<Frame, String> {
     let text = text.trim();
+    // `py:FILE!FUNCTION`: a Python frame, as a text trace gives it.
+    if let Some(python) = text.strip_prefix("py:") {
+        let Some((file, function)) = python.rsplit_once('!') else {
+            return Err(format!("{text:?}: a Python frame is py:FILE!FUNCTION"));
+        };
+        let mut frame = Frame::from_text(index);
+        frame.kind = crate::model::FrameKind::Python;
+        frame.file = Some(file.to_string());
+        frame.function = Some(function.to_string());
+        frame.line = Some(1);
+        return Ok(frame);
+    }
     let (module, function, unloaded) = if let Some(name) = text.strip_prefix("unloaded:") {
         (None, None, Some(name.to_string()))
     } else if let Some((module, function)) = text.split_once('!') {
@@ -252,6 +265,7 @@ fn parse_frame(index: usize, text: &str) -> Result<Frame, String> {
         },
         unloaded_module: unloaded,
         inlines: Vec::new(),
+        kind: Default::default(),
     })
 }
 

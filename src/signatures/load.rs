@@ -441,10 +441,14 @@ fn compile_conditions(
     let mut frames = Vec::new();
     for (i, frame) in spec.frames.iter().enumerate() {
         let key = |k: &str| format!("{path}.frames[{i}].{k}");
-        if frame.function.is_none() && frame.module.is_none() && frame.unloaded.is_none() {
+        if frame.function.is_none()
+            && frame.module.is_none()
+            && frame.unloaded.is_none()
+            && frame.file.is_none()
+        {
             errors.push((
                 format!("{path}.frames[{i}]"),
-                "a frame pattern needs function, module or unloaded".to_string(),
+                "a frame pattern needs function, module, unloaded or file".to_string(),
             ));
         }
         if let Some(source) = frame.function.as_deref().filter(|_| checks == Checks::Full) {
@@ -466,6 +470,11 @@ fn compile_conditions(
                 .unloaded
                 .as_deref()
                 .and_then(|s| pattern(key("unloaded"), s, Case::Insensitive)),
+            file: frame
+                .file
+                .as_deref()
+                .and_then(|s| pattern(key("file"), s, Case::Insensitive)),
+            python: frame.python,
             within: frame.within,
         });
     }

@@ -5,8 +5,8 @@ use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::ThreadChoice;
 use crate::exit_phase::Classified;
 use crate::model::{
-    bare_name, hex, offset, Alternative, Diagnosis, Evidence, ExitStage, Frame, Report, StackHit,
-    Thread, Trust,
+    bare_name, hex, offset, Alternative, Diagnosis, Evidence, ExitStage, Frame, FrameKind, Report,
+    StackHit, Thread, Trust,
 };
 use crate::pattern::Pattern;
 
@@ -324,6 +324,12 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
                         thread.id, marker.stage, marker.function
                     ),
                 );
+            } else if let Some(said) = &report.source.exit_evidence {
+                found.fact(
+                    None,
+                    None,
+                    format!("the process is exiting: the log says {said:?}"),
+                );
             }
         }
     }
@@ -564,6 +570,7 @@ fn with_stack_hits(thread: &Thread) -> Vec<Frame> {
             unloaded_module: None,
             unloaded_module_offset: None,
             inlines: Vec::new(),
+            kind: Default::default(),
         });
     }
     frames
@@ -600,6 +607,15 @@ fn match_frames(
 }
 
 pub(super) fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
+    // Python frames answer to Python patterns only, native to native.
+    if pattern.python != (frame.kind == FrameKind::Python) {
+        return false;
+    }
+    if let Some(p) = &pattern.file {
+        if !frame.file.as_deref().is_some_and(|f| p.matches(f)) {
+            return false;
+        }
+    }
     if let Some(p) = &pattern.module {
         if !frame.module.as_deref().is_some_and(|m| p.matches(m)) {
             return false;
@@ -634,6 +650,14 @@ fn name_matches(pattern: &Pattern, name: &str) -> bool {
 }
 
 fn describe(frame: &Frame) -> String {
+    if frame.kind == FrameKind::Python {
+        return format!(
+            "Python {} in {}{}",
+            frame.function.as_deref().unwrap_or("?"),
+            frame.file.as_deref().unwrap_or("?"),
+            frame.line.map(|l| format!(":{l}")).unwrap_or_default()
+        );
+    }
     match (&frame.module, &frame.function, &frame.unloaded_module) {
         (Some(m), Some(f), _) if frame.function_guessed => format!(
             "{m}!{f} + {} (nearest export or public name, a guess: the function may end before this address)",

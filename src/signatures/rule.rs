@@ -97,5 +97,9 @@ pub struct FramePattern {
     pub guessed: bool,
     pub module: Option<Pattern>,
     pub unloaded: Option<Pattern>,
+    /// The frame's source file.
+    pub file: Option<Pattern>,
+    /// Matches Python frames only (and the other patterns native ones only).
+    pub python: bool,
     pub within: Option<usize>,
 }

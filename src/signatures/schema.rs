@@ -92,6 +92,12 @@ pub(crate) struct FrameSpec {
     pub guessed: bool,
     pub module: Option<String>,
     pub unloaded: Option<String>,
+    /// The frame's source file (a Python frame's `.py` file), as a pattern
+    /// on the path as the trace printed it.
+    pub file: Option<String>,
+    /// A Python frame (from a text trace), not a native one.
+    #[serde(default)]
+    pub python: bool,
     pub within: Option<usize>,
 }
 

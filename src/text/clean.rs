@@ -1,0 +1,160 @@
+//! CI noise off a log line, before any trace format looks at it: ANSI
+//! colours and cursor codes, GitHub Actions' and GitLab's timestamps and
+//! section markers, `> ` quoting and Markdown fences of issue text, and
+//! carriage returns.
+
+/// Longest line looked at: a 100 MB line (a minified bundle, a binary
+/// blob) is no trace line, and is skipped rather than scanned.
+pub(super) const MAX_LINE: usize = 64 * 1024;
+
+/// What a raw line is once the noise is off: the text, or a line to skip
+/// (group markers, fences, over-long lines).
+pub(super) fn clean_line(raw: &str) -> Option<String> {
+    if raw.len() > MAX_LINE {
+        return None;
+    }
+    let mut line = strip_ansi(raw);
+    // GitLab's collapsible sections: `section_start:1700000000:name[...]`.
+    if let Some(at) = line
+        .find("section_start:")
+        .or_else(|| line.find("section_end:"))
+    {
+        line.truncate(at);
+    }
+    let mut text = line.trim_end_matches(['\r', '\n']);
+    text = strip_timestamp(text);
+    // GitHub Actions' workflow commands: `##[group]`, `##[endgroup]`,
+    // `##[error]message` (the message is kept).
+    if let Some(rest) = text.strip_prefix("##[") {
+        let (command, message) = rest.split_once(']').unwrap_or((rest, ""));
+        if matches!(command, "group" | "endgroup" | "section" | "command") {
+            return None;
+        }
+        text = message;
+    }
+    // Quoting in issue text, nested (`> > `).
+    loop {
+        let trimmed = text.trim_start_matches(' ');
+        match trimmed.strip_prefix('>') {
+            // Visual Studio's `>` marks the current frame and is followed
+            // by a tab: that is not quoting.
+            Some(rest) if !rest.starts_with('\t') && (rest.is_empty() || rest.starts_with(' ')) => {
+                text = rest.strip_prefix(' ').unwrap_or(rest);
+            }
+            _ => break,
+        }
+    }
+    if text.trim_start().starts_with("```") || text.trim_start().starts_with("~~~~~~") {
+        return None;
+    }
+    Some(text.to_string())
+}
+
+/// Removes ANSI escape sequences (CSI `ESC [ ... letter`, OSC `ESC ] ...
+/// BEL`, and lone two-byte escapes).
+fn strip_ansi(text: &str) -> String {
+    if !text.contains('\x1b') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\x07' {
+                        break;
+                    }
+                    if c == '\x1b' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A leading ISO 8601 timestamp, as GitHub Actions (`2024-05-01T12:00:00.1234567Z `)
+/// and many loggers print it, with its separator.
+fn strip_timestamp(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        bytes
+            .get(range)
+            .is_some_and(|b| b.iter().all(u8::is_ascii_digit))
+    };
+    let shape = digits(0..4)
+        && bytes.get(4) == Some(&b'-')
+        && digits(5..7)
+        && bytes.get(7) == Some(&b'-')
+        && digits(8..10)
+        && matches!(bytes.get(10), Some(b'T' | b' '))
+        && digits(11..13)
+        && bytes.get(13) == Some(&b':');
+    if !shape {
+        return text;
+    }
+    match text[10..].find([' ', '\t']) {
+        // The time's own space (`2024-05-01 12:00:00`) is not the end.
+        Some(_) if bytes[10] == b' ' => match text[11..].find([' ', '\t']) {
+            Some(end) => text[11 + end + 1..].trim_start_matches(['|', ' ']),
+            None => "",
+        },
+        Some(at) => &text[10 + at + 1..],
+        None => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ci_noise_comes_off() {
+        let cases = [
+            (
+                "2024-05-01T12:00:00.1234567Z #0  0x00007f in raise () from /lib/libc.so.6",
+                Some("#0  0x00007f in raise () from /lib/libc.so.6"),
+            ),
+            (
+                "\x1b[31mFatal Python error\x1b[0m: Aborted",
+                Some("Fatal Python error: Aborted"),
+            ),
+            ("##[group]Run tests", None),
+            (
+                "##[error]Process completed with exit code 139.",
+                Some("Process completed with exit code 139."),
+            ),
+            ("> > Thread 0x0000bc98:", Some("Thread 0x0000bc98:")),
+            (
+                ">\tfoo.dll!Bar() Line 12\tC++",
+                Some(">\tfoo.dll!Bar() Line 12\tC++"),
+            ),
+            ("```", None),
+            (
+                "  File \"x.py\", line 3 in f\r",
+                Some("  File \"x.py\", line 3 in f"),
+            ),
+            ("2024-05-01 12:00:00,123 | INFO hello", Some("INFO hello")),
+            ("section_start:1700000000:build\r\x1b[0KBuilding", Some("")),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(clean_line(raw).as_deref(), want, "{raw:?}");
+        }
+        assert_eq!(clean_line(&"x".repeat(MAX_LINE + 1)), None);
+    }
+}
