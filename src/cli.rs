@@ -101,9 +101,17 @@ pub struct SignatureDirs {
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Minidump files, or folders searched recursively for *.dmp and *.mdmp.
+    /// Minidumps, text files holding stack traces (CI logs, bug reports:
+    /// any name, read as text when they are not minidumps), `-` for
+    /// standard input, or folders searched recursively for *.dmp and
+    /// *.mdmp (and *.txt and *.log with --text).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+
+    /// Folders are searched for *.txt and *.log files too, read for stack
+    /// traces (without it, a folder of dumps is never scanned for logs).
+    #[arg(long)]
+    pub text: bool,
 
     #[command(flatten)]
     pub report: ReportArgs,

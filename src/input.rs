@@ -35,9 +35,23 @@ pub struct Collected {
 /// extension. Symbolic links to folders are not followed, so a link loop
 /// cannot make the search endless.
 pub fn collect(paths: &[PathBuf]) -> Collected {
+    collect_with(paths, false)
+}
+
+/// File extensions read for stack traces when a folder is searched with
+/// `--text`.
+const TEXT_EXTENSIONS: [&str; 2] = ["txt", "log"];
+
+/// As [`collect`]; with `text`, folders give their `*.txt` and `*.log`
+/// files too, and `-` is standard input, read now.
+pub fn collect_with(paths: &[PathBuf], text: bool) -> Collected {
     let mut inputs = Vec::new();
     let mut empty_folders = Vec::new();
     for path in paths {
+        if path.as_os_str() == "-" {
+            inputs.push(read_stdin());
+            continue;
+        }
         match std::fs::metadata(path) {
             Err(e) => inputs.push(Input::Invalid {
                 path: path.clone(),
@@ -45,7 +59,7 @@ pub fn collect(paths: &[PathBuf]) -> Collected {
             }),
             Ok(meta) if meta.is_dir() => {
                 let before = inputs.len();
-                walk(path, &mut inputs);
+                walk(path, text, &mut inputs);
                 if inputs.len() == before {
                     empty_folders.push(path.clone());
                 }
@@ -59,7 +73,27 @@ pub fn collect(paths: &[PathBuf]) -> Collected {
     }
 }
 
-fn walk(dir: &Path, out: &mut Vec<Input>) {
+/// Standard input, read whole (up to 1 GiB), as one text input.
+fn read_stdin() -> Input {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    match std::io::stdin()
+        .lock()
+        .take(1 << 30)
+        .read_to_end(&mut bytes)
+    {
+        Ok(_) => Input::Text {
+            label: "<stdin>".to_string(),
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+        },
+        Err(e) => Input::Invalid {
+            path: PathBuf::from("-"),
+            error: format!("cannot read standard input: {e}"),
+        },
+    }
+}
+
+fn walk(dir: &Path, text: bool, out: &mut Vec<Input>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) => {
@@ -80,8 +114,8 @@ fn walk(dir: &Path, out: &mut Vec<Input>) {
     children.sort();
     for (path, is_dir) in children {
         if is_dir {
-            walk(&path, out);
-        } else if is_dump_name(&path) {
+            walk(&path, text, out);
+        } else if is_dump_name(&path) || (text && is_text_name(&path)) {
             out.push(Input::Dump(path));
         }
     }
@@ -91,6 +125,12 @@ fn is_dump_name(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| DUMP_EXTENSIONS.iter().any(|d| e.eq_ignore_ascii_case(d)))
+}
+
+fn is_text_name(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| TEXT_EXTENSIONS.iter().any(|t| t.eq_ignore_ascii_case(e)))
 }
 
 #[cfg(test)]

@@ -160,10 +160,12 @@ const MAX_TEXT: u64 = 1 << 30;
 /// does not start with the minidump signature, and its start is text.
 fn text_input(path: &std::path::Path) -> Option<String> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
+    // Only a regular file: opening a FIFO would block until a writer
+    // comes (the dump reader then refuses it with its own message).
+    if !std::fs::metadata(path).ok()?.is_file() {
         return None;
     }
+    let mut file = std::fs::File::open(path).ok()?;
     let mut head = vec![0u8; 64 * 1024];
     let n = file.read(&mut head).ok()?;
     head.truncate(n);
@@ -184,7 +186,7 @@ fn text_input(path: &std::path::Path) -> Option<String> {
 fn text_reports(label: &str, text: &str) -> Vec<Report> {
     match text::read_traces(label, text) {
         Ok(reports) => reports,
-        Err(error) => vec![Report::failed(label.to_string(), "no_trace", error)],
+        Err(error) => vec![Report::failed(label.to_string(), "not_minidump", error)],
     }
 }
 

@@ -78,7 +78,7 @@ fn debug_panic_on() -> Option<std::ffi::OsString> {
 
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let database = load_database(&args.report.signatures)?;
-    let collected = dumptriage::input::collect(&args.paths);
+    let collected = dumptriage::input::collect_with(&args.paths, args.text);
     for folder in &collected.empty_folders {
         eprintln!(
             "dumptriage: note: {} holds no .dmp or .mdmp files",

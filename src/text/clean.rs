@@ -23,6 +23,7 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     }
     let mut text = line.trim_end_matches(['\r', '\n']);
     text = strip_timestamp(text);
+    text = strip_bracketed_time(text);
     // GitHub Actions' workflow commands: `##[group]`, `##[endgroup]`,
     // `##[error]message` (the message is kept).
     if let Some(rest) = text.strip_prefix("##[") {
@@ -44,10 +45,43 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
             _ => break,
         }
     }
-    if text.trim_start().starts_with("```") || text.trim_start().starts_with("~~~~~~") {
+    // Markdown fences: ``` or a line of tildes only (pytest-timeout's
+    // `~~~~ Stack of ... ~~~~` headers are not fences).
+    let fence = text.trim();
+    if fence.starts_with("```") || (fence.len() >= 3 && fence.chars().all(|c| c == '~')) {
         return None;
     }
+    // Markdown emphasis a reporter put on a frame: `**ntdll!Foo()**`.
+    let unbold = text.trim_end().trim_end_matches("**");
+    let indent = unbold.len() - unbold.trim_start().len();
+    if unbold[indent..].starts_with("**") {
+        return Some(format!("{}{}", &unbold[..indent], &unbold[indent + 2..]));
+    }
     Some(text.to_string())
+}
+
+/// A leading bracketed elapsed time or clock, as build services print it
+/// (`[  192s] `, `[12:00:01] `, `[12:00:01.123] `).
+fn strip_bracketed_time(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix('[') else {
+        return text;
+    };
+    let Some(end) = rest.find(']') else {
+        return text;
+    };
+    let inside = rest[..end].trim();
+    let timelike = !inside.is_empty()
+        && inside.chars().any(|c| c.is_ascii_digit())
+        && inside
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, ':' | '.' | ',' | 's' | 'm' | 'h' | ' '));
+    if timelike {
+        rest[end + 1..]
+            .strip_prefix(' ')
+            .unwrap_or(&rest[end + 1..])
+    } else {
+        text
+    }
 }
 
 /// Removes ANSI escape sequences (CSI `ESC [ ... letter`, OSC `ESC ] ...
@@ -151,6 +185,15 @@ mod tests {
             ),
             ("2024-05-01 12:00:00,123 | INFO hello", Some("INFO hello")),
             ("section_start:1700000000:build\r\x1b[0KBuilding", Some("")),
+            (
+                "[  192s] ~~~ Stack of MainThread (1) ~~~",
+                Some("~~~ Stack of MainThread (1) ~~~"),
+            ),
+            (
+                "  **ntdll.dll!LdrpDrainWorkQueue()**",
+                Some("  ntdll.dll!LdrpDrainWorkQueue()"),
+            ),
+            ("[External Code]", Some("[External Code]")),
         ];
         for (raw, want) in cases {
             assert_eq!(clean_line(raw).as_deref(), want, "{raw:?}");

@@ -22,6 +22,9 @@ pub(super) enum Format {
     BacktraceSymbols,
     Sanitizer,
     Rust,
+    CudaSanitizer,
+    AppleCrashReport,
+    Glog,
 }
 
 impl Format {
@@ -39,6 +42,9 @@ impl Format {
             Format::BacktraceSymbols => "backtrace-symbols",
             Format::Sanitizer => "sanitizer",
             Format::Rust => "rust",
+            Format::CudaSanitizer => "cuda-sanitizer",
+            Format::AppleCrashReport => "apple-crash-report",
+            Format::Glog => "glog",
         }
     }
 
@@ -92,6 +98,10 @@ pub(super) enum Line {
     Start(Format),
     /// Frames were left out (`[External Code]`, `...`, Rust's note).
     Elided,
+    /// The native stack of the thread just shown follows (faulthandler's
+    /// "Current thread's C stack trace", Python 3.14): its frames are the
+    /// innermost ones of that thread.
+    NativeStack,
 }
 
 macro_rules! re {
@@ -102,11 +112,11 @@ macro_rules! re {
 
 re!(
     GDB_FRAME,
-    r"^#(\d+)\s+(?:(0x[0-9a-fA-F]+) in )?(.+?)(?: \((.*)\))?(?: at (.+):(\d+)| from (\S+))?\s*$"
+    r"^#?(\d+)\s+(?:(0x[0-9a-fA-F]+) in )?(.*?)(?: ?\((.*)\))?(?: at (.+?)(?::(\d+))?| from (\S+))?\s*$"
 );
 re!(
     GDB_THREAD,
-    r#"^Thread (\d+) \((?:Thread (0x[0-9a-fA-F]+) )?\(?(?:LWP|process) (\d+)\)?\)(?: "(.*)")?:?\s*$"#
+    r#"^Thread (\d+) \((?:Thread (0x[0-9a-fA-F]+) )?\(?(?:LWP|process) (\d+)\)?(?: "([^"]*)")?\)?(?: "([^"]*)")?(?: \(Exiting\))?\)?:?\s*$"#
 );
 re!(
     GDB_SIGNAL,
@@ -114,7 +124,7 @@ re!(
 );
 re!(
     LLDB_FRAME,
-    r"^\s*\*?\s*frame #(\d+): (0x[0-9a-fA-F]+)(?:\s+(\S+?)`(.+?)(?: \+ (\d+))?(?: at (\S+?):(\d+)(?::\d+)?)?)?\s*$"
+    r"^\s*\*?\s*frame #(\d+):\s+(0x[0-9a-fA-F]+)?(?:\s*(\S+?)`(.+?)(?: \+ (\d+))?(?: at (\S+?):(\d+)(?::\d+)?)?)?\s*$"
 );
 re!(
     LLDB_THREAD,
@@ -178,7 +188,19 @@ re!(
 );
 re!(
     RUST_FRAME,
-    r"^\s+(\d+):\s+(?:(0x[0-9a-fA-F]+) - )?(.+?)\s*$"
+    r"^\s*(\d+):\s+(?:(0x[0-9a-fA-F]+) - )?(.+?)\s*$"
+);
+re!(
+    CUDA_HOST_FRAME,
+    r"Host Frame:\s*(\S+?)(?: \((.+?)(?: \+ (0x[0-9a-fA-F]+))?\))? \[(0x[0-9a-fA-F]+)\]"
+);
+re!(
+    APPLE_FRAME,
+    r"^(\d+)\s+(\S+)\s+(0x[0-9a-fA-F]+) (.+?)(?: \+ (\d+))?\s*$"
+);
+re!(
+    GLOG_FRAME,
+    r"^\s*@\s+(0x[0-9a-fA-F]+)\s+(?:\(unknown\)|(.+?))\s*$"
 );
 re!(RUST_AT, r"^\s+at (.+?):(\d+)(?::\d+)?\s*$");
 re!(
@@ -223,7 +245,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                 return Some(Line::Thread {
                     format: Format::Gdb,
                     id: number(&c, 3),
-                    name: text(&c, 4),
+                    name: text(&c, 4).or_else(|| text(&c, 5)),
                     current: false,
                 });
             }
@@ -297,6 +319,19 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                 });
             }
         }
+        b'C' => {
+            if let Some(c) = FAULT_THREAD.captures(line) {
+                return Some(Line::Thread {
+                    format: Format::Faulthandler,
+                    id: text(&c, 2).and_then(|t| hex(&t)),
+                    name: text(&c, 3),
+                    current: &c[1] == "Current thread",
+                });
+            }
+            if trimmed.starts_with("Current thread's C stack trace") {
+                return Some(Line::NativeStack);
+            }
+        }
         b'~' => {
             if let Some(c) = PYTEST_THREAD.captures(line) {
                 return Some(Line::Thread {
@@ -309,6 +344,12 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         }
         b'+' if line.contains("Timeout") => return Some(Line::Start(Format::PythonTraceback)),
         b's' if trimmed.starts_with("stack backtrace:") => return Some(Line::Start(Format::Rust)),
+        b'*' if trimmed.starts_with("*** Check failure stack trace") => {
+            return Some(Line::Crash {
+                what: "abort (glog CHECK failure)".to_string(),
+                thread: None,
+            })
+        }
         b't' if trimmed.starts_with("thread '") && trimmed.contains("panicked at") => {
             return Some(Line::Crash {
                 what: "panic".to_string(),
@@ -353,11 +394,22 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
 
 fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>) -> Option<Line> {
     let at = |format: Format, frame: TextFrame| Some(Line::Frame(format, frame));
-    if first == b'#' && !line.starts_with(' ') {
-        if line.contains(" in ") || line.contains(" (") {
+    let gdb_like =
+        first == b'#' || (first.is_ascii_digit() && line.contains(" 0x") && line.contains(" in "));
+    if gdb_like && !line.starts_with(' ') {
+        if line.contains(" in ") || line.contains(" (") || line.contains(" at ") {
             if let Some(c) = GDB_FRAME.captures(line) {
-                let function = text(&c, 3).filter(|f| !f.starts_with('<'));
-                let library = text(&c, 7);
+                // A line cut inside the argument list keeps them in the
+                // name: the name ends at ` (`.
+                let function = text(&c, 3)
+                    .filter(|f| !f.starts_with('<'))
+                    .map(|f| f.split(" (").next().unwrap_or(&f).trim().to_string());
+                // `at FILE:LINE` is a source location; gdb also says `at
+                // LIBRARY` (no line) for a library without debug info.
+                let (file, library) = match (text(&c, 5), number::<u32>(&c, 6), text(&c, 7)) {
+                    (Some(at), None, library) if is_library(&at) => (None, Some(at).or(library)),
+                    (file, _, library) => (file, library),
+                };
                 return at(
                     Format::Gdb,
                     TextFrame {
@@ -365,7 +417,7 @@ fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>) -> Option
                         address: text(&c, 2).and_then(|a| hex(&a)),
                         function: named(function),
                         module: library.as_deref().map(base),
-                        file: text(&c, 5),
+                        file,
                         line: number(&c, 6),
                         ..TextFrame::default()
                     },
@@ -470,14 +522,12 @@ fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>) -> Option
             );
         }
     }
-    if trimmed.contains('!') && (trimmed.contains('`') || trimmed.split_whitespace().count() >= 3) {
+    if trimmed.contains('`') || (trimmed.contains('!') && trimmed.split_whitespace().count() >= 3) {
         if let Some(c) = WINDBG_FRAME.captures(trimmed) {
             return windbg_frame(&c);
         }
     }
-    if trimmed.contains('!')
-        && (line.contains('\t') || trimmed.starts_with('>') || inside == Some(Format::VisualStudio))
-    {
+    if trimmed.contains('!') {
         if let Some(c) = VS_FRAME.captures(line) {
             let function = c[2].trim().to_string();
             let (function, address) = match function.strip_suffix("()") {
@@ -517,6 +567,51 @@ fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>) -> Option
                     ..TextFrame::default()
                 },
             );
+        }
+    }
+    if trimmed.contains("Host Frame:") {
+        if let Some(c) = CUDA_HOST_FRAME.captures(trimmed) {
+            let function = text(&c, 2).map(|f| demangle(&f));
+            return at(
+                Format::CudaSanitizer,
+                TextFrame {
+                    module: Some(base(&c[1])),
+                    function_offset: function.as_ref().and(text(&c, 3)).and_then(|o| hex(&o)),
+                    function,
+                    address: hex(&c[4]),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if first == b'@' {
+        if let Some(c) = GLOG_FRAME.captures(line) {
+            return at(
+                Format::Glog,
+                TextFrame {
+                    address: hex(&c[1]),
+                    function: named(text(&c, 2)),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if first.is_ascii_digit() && trimmed.contains(" 0x") {
+        if let Some(c) = APPLE_FRAME.captures(trimmed) {
+            let module = c[2].to_string();
+            if !module.starts_with("0x") {
+                return at(
+                    Format::AppleCrashReport,
+                    TextFrame {
+                        index: number(&c, 1),
+                        module: Some(module),
+                        address: hex(&c[3]),
+                        function: named(text(&c, 4)),
+                        function_offset: number(&c, 5),
+                        ..TextFrame::default()
+                    },
+                );
+            }
         }
     }
     match inside {
@@ -580,6 +675,16 @@ fn windbg_frame(c: &Captures) -> Option<Line> {
             ..TextFrame::default()
         },
     ))
+}
+
+/// A path that names a shared library or executable image, not a source
+/// file.
+fn is_library(path: &str) -> bool {
+    let name = base(path).to_ascii_lowercase();
+    name.contains(".so")
+        || name.ends_with(".dylib")
+        || name.ends_with(".dll")
+        || name.ends_with(".exe")
 }
 
 /// Itanium-mangled names (`_ZN3foo3barEv`, what backtrace_symbols prints)
@@ -772,17 +877,24 @@ mod tests {
 
     #[test]
     fn threads_crashes_and_starts() {
-        assert!(matches!(
-            classify(
-                "Thread 2 (Thread 0x7f0e1a2b3c40 (LWP 4242)) \"worker\":",
-                None
-            ),
-            Some(Line::Thread {
-                format: Format::Gdb,
-                id: Some(4242),
-                ..
-            })
-        ));
+        for header in [
+            "Thread 2 (Thread 0x7f0e1a2b3c40 (LWP 4242)) \"worker\":",
+            "Thread 2 (Thread 0x7f0e1a2b3c40 (LWP 4242) \"worker\"):",
+            "Thread 2 (Thread 0x7f0e1a2b3c40 (LWP 4242)):",
+            "Thread 2 (process 4242):",
+        ] {
+            assert!(
+                matches!(
+                    classify(header, None),
+                    Some(Line::Thread {
+                        format: Format::Gdb,
+                        id: Some(4242),
+                        ..
+                    })
+                ),
+                "{header}"
+            );
+        }
         assert!(matches!(
             classify("Current thread 0x00007f1a (most recent call first):", None),
             Some(Line::Thread {

@@ -39,7 +39,8 @@ pub fn looks_like_text(bytes: &[u8]) -> bool {
 /// Every trace in `text`, a report each, named `label:LINE`. An error when
 /// there is none.
 pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
-    let lines: Vec<Option<String>> = text.lines().map(clean_line).collect();
+    let mut lines: Vec<Option<String>> = text.lines().map(clean_line).collect();
+    join_wrapped(&mut lines);
     let traces = find_traces(&lines);
     if traces.is_empty() {
         return Err(
@@ -69,6 +70,46 @@ pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
             report
         })
         .collect())
+}
+
+/// gdb wraps a frame whose argument list is long onto the next lines
+/// (`#3 0x... in f (this=0x1,` / `    x=2) at f.cc:9`): those are joined
+/// back, so each frame is one line. At most 4 lines are joined.
+fn join_wrapped(lines: &mut [Option<String>]) {
+    let open = |s: &str| s.matches('(').count() as isize - s.matches(')').count() as isize;
+    for i in 0..lines.len() {
+        let Some(line) = lines[i].as_deref() else {
+            continue;
+        };
+        let gdb = line.starts_with('#') && line[1..].starts_with(|c: char| c.is_ascii_digit());
+        // gdb also puts a long `from LIBRARY` or `at FILE:LINE` on a line
+        // of its own.
+        let tail = |next: Option<&Option<String>>| {
+            next.and_then(|l| l.as_deref()).is_some_and(|l| {
+                let t = l.trim_start();
+                l.starts_with(' ') && (t.starts_with("from /") || t.starts_with("at "))
+            })
+        };
+        if !gdb || (open(line) <= 0 && !tail(lines.get(i + 1))) {
+            continue;
+        }
+        let mut joined = line.to_string();
+        for next in i + 1..(i + 5).min(lines.len()) {
+            let Some(more) = lines[next].as_deref() else {
+                break;
+            };
+            if more.starts_with('#') || !more.starts_with(' ') {
+                break;
+            }
+            joined.push(' ');
+            joined.push_str(more.trim());
+            lines[next] = None;
+            if open(&joined) <= 0 && !tail(lines.get(next + 1)) {
+                break;
+            }
+        }
+        lines[i] = Some(joined);
+    }
 }
 
 /// One trace as read.
@@ -112,6 +153,9 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     // A crash line seen before any frame: it belongs to the next trace.
     let mut pending_crash: Option<(String, Option<u64>, usize)> = None;
     let mut pending_start: Option<usize> = None;
+    // Where the next native frames of faulthandler's C stack go: that
+    // many frames into the current thread (they are its innermost).
+    let mut native_at: Option<usize> = None;
     let finish = |current: &mut Trace, traces: &mut Vec<Trace>| {
         let done = std::mem::take(current);
         if done.has_frames() {
@@ -155,6 +199,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 name,
                 current: marked,
             } => {
+                native_at = None;
                 if current.format.is_some_and(|f| !compatible(f, format)) && current.has_frames() {
                     finish(&mut current, &mut traces);
                 }
@@ -184,6 +229,16 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 if let Some((what, thread, _)) = pending_crash.take() {
                     current.crash.get_or_insert((what, thread));
                 }
+                if let (Some(at), false) = (native_at, frame.python) {
+                    let thread = current.thread();
+                    if thread.frames.len() < MAX_FRAMES {
+                        thread.frames.insert(at, frame);
+                        native_at = Some(at + 1);
+                    }
+                    current.last_line = number;
+                    continue;
+                }
+                native_at = None;
                 // A frame numbered 0 again, with no header between: the
                 // next thread (gdb's `bt` run twice, `k` per thread).
                 let thread = current.thread();
@@ -210,6 +265,11 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                     current.elided = true;
                 }
             }
+            Line::NativeStack => {
+                if current.has_frames() {
+                    native_at = Some(0);
+                }
+            }
         }
     }
     finish(&mut current, &mut traces);
@@ -232,7 +292,11 @@ fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
     let format = trace.format.unwrap_or(Format::Gdb);
     let mut threads = Vec::new();
     let mut modules: Vec<String> = Vec::new();
-    let crash = trace.crash.clone().or_else(|| crash_near(trace, lines));
+    let crash = trace
+        .crash
+        .clone()
+        .or_else(|| crash_near(trace, lines))
+        .or_else(|| crash_in_frames(trace, lines));
     // Which thread crashed: the one the crash line names, else the one
     // the format marks as current, else the first.
     let crashing = crash.as_ref().map(|(_, named)| {
@@ -244,7 +308,9 @@ fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
             .unwrap_or(0)
     });
     for (i, text_thread) in trace.threads.iter().enumerate() {
-        if text_thread.frames.is_empty() {
+        // A thread without frames is kept when it is the one that crashed
+        // (faulthandler's "<no Python frame>").
+        if text_thread.frames.is_empty() && Some(i) != crashing {
             continue;
         }
         let outermost_first = text_thread.format.unwrap_or(format).outermost_first();
@@ -409,6 +475,63 @@ fn crash_near(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option
         }
         None
     })
+}
+
+/// A crash the frames themselves show when no line names one: a thread
+/// in `abort`/`raise` near its top (the process aborting), or gdb's
+/// `<signal handler called>` frame (a signal was being handled).
+fn crash_in_frames(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option<u64>)> {
+    const ABORTING: [&str; 9] = [
+        "raise",
+        "abort",
+        "__GI_raise",
+        "__GI_abort",
+        "__pthread_kill",
+        "__pthread_kill_implementation",
+        "pthread_kill",
+        "__abort_message",
+        "std::terminate",
+    ];
+    for thread in &trace.threads {
+        let aborting = thread.frames.iter().take(8).any(|f| {
+            f.function
+                .as_deref()
+                .map(crate::model::bare_name)
+                .is_some_and(|name| {
+                    ABORTING.contains(&name.trim_start_matches('_').trim_start_matches("GI_"))
+                        || ABORTING.contains(&name)
+                })
+        });
+        if aborting {
+            return Some((
+                "abort (the trace shows the process aborting)".to_string(),
+                thread.id,
+            ));
+        }
+    }
+    // A call through a null pointer: the top frame at address 0.
+    if let Some(thread) = trace.threads.iter().find(|t| {
+        t.frames
+            .first()
+            .is_some_and(|f| f.address == Some(0) && f.function.is_none())
+    }) {
+        return Some((
+            "segmentation fault (the top frame is at address 0)".to_string(),
+            thread.id,
+        ));
+    }
+    let from = trace.first_line.saturating_sub(1);
+    let to = trace.last_line.min(lines.len());
+    lines[from..to]
+        .iter()
+        .flatten()
+        .any(|l| l.contains("<signal handler called>"))
+        .then(|| {
+            (
+                "signal (a signal handler frame in the trace)".to_string(),
+                None,
+            )
+        })
 }
 
 /// A runtime's own words, near the trace, that the process was exiting.
