@@ -5,10 +5,13 @@ use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::ThreadChoice;
 use crate::exit_phase::Classified;
 use crate::model::{
-    bare_name, hex, offset, Alternative, Diagnosis, Evidence, ExitStage, Frame, FrameKind, Report,
-    StackHit, Thread, Trust,
+    bare_name, offset, Alternative, Diagnosis, Evidence, ExitStage, Frame, FrameKind, Report,
+    Thread, Trust,
 };
 use crate::pattern::Pattern;
+
+mod evidence;
+use evidence::{describe, describe_hit, with_stack_hits};
 
 /// Confidence factors, documented in docs/signatures.md ("Confidence").
 const SPECIFIC_BASE: f64 = 1.0;
@@ -161,19 +164,6 @@ fn match_conditions(
         workaround: rule.workaround.as_ref().map(|w| w.trim().to_string()),
         references: rule.references.clone(),
     })
-}
-
-/// Describes a stack-search hit the way evidence states it.
-fn describe_hit(thread: &Thread, hit: &StackHit) -> String {
-    let place = if hit.below_walk {
-        "below the walked frames"
-    } else {
-        "among the addresses the walk skipped"
-    };
-    format!(
-        "thread {}: a return address into {}!{}+{:#x} at sp+{:#x}, {place} (stack search)",
-        thread.id, hit.module, hit.function, hit.function_offset, hit.stack_offset
-    )
 }
 
 /// An exit condition met by a thread's stack memory instead of its walked
@@ -551,31 +541,6 @@ fn thread_conditions(
     true
 }
 
-/// The thread's walked frames followed by its stack-search hits as frames.
-fn with_stack_hits(thread: &Thread) -> Vec<Frame> {
-    let mut frames = thread.frames.clone();
-    for (i, hit) in thread.stack_search.iter().enumerate() {
-        frames.push(Frame {
-            index: thread.frames.len() + i,
-            instruction: hit.address.wrapping_sub(1),
-            module: Some(hit.module.clone()),
-            function: Some(hit.function.clone()),
-            function_guessed: false,
-            module_offset: None,
-            function_offset: Some(hit.function_offset),
-            file: None,
-            line: None,
-            trust: Trust::Scan,
-            symbol_source: hit.symbol_source,
-            unloaded_module: None,
-            unloaded_module_offset: None,
-            inlines: Vec::new(),
-            kind: Default::default(),
-        });
-    }
-    frames
-}
-
 /// Finds frames matching `patterns` in order, each within its allowed
 /// distance of the previous match (or of the top). Frames from index
 /// `walked` on are stack-search hits, whose distance from the walked frames
@@ -647,26 +612,4 @@ pub(super) fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
 /// A function pattern matches a name with or without its parameter list.
 fn name_matches(pattern: &Pattern, name: &str) -> bool {
     pattern.matches(name) || pattern.matches(bare_name(name))
-}
-
-fn describe(frame: &Frame) -> String {
-    if frame.kind == FrameKind::Python {
-        return format!(
-            "Python {} in {}{}",
-            frame.function.as_deref().unwrap_or("?"),
-            frame.file.as_deref().unwrap_or("?"),
-            frame.line.map(|l| format!(":{l}")).unwrap_or_default()
-        );
-    }
-    match (&frame.module, &frame.function, &frame.unloaded_module) {
-        (Some(m), Some(f), _) if frame.function_guessed => format!(
-            "{m}!{f} + {} (nearest export or public name, a guess: the function may end before this address)",
-            offset(frame.function_offset)
-        ),
-        (Some(m), Some(f), _) => format!("{m}!{f}"),
-        (Some(m), None, _) => format!("{m} + {}", offset(frame.module_offset)),
-        (None, Some(f), _) => f.clone(),
-        (None, None, Some(u)) => format!("{:#x} in unloaded {u}", frame.instruction),
-        (None, None, None) => hex(frame.instruction),
-    }
 }

@@ -7,22 +7,19 @@
 //! trace", a Python frame is its own kind, elided frames are said.
 
 mod clean;
+mod frames;
 mod lines;
+mod parse;
+mod report;
 
-use crate::model::{
-    Exception, Frame, FrameKind, Module, ModuleSymbols, Process, Report, Source, SourceKind,
-    Status, SymbolSource, System, Thread, Walk,
-};
+use crate::model::Report;
 
 use clean::clean_line;
-use lines::{classify, Format, Line, TextFrame};
+use lines::{classify, Format, Line};
+use report::{to_report, TextThread, Trace};
 
 /// Unrecognised lines inside a trace before it is taken to have ended.
 const GAP: usize = 12;
-/// Lines before a trace searched for what the runtime said (the crash, the
-/// exit), and after it.
-const CONTEXT_BEFORE: usize = 40;
-const CONTEXT_AFTER: usize = 20;
 /// Most traces read from one input: a log with more is cut with a warning.
 const MAX_TRACES: usize = 1000;
 /// Most frames kept per thread.
@@ -41,7 +38,13 @@ pub fn looks_like_text(bytes: &[u8]) -> bool {
 pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
     let mut lines: Vec<Option<String>> = text.lines().map(clean_line).collect();
     join_wrapped(&mut lines);
-    let traces = find_traces(&lines);
+    let mut traces = find_traces(&lines);
+    let bounds: Vec<(usize, usize)> = traces.iter().map(|t| (t.first_line, t.last_line)).collect();
+    for (i, trace) in traces.iter_mut().enumerate() {
+        let previous = i.checked_sub(1).map_or(0, |p| bounds[p].1);
+        let next = bounds.get(i + 1).map_or(usize::MAX, |n| n.0);
+        trace.around = (previous, next);
+    }
     if traces.is_empty() {
         return Err(
             "not a minidump, and no stack trace found in it (looked for gdb, lldb, WinDbg, Visual Studio, faulthandler, \
@@ -112,40 +115,6 @@ fn join_wrapped(lines: &mut [Option<String>]) {
     }
 }
 
-/// One trace as read.
-#[derive(Debug, Default)]
-struct Trace {
-    format: Option<Format>,
-    /// 1-based line numbers.
-    first_line: usize,
-    last_line: usize,
-    threads: Vec<TextThread>,
-    crash: Option<(String, Option<u64>)>,
-    elided: bool,
-}
-
-#[derive(Debug, Default)]
-struct TextThread {
-    id: Option<u64>,
-    name: Option<String>,
-    current: bool,
-    frames: Vec<TextFrame>,
-    format: Option<Format>,
-}
-
-impl Trace {
-    fn has_frames(&self) -> bool {
-        self.threads.iter().any(|t| !t.frames.is_empty())
-    }
-
-    fn thread(&mut self) -> &mut TextThread {
-        if self.threads.is_empty() {
-            self.threads.push(TextThread::default());
-        }
-        self.threads.last_mut().expect("a thread")
-    }
-}
-
 fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     let mut traces = Vec::new();
     let mut current = Trace::default();
@@ -207,6 +176,10 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                     current.first_line = pending_start.take().unwrap_or(number);
                 }
                 current.format.get_or_insert(format);
+                // lldb says why a thread stopped on its header line.
+                if let Some(reason) = line.split("stop reason = ").nth(1).filter(|r| crashed(r)) {
+                    current.crash.get_or_insert((reason.trim().to_string(), id));
+                }
                 current.threads.push(TextThread {
                     id,
                     name,
@@ -226,8 +199,13 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 if current.format.is_none() || current.threads.is_empty() {
                     current.format = Some(format);
                 }
-                if let Some((what, thread, _)) = pending_crash.take() {
-                    current.crash.get_or_insert((what, thread));
+                // A crash named just before the frames is this trace's, and
+                // the trace starts there.
+                if let Some((what, thread, at)) = pending_crash.take() {
+                    if number - at <= 40 {
+                        current.crash.get_or_insert((what, thread));
+                        current.first_line = current.first_line.min(at);
+                    }
                 }
                 if let (Some(at), false) = (native_at, frame.python) {
                     let thread = current.thread();
@@ -276,6 +254,22 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     traces
 }
 
+/// A stop reason that is a crash (not a breakpoint, a step or a Ctrl-C).
+fn crashed(reason: &str) -> bool {
+    [
+        "EXC_BAD_ACCESS",
+        "EXC_BAD_INSTRUCTION",
+        "EXC_CRASH",
+        "EXC_ARITHMETIC",
+        "EXC_GUARD",
+    ]
+    .iter()
+    .any(|e| reason.contains(e))
+        || (reason.contains("signal SIG")
+            && !reason.contains("SIGSTOP")
+            && !reason.contains("SIGINT"))
+}
+
 /// Formats that make up one trace together: faulthandler's Python frames
 /// with its C stack; a traceback inside pytest-timeout's dump; py-spy's
 /// Python and native frames.
@@ -286,350 +280,4 @@ fn compatible(a: Format, b: Format) -> bool {
             (Format::Faulthandler, Format::PythonTraceback)
                 | (Format::PythonTraceback, Format::Faulthandler)
         )
-}
-
-fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
-    let format = trace.format.unwrap_or(Format::Gdb);
-    let mut threads = Vec::new();
-    let mut modules: Vec<String> = Vec::new();
-    let crash = trace
-        .crash
-        .clone()
-        .or_else(|| crash_near(trace, lines))
-        .or_else(|| crash_in_frames(trace, lines));
-    // Which thread crashed: the one the crash line names, else the one
-    // the format marks as current, else the first.
-    let crashing = crash.as_ref().map(|(_, named)| {
-        trace
-            .threads
-            .iter()
-            .position(|t| named.is_some() && t.id == *named)
-            .or_else(|| trace.threads.iter().position(|t| t.current))
-            .unwrap_or(0)
-    });
-    for (i, text_thread) in trace.threads.iter().enumerate() {
-        // A thread without frames is kept when it is the one that crashed
-        // (faulthandler's "<no Python frame>").
-        if text_thread.frames.is_empty() && Some(i) != crashing {
-            continue;
-        }
-        let outermost_first = text_thread.format.unwrap_or(format).outermost_first();
-        let mut frames: Vec<&TextFrame> = text_thread.frames.iter().collect();
-        if outermost_first {
-            frames.reverse();
-        }
-        let frames: Vec<Frame> = frames
-            .into_iter()
-            .enumerate()
-            .map(|(index, f)| {
-                if let Some(module) = &f.module {
-                    if !modules.iter().any(|m| m.eq_ignore_ascii_case(module)) {
-                        modules.push(module.clone());
-                    }
-                }
-                to_frame(index, f)
-            })
-            .collect();
-        threads.push(Thread {
-            // Text gives thread ids only sometimes: otherwise their order.
-            id: text_thread.id.map_or(i as u32 + 1, |id| id as u32),
-            name: text_thread.name.clone(),
-            crashing: Some(i) == crashing,
-            exiting: None,
-            exiting_in_stack: None,
-            starting: None,
-            blocked: None,
-            walk: Walk::Ok,
-            frames,
-            stack_search: Vec::new(),
-            registers: Vec::new(),
-        });
-    }
-    threads.sort_by_key(|t| !t.crashing);
-    let windows = is_windows(trace, &modules, crash.as_ref().map(|(w, _)| w.as_str()));
-    let exception = crash.as_ref().and_then(|(what, _)| {
-        let thread = threads.iter().find(|t| t.crashing)?;
-        let (code, name) = crash_code(what, windows);
-        Some(Exception {
-            code,
-            name,
-            address: 0,
-            access_address: None,
-            parameters: Vec::new(),
-            abort: None,
-            cpp_type: None,
-            cpp_in_flight: None,
-            thread_id: thread.id,
-            crash: true,
-            not_a_crash: None,
-            ip_in_no_module: false,
-        })
-    });
-    let mut warnings = Vec::new();
-    if trace.elided {
-        warnings.push("the trace leaves frames out ([External Code], `...` or a note): what is shown is not the whole stack".to_string());
-    }
-    if crash.is_none() {
-        warnings.push("the text names no crash: read as a hang or a live stack".to_string());
-    }
-    Report {
-        path: String::new(),
-        status: Status::Ok,
-        error: None,
-        error_kind: None,
-        process: Some(Process {
-            name: None,
-            pid: None,
-            command_line: None,
-            dump_time: None,
-            start_time: None,
-            uptime_seconds: None,
-        }),
-        system: Some(System {
-            os: if windows {
-                "Windows NT"
-            } else if modules.iter().any(|m| m.ends_with(".dylib")) {
-                "Mac OS X"
-            } else {
-                "Linux"
-            }
-            .to_string(),
-            os_version: None,
-            cpu: "unknown".to_string(),
-            cpu_info: None,
-            cpu_count: 0,
-        }),
-        exception,
-        threads,
-        modules: modules
-            .into_iter()
-            .map(|name| Module {
-                path: name.clone(),
-                name,
-                base: 0,
-                size: 0,
-                version: None,
-                debug_file: None,
-                debug_id: None,
-                code_id: None,
-                symbols: ModuleSymbols::NotNeeded,
-                symbol_source: SymbolSource::None,
-                symbol_file: None,
-                symbols_tried: Vec::new(),
-                unwind_info: None,
-            })
-            .collect(),
-        unloaded_modules: Vec::new(),
-        warnings,
-        exit_phase: Default::default(),
-        diagnoses: Vec::new(),
-        crash_signature: None,
-        capture: None,
-        source: Source {
-            kind: SourceKind::Text,
-            format: Some(format.name().to_string()),
-            line: Some(trace.first_line),
-            exit_evidence: exit_said(trace, lines),
-        },
-    }
-}
-
-fn to_frame(index: usize, f: &TextFrame) -> Frame {
-    let mut frame = Frame::from_text(index);
-    frame.instruction = f.address.unwrap_or(0);
-    frame.module = f.module.clone();
-    frame.function = f.function.clone();
-    frame.function_offset = f.function_offset;
-    frame.module_offset = f.module_offset;
-    frame.file = f.file.clone();
-    frame.line = f.line;
-    if f.python {
-        frame.kind = FrameKind::Python;
-    }
-    frame
-}
-
-/// A crash named near the trace but outside it (faulthandler's "Fatal
-/// Python error" a few lines up, an exit status after it).
-fn crash_near(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option<u64>)> {
-    let from = trace.first_line.saturating_sub(CONTEXT_BEFORE + 1);
-    let to = (trace.last_line + CONTEXT_AFTER).min(lines.len());
-    lines[from..to].iter().flatten().find_map(|line| {
-        let lower = line.to_ascii_lowercase();
-        if let Some(Line::Crash { what, thread }) = classify(line, None) {
-            return Some((what, thread));
-        }
-        for (needle, what) in [
-            ("0xc0000005", "access violation"),
-            ("3221225477", "access violation"),
-            ("-1073741819", "access violation"),
-            ("0xc0000409", "stack buffer overrun"),
-            ("0xc0000374", "heap corruption"),
-            ("segmentation fault", "SIGSEGV"),
-            ("exit code 139", "SIGSEGV"),
-            ("exit code 134", "SIGABRT"),
-        ] {
-            if lower.contains(needle) {
-                return Some((what.to_string(), None));
-            }
-        }
-        None
-    })
-}
-
-/// A crash the frames themselves show when no line names one: a thread
-/// in `abort`/`raise` near its top (the process aborting), or gdb's
-/// `<signal handler called>` frame (a signal was being handled).
-fn crash_in_frames(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option<u64>)> {
-    const ABORTING: [&str; 9] = [
-        "raise",
-        "abort",
-        "__GI_raise",
-        "__GI_abort",
-        "__pthread_kill",
-        "__pthread_kill_implementation",
-        "pthread_kill",
-        "__abort_message",
-        "std::terminate",
-    ];
-    for thread in &trace.threads {
-        let aborting = thread.frames.iter().take(8).any(|f| {
-            f.function
-                .as_deref()
-                .map(crate::model::bare_name)
-                .is_some_and(|name| {
-                    ABORTING.contains(&name.trim_start_matches('_').trim_start_matches("GI_"))
-                        || ABORTING.contains(&name)
-                })
-        });
-        if aborting {
-            return Some((
-                "abort (the trace shows the process aborting)".to_string(),
-                thread.id,
-            ));
-        }
-    }
-    // A call through a null pointer: the top frame at address 0.
-    if let Some(thread) = trace.threads.iter().find(|t| {
-        t.frames
-            .first()
-            .is_some_and(|f| f.address == Some(0) && f.function.is_none())
-    }) {
-        return Some((
-            "segmentation fault (the top frame is at address 0)".to_string(),
-            thread.id,
-        ));
-    }
-    let from = trace.first_line.saturating_sub(1);
-    let to = trace.last_line.min(lines.len());
-    lines[from..to]
-        .iter()
-        .flatten()
-        .any(|l| l.contains("<signal handler called>"))
-        .then(|| {
-            (
-                "signal (a signal handler frame in the trace)".to_string(),
-                None,
-            )
-        })
-}
-
-/// A runtime's own words, near the trace, that the process was exiting.
-fn exit_said(trace: &Trace, lines: &[Option<String>]) -> Option<String> {
-    const SAID: [&str; 10] = [
-        "python is finalizing",
-        "at interpreter shutdown",
-        "interpreter is finalizing",
-        "likely shutting down",
-        "during python finalization",
-        "_py_finalize",
-        "driver shutting down",
-        "cudaerrorcudartunloading",
-        "cuda driver is shutting down",
-        "is in the process of shutting down",
-    ];
-    let from = trace.first_line.saturating_sub(CONTEXT_BEFORE + 1);
-    let to = (trace.last_line + CONTEXT_AFTER).min(lines.len());
-    lines[from..to].iter().flatten().find_map(|line| {
-        let lower = line.to_ascii_lowercase();
-        SAID.iter()
-            .any(|said| lower.contains(said))
-            .then(|| line.trim().chars().take(200).collect())
-    })
-}
-
-fn is_windows(trace: &Trace, modules: &[String], crash: Option<&str>) -> bool {
-    matches!(trace.format, Some(Format::WinDbg | Format::VisualStudio))
-        || modules.iter().any(|m| {
-            let m = m.to_ascii_lowercase();
-            m.ends_with(".dll")
-                || m.ends_with(".exe")
-                || m.ends_with(".pyd")
-                || m == "ntdll"
-                || m == "kernelbase"
-                || m == "kernel32"
-        })
-        || crash.is_some_and(|c| {
-            let c = c.to_ascii_lowercase();
-            c.contains("access violation") || c.starts_with("c0000") || c.contains("0xc0000")
-        })
-}
-
-/// The exception code and name for what the text says crashed.
-fn crash_code(what: &str, windows: bool) -> (u32, String) {
-    let lower = what.to_ascii_lowercase();
-    if let Ok(code) = u32::from_str_radix(lower.trim_start_matches("0x"), 16) {
-        if lower.len() >= 8 {
-            return (code, format!("exception {code:#010x}"));
-        }
-    }
-    let pairs: [(&str, u32, u32, &str); 10] = [
-        (
-            "access violation",
-            0xC000_0005,
-            11,
-            "EXCEPTION_ACCESS_VIOLATION",
-        ),
-        ("segmentation fault", 0xC000_0005, 11, "SIGSEGV"),
-        ("segv", 0xC000_0005, 11, "SIGSEGV"),
-        ("sigsegv", 0xC000_0005, 11, "SIGSEGV"),
-        (
-            "stack overflow",
-            0xC000_00FD,
-            11,
-            "EXCEPTION_STACK_OVERFLOW",
-        ),
-        (
-            "stack buffer overrun",
-            0xC000_0409,
-            6,
-            "STATUS_STACK_BUFFER_OVERRUN",
-        ),
-        ("heap corruption", 0xC000_0374, 6, "STATUS_HEAP_CORRUPTION"),
-        ("abort", 0xC000_0409, 6, "SIGABRT"),
-        ("sigbus", 0xC000_0005, 7, "SIGBUS"),
-        ("floating", 0xC000_0094, 8, "SIGFPE"),
-    ];
-    for (needle, win, sig, name) in pairs {
-        if lower.contains(needle) {
-            return if windows {
-                (win, name.to_string())
-            } else {
-                (sig, name.to_string())
-            };
-        }
-    }
-    if lower.contains("sigill") || lower.contains("illegal instruction") {
-        return if windows {
-            (0xC000_001D, "EXCEPTION_ILLEGAL_INSTRUCTION".into())
-        } else {
-            (4, "SIGILL".into())
-        };
-    }
-    // A crash named otherwise (a panic, a sanitizer report): an abort.
-    if windows {
-        (0xC000_0409, what.to_string())
-    } else {
-        (6, what.to_string())
-    }
 }

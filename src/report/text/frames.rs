@@ -1,0 +1,205 @@
+//! A thread and its frames, as the text report prints them.
+
+use std::fmt::Write as _;
+
+use super::paint::Paint;
+use crate::model::{hex, offset, Frame, FrameKind, SymbolSource, Thread, Trust, Walk};
+use crate::printable::clean;
+
+pub(super) fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
+    let mut header = format!("Thread {}", thread.id);
+    if let Some(name) = &thread.name {
+        let _ = write!(header, " \"{}\"", clean(name));
+    }
+    if thread.crashing {
+        let _ = write!(header, " (crashing)");
+    }
+    if let Some(marker) = &thread.exiting {
+        let _ = write!(
+            header,
+            " [exiting: {} at frame {}]",
+            marker.stage, marker.frame_index
+        );
+    }
+    if let Some(marker) = &thread.starting {
+        let _ = write!(
+            header,
+            " [start-up: {} at frame {}]",
+            marker.stage, marker.frame_index
+        );
+    }
+    if let Some(blocked) = &thread.blocked {
+        let _ = write!(header, " [blocked in {}]", clean(&blocked.function));
+    }
+    if thread.crashing {
+        let _ = writeln!(s, "{}", p.red(&header));
+    } else {
+        let _ = writeln!(s, "{}", p.bold(&header));
+    }
+    if thread.walk != Walk::Ok {
+        let _ = writeln!(
+            s,
+            "    {}",
+            p.dim(&format!("stack walk: {}", thread.walk.describe()))
+        );
+    }
+    for frame in &thread.frames {
+        for inline in &frame.inlines {
+            let location = source_location(inline.file.as_deref(), inline.line);
+            let _ = writeln!(
+                s,
+                "    {:>3}  {} {}{location}",
+                "",
+                p.dim("[inlined]"),
+                clean(&inline.function)
+            );
+        }
+        // Names from anything but a .sym file say where they came from;
+        // export-derived ones are the least precise.
+        let how = match frame.symbol_source {
+            SymbolSource::Sym if frame.function_guessed => format!(
+                "{}, nearest PUBLIC name of the .sym file: a guess",
+                frame.trust.describe()
+            ),
+            SymbolSource::Sym | SymbolSource::None => frame.trust.describe().to_string(),
+            _ if frame.function_guessed => format!(
+                "{}, nearest name from {}: a guess",
+                frame.trust.describe(),
+                frame.symbol_source.describe()
+            ),
+            source => format!(
+                "{}, name from {}",
+                frame.trust.describe(),
+                source.describe()
+            ),
+        };
+        let _ = writeln!(
+            s,
+            "    {:>3}  {}  {}",
+            frame.index,
+            frame_text(frame, p),
+            p.dim(&format!("({how})"))
+        );
+    }
+    render_stack_search(s, thread, p);
+}
+
+/// Stack-search hits shown per thread in text; JSON has them all.
+const SHOWN_STACK_HITS: usize = 16;
+
+/// Return addresses found in the thread's stack memory that the walk does
+/// not show: weaker evidence, labelled as such.
+fn render_stack_search(s: &mut String, thread: &Thread, p: Paint) {
+    if thread.stack_search.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "    {}",
+        p.dim("stack search (return addresses in stack memory that the walk does not show):")
+    );
+    for hit in thread.stack_search.iter().take(SHOWN_STACK_HITS) {
+        let below = if hit.below_walk {
+            ", below the walked frames"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "         sp+{:<7} {}!{} + {:#x}  {}",
+            format!("{:#x}", hit.stack_offset),
+            clean(&hit.module),
+            p.bold(&clean(&hit.function)),
+            hit.function_offset,
+            p.dim(&format!(
+                "(name from {}{below})",
+                hit.symbol_source.describe()
+            ))
+        );
+    }
+    if thread.stack_search.len() > SHOWN_STACK_HITS {
+        let _ = writeln!(
+            s,
+            "         {}",
+            p.dim(&format!(
+                "... and {} more (JSON lists them all)",
+                thread.stack_search.len() - SHOWN_STACK_HITS
+            ))
+        );
+    }
+}
+
+/// `module!function + offset [file : line]`, or `module + offset` without
+/// symbols, or the bare address (and the unloaded module it falls in).
+fn frame_text(frame: &Frame, p: Paint) -> String {
+    if frame.kind == FrameKind::Python {
+        return format!(
+            "[python] {}{}",
+            p.bold(&clean(frame.function.as_deref().unwrap_or("?"))),
+            source_location(frame.file.as_deref(), frame.line)
+        );
+    }
+    match (&frame.module, &frame.function) {
+        (Some(module), Some(function)) => {
+            let offset = frame
+                .function_offset
+                .map(|o| format!(" + {o:#x}"))
+                .unwrap_or_default();
+            format!(
+                "{}!{}{offset}{}",
+                clean(module),
+                p.bold(&clean(function)),
+                source_location(frame.file.as_deref(), frame.line)
+            )
+        }
+        (Some(module), None) if frame.module_offset.is_none() && frame.trust == Trust::Text => {
+            // A text trace that named the module only: the address, if any.
+            match frame.instruction {
+                0 => format!("{} (no name in the trace)", clean(module)),
+                address => format!("{} at {}", clean(module), hex(address)),
+            }
+        }
+        (Some(module), None) => format!("{} + {}", clean(module), offset(frame.module_offset)),
+        (None, function) => match (&frame.unloaded_module, &frame.unloaded_module_offset) {
+            (Some(name), unloaded_offset) if function.is_some() => format!(
+                "{} {}{} ({} + {})",
+                hex(frame.instruction),
+                p.red(&format!(
+                    "in unloaded {}!{}",
+                    clean(name),
+                    clean(function.as_deref().unwrap_or_default())
+                )),
+                frame
+                    .function_offset
+                    .map(|o| format!(" + {o:#x}"))
+                    .unwrap_or_default(),
+                clean(name),
+                offset(*unloaded_offset)
+            ),
+            (Some(name), unloaded_offset) => format!(
+                "{} {}",
+                hex(frame.instruction),
+                p.red(&format!(
+                    "in unloaded {} + {}",
+                    clean(name),
+                    offset(*unloaded_offset)
+                ))
+            ),
+            (None, _) if function.is_some() => format!(
+                "{}{}",
+                p.bold(&clean(function.as_deref().unwrap_or_default())),
+                source_location(frame.file.as_deref(), frame.line)
+            ),
+            (None, _) => hex(frame.instruction),
+        },
+    }
+}
+
+fn source_location(file: Option<&str>, line: Option<u32>) -> String {
+    match (file, line) {
+        // `path:line`, as compilers print it: terminals and editors open it.
+        (Some(file), Some(line)) => format!(" at {}:{line}", clean(file)),
+        (Some(file), None) => format!(" at {}", clean(file)),
+        _ => String::new(),
+    }
+}

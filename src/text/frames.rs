@@ -1,0 +1,323 @@
+//! Frame lines of every format (the other lines are lines.rs's).
+
+use regex_lite::Captures;
+
+use super::parse::*;
+
+/// A frame line of any format, or `None`; `inside` lets formats whose bare
+/// lines are too generic alone (Rust's `N:`, py-spy's `f (file:line)`) be
+/// read inside their own trace only.
+pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>) -> Option<Line> {
+    let at = |format: Format, frame: TextFrame| Some(Line::Frame(format, frame));
+    let gdb_like =
+        first == b'#' || (first.is_ascii_digit() && line.contains(" 0x") && line.contains(" in "));
+    if gdb_like && !line.starts_with(' ') {
+        if line.contains(" in ") || line.contains(" (") || line.contains(" at ") {
+            if let Some(c) = GDB_FRAME.captures(line) {
+                // A line cut inside the argument list keeps them in the
+                // name: the name ends at ` (`.
+                let function = text(&c, 3)
+                    .filter(|f| !f.starts_with('<'))
+                    .map(|f| f.split(" (").next().unwrap_or(&f).trim().to_string());
+                // `at FILE:LINE` is a source location; gdb also says `at
+                // LIBRARY` (no line) for a library without debug info.
+                let (file, library) = match (text(&c, 5), number::<u32>(&c, 6), text(&c, 7)) {
+                    (Some(at), None, library) if is_library(&at) => (None, Some(at).or(library)),
+                    (file, _, library) => (file, library),
+                };
+                return at(
+                    Format::Gdb,
+                    TextFrame {
+                        index: number(&c, 1),
+                        address: text(&c, 2).and_then(|a| hex(&a)),
+                        function: named(function),
+                        module: library.as_deref().map(base),
+                        file,
+                        line: number(&c, 6),
+                        ..TextFrame::default()
+                    },
+                );
+            }
+        }
+        if let Some(c) = EU_FRAME.captures(line) {
+            return at(
+                Format::EuStack,
+                TextFrame {
+                    index: number(&c, 1),
+                    address: text(&c, 2).and_then(|a| hex(&a)),
+                    function: named(text(&c, 3)),
+                    module: text(&c, 4).as_deref().map(base),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if first == b'#' && line.starts_with(' ') {
+        if let Some(c) = SAN_FRAME.captures(line) {
+            return at(
+                Format::Sanitizer,
+                TextFrame {
+                    index: number(&c, 1),
+                    address: text(&c, 2).and_then(|a| hex(&a)),
+                    function: named(text(&c, 3)),
+                    module: text(&c, 4).as_deref().map(base),
+                    module_offset: text(&c, 5).and_then(|o| hex(&o)),
+                    file: text(&c, 6),
+                    line: number(&c, 7),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if trimmed.starts_with("frame #") || trimmed.starts_with("* frame #") {
+        if let Some(c) = LLDB_FRAME.captures(line) {
+            return at(
+                Format::Lldb,
+                TextFrame {
+                    index: number(&c, 1),
+                    address: text(&c, 2).and_then(|a| hex(&a)),
+                    module: text(&c, 3),
+                    function: named(text(&c, 4)),
+                    function_offset: number(&c, 5),
+                    file: text(&c, 6),
+                    line: number(&c, 7),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if trimmed.starts_with("File \"") {
+        if let Some(c) = PY_FRAME.captures(line) {
+            let format = match inside {
+                Some(Format::Faulthandler) => Format::Faulthandler,
+                _ if line.contains("\", line ") && line.contains(", in ") => {
+                    Format::PythonTraceback
+                }
+                _ => Format::Faulthandler,
+            };
+            return at(
+                format,
+                TextFrame {
+                    file: text(&c, 1),
+                    line: number(&c, 2),
+                    function: text(&c, 3),
+                    python: true,
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if trimmed.starts_with("Binary file \"") {
+        if let Some(c) = FAULT_C_FRAME.captures(line) {
+            return at(
+                Format::Faulthandler,
+                TextFrame {
+                    module: text(&c, 1).as_deref().map(base),
+                    function: named(text(&c, 2)),
+                    function_offset: text(&c, 3).and_then(|o| hex(&o)),
+                    address: text(&c, 4).and_then(|a| hex(&a)),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if trimmed.starts_with("(Python) File") || trimmed.starts_with("(C) File") {
+        if let Some(c) = PYSTACK_FRAME.captures(line) {
+            let python = &c[1] == "Python";
+            return at(
+                Format::Pystack,
+                TextFrame {
+                    file: if python { text(&c, 2) } else { None },
+                    line: if python { number(&c, 3) } else { None },
+                    function: named(text(&c, 4)),
+                    module: text(&c, 5).as_deref().map(base),
+                    python,
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if trimmed.contains('`') || (trimmed.contains('!') && trimmed.split_whitespace().count() >= 3) {
+        if let Some(c) = WINDBG_FRAME.captures(trimmed) {
+            return windbg_frame(&c);
+        }
+    }
+    if trimmed.contains('!') {
+        if let Some(c) = VS_FRAME.captures(line) {
+            let function = c[2].trim().to_string();
+            let (function, address) = match function.strip_suffix("()") {
+                // `module.dll!00007ffa12345678()`: an address, no name.
+                Some(hex_name) if hex(hex_name).is_some() && hex_name.len() >= 8 => {
+                    (None, hex(hex_name))
+                }
+                _ => (Some(function), None),
+            };
+            return at(
+                Format::VisualStudio,
+                TextFrame {
+                    module: text(&c, 1),
+                    function,
+                    address,
+                    line: number(&c, 3),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if trimmed.ends_with(']') && trimmed.contains("(") && trimmed.contains(")[0x") {
+        if let Some(c) = BT_SYMBOLS.captures(trimmed) {
+            let function = text(&c, 2).map(|f| demangle(&f));
+            let (function_offset, module_offset) = match &function {
+                Some(_) => (text(&c, 3).and_then(|o| hex(&o)), None),
+                None => (None, text(&c, 3).and_then(|o| hex(&o))),
+            };
+            return at(
+                Format::BacktraceSymbols,
+                TextFrame {
+                    module: Some(base(&c[1])),
+                    function,
+                    function_offset,
+                    module_offset,
+                    address: hex(&c[4]),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if trimmed.contains("Host Frame:") {
+        if let Some(c) = CUDA_HOST_FRAME.captures(trimmed) {
+            let function = text(&c, 2).map(|f| demangle(&f));
+            return at(
+                Format::CudaSanitizer,
+                TextFrame {
+                    module: Some(base(&c[1])),
+                    function_offset: function.as_ref().and(text(&c, 3)).and_then(|o| hex(&o)),
+                    function,
+                    address: hex(&c[4]),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if first == b'@' {
+        if let Some(c) = GLOG_FRAME.captures(line) {
+            return at(
+                Format::Glog,
+                TextFrame {
+                    address: hex(&c[1]),
+                    function: named(text(&c, 2)),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
+    if first.is_ascii_digit() && trimmed.contains(" 0x") {
+        if let Some(c) = APPLE_FRAME.captures(trimmed) {
+            let module = c[2].to_string();
+            if !module.starts_with("0x") {
+                return at(
+                    Format::AppleCrashReport,
+                    TextFrame {
+                        index: number(&c, 1),
+                        module: Some(module),
+                        address: hex(&c[3]),
+                        function: named(text(&c, 4)),
+                        function_offset: number(&c, 5),
+                        ..TextFrame::default()
+                    },
+                );
+            }
+        }
+    }
+    match inside {
+        Some(Format::Rust) => {
+            if let Some(c) = RUST_AT.captures(line) {
+                return Some(Line::Location {
+                    file: c[1].to_string(),
+                    line: number(&c, 2),
+                });
+            }
+            if let Some(c) = RUST_FRAME.captures(line) {
+                return at(
+                    Format::Rust,
+                    TextFrame {
+                        index: number(&c, 1),
+                        address: text(&c, 2).and_then(|a| hex(&a)),
+                        function: named(text(&c, 3)).map(|f| strip_rust_hash(&f)),
+                        ..TextFrame::default()
+                    },
+                );
+            }
+        }
+        Some(Format::PySpy) => {
+            if let Some(c) = PYSPY_FRAME.captures(line) {
+                let location = c[2].to_string();
+                let python = location.ends_with(".py") || c.get(3).is_some();
+                return at(
+                    Format::PySpy,
+                    TextFrame {
+                        function: named(text(&c, 1)),
+                        file: python.then(|| location.clone()),
+                        line: number(&c, 3),
+                        module: (!python).then(|| base(&location)),
+                        python,
+                        ..TextFrame::default()
+                    },
+                );
+            }
+        }
+        _ => {}
+    }
+    None
+}
+
+fn windbg_frame(c: &Captures) -> Option<Line> {
+    let symbol = c[1].to_string();
+    let (module, function) = match symbol.split_once('!') {
+        Some((module, function)) => (Some(module.to_string()), Some(function.to_string())),
+        None => (Some(symbol), None),
+    };
+    let offset = text(c, 2).and_then(|o| hex(&o));
+    Some(Line::Frame(
+        Format::WinDbg,
+        TextFrame {
+            module,
+            function_offset: function.as_ref().and(offset),
+            module_offset: if function.is_none() { offset } else { None },
+            function,
+            file: text(c, 3),
+            line: number(c, 4),
+            ..TextFrame::default()
+        },
+    ))
+}
+
+/// A path that names a shared library or executable image, not a source
+/// file.
+fn is_library(path: &str) -> bool {
+    let name = base(path).to_ascii_lowercase();
+    name.contains(".so")
+        || name.ends_with(".dylib")
+        || name.ends_with(".dll")
+        || name.ends_with(".exe")
+}
+
+/// Itanium-mangled names (`_ZN3foo3barEv`, what backtrace_symbols prints)
+/// demangled; other names as they are.
+fn demangle(name: &str) -> String {
+    if name.starts_with("_Z") {
+        addr2line::demangle_auto(std::borrow::Cow::Borrowed(name), None).into_owned()
+    } else {
+        name.to_string()
+    }
+}
+
+/// Rust's `::h0123456789abcdef` hash suffix off a symbol.
+fn strip_rust_hash(name: &str) -> String {
+    match name.rsplit_once("::h") {
+        Some((head, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            head.to_string()
+        }
+        _ => name.to_string(),
+    }
+}

