@@ -20,8 +20,9 @@ use dumptriage::symbols::SymbolConfig;
 
 /// The targets, by name: the folder of tests/data/fuzz/ and the cargo-fuzz
 /// target of the same name.
-pub const TARGETS: [&str; 6] = [
+pub const TARGETS: [&str; 7] = [
     "analyze_dump",
+    "read_text",
     "load_rule",
     "read_sym",
     "read_elf",
@@ -33,6 +34,7 @@ pub const TARGETS: [&str; 6] = [
 pub fn run(target: &str, data: &[u8]) {
     match target {
         "analyze_dump" => analyze_dump(data),
+        "read_text" => read_text(data),
         "load_rule" => load_rule(data),
         "read_sym" => read_sym(data),
         "read_elf" => read_elf(data),
@@ -100,6 +102,23 @@ pub fn analyze_dump(data: &[u8]) {
     let analyzer = Analyzer::new(no_symbols().sources());
     let report = dumptriage::diagnose(analyzer.analyze(&path), database);
     check_one_line(&path, &report);
+}
+
+/// A log or pasted trace: read for traces, each diagnosed.
+pub fn read_text(data: &[u8]) {
+    static DATABASE: OnceLock<Database> = OnceLock::new();
+    let database = DATABASE.get_or_init(|| Database::builtin().unwrap());
+    let text = String::from_utf8_lossy(data);
+    match dumptriage::text::read_traces("input.log", &text) {
+        Ok(reports) => {
+            assert!(!reports.is_empty());
+            for report in reports {
+                let report = dumptriage::diagnose(report, database);
+                assert!(report.path.starts_with("input.log"), "{}", report.path);
+            }
+        }
+        Err(error) => assert!(!error.contains('\n'), "a multi-line error: {error:?}"),
+    }
 }
 
 /// A rule file.

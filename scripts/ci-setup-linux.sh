@@ -26,6 +26,8 @@ missing=()
 command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 [ -f /usr/lib/x86_64-linux-gnu/wine/x86_64-windows/ntdll.dll ] || missing+=(libwine)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# gdb: the text-trace round trips (tests/text_traces.rs) run it on tests/programs.
+command -v gdb >/dev/null 2>&1 || missing+=(gdb)
 script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ci-setup-linux: installing ${missing[*]}" >&2

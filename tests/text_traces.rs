@@ -341,3 +341,96 @@ fn a_big_log_is_read_quickly() {
     assert_eq!(answer(&reports[0]), "cuda-library-handle-at-exit");
     assert!(took < std::time::Duration::from_secs(10), "{took:?}");
 }
+
+/// Every Linux sample's failure rendered by gdb (`thread apply all bt`: at
+/// the crash under `run`, attached to the hang) gives the dump's own
+/// diagnosis: the same programs (sample-dumps/linux/bin), the same rules.
+/// (python-thread-after-finalization needs the interpreter it was built
+/// against, so it is not here.)
+#[cfg(target_os = "linux")]
+#[test]
+fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
+    if std::process::Command::new("gdb")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        common::skip::skip(
+            "text_traces::gdb_round_trips",
+            "gdb is not installed (scripts/ci-setup-linux.sh installs it)",
+        );
+        return;
+    }
+    let linux = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps/linux");
+    let bin = linux.join("bin");
+    let dir = tempfile::tempdir().unwrap();
+    let dump_answer = |sample: &str| {
+        let reports = analyze_path(&linux.join(format!("{sample}-linux.dmp")));
+        answer(&reports[0])
+    };
+    let mut failures = Vec::new();
+    for (program, sample) in [
+        ("cuda_exit_crash", "cuda-runtime-teardown-at-exit"),
+        ("tls_exit_crash", "tls-destructor-crash-at-exit"),
+        ("unload_crash", "crash-at-exit-after-dlclose"),
+        ("static_dtor_throw", "abort-during-exit"),
+    ] {
+        let out = std::process::Command::new("gdb")
+            .args([
+                "-q",
+                "-batch",
+                "-nx",
+                "-ex",
+                "run",
+                "-ex",
+                "thread apply all bt",
+            ])
+            .arg(bin.join(program))
+            .current_dir(&bin)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let path = dir.path().join(format!("{program}.gdb.txt"));
+        std::fs::write(&path, &text).unwrap();
+        let got = analyze_path(&path).first().map(answer).unwrap_or_default();
+        let want = dump_answer(sample);
+        if got != want {
+            failures.push(format!("{program}: gdb text {got}, dump {want}\n{text}"));
+        }
+    }
+    for (program, sample) in [
+        ("hip_exit_hang", "hip-unregister-fatbinary-hang"),
+        ("tls_exit_hang", "tls-teardown-hang-at-exit"),
+        ("dlopen_exit_hang", "glibc-loader-lock-at-exit"),
+        ("python3", "python-exit-waits-for-thread"),
+    ] {
+        let mut child = std::process::Command::new(bin.join(program))
+            .current_dir(&bin)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Each program announces nothing: give it time to reach its hang.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let out = std::process::Command::new("gdb")
+            .args(["-q", "-batch", "-nx", "-p"])
+            .arg(child.id().to_string())
+            .args(["-ex", "thread apply all bt"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let path = dir.path().join(format!("{program}.gdb.txt"));
+        std::fs::write(&path, &text).unwrap();
+        let got = analyze_path(&path).first().map(answer).unwrap_or_default();
+        let want = dump_answer(sample);
+        if got != want {
+            failures.push(format!("{program}: gdb text {got}, dump {want}\n{text}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
