@@ -272,11 +272,39 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
 }
 
 fn windbg_frame(c: &Captures) -> Option<Line> {
-    let symbol = c[1].to_string();
+    let symbol = c[1].trim().to_string();
+    // An address with no module: nothing else to say.
+    if let Some(address) = symbol
+        .strip_prefix("0x")
+        .and_then(|a| hex(&a.replace('`', "")))
+    {
+        return Some(Line::Frame(
+            Format::WinDbg,
+            TextFrame {
+                address: Some(address),
+                ..TextFrame::default()
+            },
+        ));
+    }
+    // `kp` adds the parameter list: not part of the name.
+    let symbol = match symbol.find('(') {
+        Some(at) if symbol.ends_with(')') && !symbol.starts_with('`') => symbol[..at].to_string(),
+        _ => symbol,
+    };
     let (module, function) = match symbol.split_once('!') {
         Some((module, function)) => (Some(module.to_string()), Some(function.to_string())),
         None => (Some(symbol), None),
     };
+    // WinDbg names a module by its file name without the extension
+    // (`ntdll`, `cudnn64_9`); rules and families name files. Nearly all
+    // are DLLs: taken as `NAME.dll` (the report says so).
+    let module = module.map(|m| {
+        if m.contains('.') {
+            m
+        } else {
+            format!("{m}.dll")
+        }
+    });
     let offset = text(c, 2).and_then(|o| hex(&o));
     Some(Line::Frame(
         Format::WinDbg,

@@ -239,7 +239,7 @@ mod tests {
             ),
             (
                 Format::WinDbg,
-                Some("ntdll"),
+                Some("ntdll.dll"),
                 Some("NtWaitForSingleObject"),
                 Some(0x14)
             )
@@ -250,7 +250,7 @@ mod tests {
         );
         assert_eq!(
             (w.module.as_deref(), w.function, w.module_offset),
-            (Some("amdhip64_6"), None, Some(0x2f1a3))
+            (Some("amdhip64_6.dll"), None, Some(0x2f1a3))
         );
         let (f, v) = frame_of(
             ">\tonnxruntime.dll!onnxruntime::logging::Logger::Log(int x) Line 42\tC++",

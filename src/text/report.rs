@@ -150,6 +150,11 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
     if crash.is_none() {
         warnings.push("the text names no crash: read as a hang or a live stack".to_string());
     }
+    if format == Format::WinDbg {
+        warnings.push(
+            "WinDbg names modules without their extension: each is taken as NAME.dll".to_string(),
+        );
+    }
     Report {
         path: String::new(),
         status: Status::Ok,
