@@ -119,8 +119,17 @@ pub struct AnalyzeArgs {
 
 #[derive(Debug, Args)]
 pub struct AttachArgs {
-    /// The process to dump.
-    pub pid: u32,
+    /// The process to dump: its PID, or its name (Linux: the one process
+    /// whose name or program file name is NAME; several are an error that
+    /// lists them).
+    #[arg(value_name = "PID|NAME")]
+    pub target: String,
+
+    /// Also dump the processes it started that are stuck (Linux: the
+    /// deepest that are not just waiting for a child, at most 8), as `run`
+    /// does at a hang; none is killed.
+    #[arg(long)]
+    pub tree: bool,
 
     /// Folder for the dump (default: the current folder). The file is named
     /// PROCESSNAME_PID_YYMMDD_HHMMSS.dmp.

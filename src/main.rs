@@ -104,8 +104,23 @@ fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
     let database = load_database(&args.report.signatures)?;
     let analyze = analyzer(&args.report, &database);
     let dir = args.dump_dir.unwrap_or_else(|| PathBuf::from("."));
-    let captured = capture::attach(args.pid, &dir, stop_limit(), &analyze)?;
-    finish(&[captured.report], &args.report)
+    let pid = match args.target.parse::<u32>() {
+        Ok(pid) => pid,
+        Err(_) => capture::find_by_name(&args.target).map_err(anyhow::Error::msg)?,
+    };
+    let captured = capture::attach(pid, &dir, stop_limit(), &analyze)?;
+    let mut reports = vec![captured.report];
+    if args.tree {
+        for below in capture::stuck_below(pid) {
+            match capture::attach(below, &dir, stop_limit(), &analyze) {
+                Ok(captured) => reports.push(captured.report),
+                Err(error) => eprintln!(
+                    "dumptriage: process {below} (started by {pid}): no minidump: {error}"
+                ),
+            }
+        }
+    }
+    finish(&reports, &args.report)
 }
 
 /// Runs the command; returns only for a hang or an error: otherwise this

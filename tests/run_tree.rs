@@ -183,3 +183,72 @@ fn a_deadlock_during_work_is_a_failure() {
         "{text}"
     );
 }
+
+/// `attach --tree` on a wrapper (`sh -c`): the shell and the hung program
+/// below it are dumped, and both keep running; `attach NAME` finds the
+/// one process of that name, and several of the same name are an error
+/// that lists them.
+#[test]
+fn attach_finds_processes_by_name_and_dumps_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    // A program of a name no other process has.
+    let name = format!("dt_hang_{}", std::process::id());
+    let program = dir.path().join(&name);
+    std::fs::copy(programs().join("hip_exit_hang"), &program).unwrap();
+    for lib in ["libamdhip64.so", "libpal.so"] {
+        std::fs::copy(programs().join(lib), dir.path().join(lib)).unwrap();
+    }
+    let mut shell = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("'{}'; echo done", program.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let dumps = dir.path().join("dumps");
+    let out = bin()
+        .args(["attach", "--tree", "--format", "json", "--dump-dir"])
+        .arg(&dumps)
+        .arg(shell.id().to_string())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        reports[1]["diagnoses"][0]["signature"], "hip-unregister-fatbinary-hang",
+        "{:#}",
+        reports[1]["diagnoses"]
+    );
+    let by_name = bin()
+        .args(["attach", "--format", "json", "--dump-dir"])
+        .arg(&dumps)
+        .arg(&name)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&by_name.stdout).unwrap();
+    assert_eq!(
+        doc["reports"][0]["diagnoses"][0]["signature"],
+        "hip-unregister-fatbinary-hang",
+        "{}",
+        String::from_utf8_lossy(&by_name.stderr)
+    );
+    // Both are still running (the shell, whose command line names the
+    // program too, and the program): attach kills nothing.
+    let alive = running(&program.display().to_string());
+    assert!(alive.contains(&shell.id()), "{alive:?}");
+    assert_eq!(alive.len(), 2, "{alive:?}");
+    let missing = bin()
+        .args(["attach", "no_such_process_name_xyz"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no process named"));
+    let _ = shell.kill();
+    let _ = shell.wait();
+    for pid in running(&program.display().to_string()) {
+        // SAFETY: kill has no memory effects.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+}

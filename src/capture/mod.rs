@@ -127,6 +127,30 @@ fn analyze_captured(
     Ok(report)
 }
 
+/// The stuck processes below `pid` (`attach --tree`): the deepest that are
+/// not just waiting for a child, at most MAX_TREE_DUMPS; Linux only (empty
+/// elsewhere).
+pub fn stuck_below(pid: u32) -> Vec<u32> {
+    os::stuck_below(pid)
+}
+
+/// The one process named `name` (its name, or its program file's name).
+pub fn find_by_name(name: &str) -> Result<u32, String> {
+    let found = os::processes_named(name)?;
+    match found.as_slice() {
+        [pid] => Ok(*pid),
+        [] => Err(format!("no process named {name:?}")),
+        many => Err(format!(
+            "{} processes are named {name:?} ({}): give the PID",
+            many.len(),
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
 /// Analyses a dump of a live or hung process, records the blamed thread in
 /// it, and analyses it again when that changed what the dump says.
 fn finish_live_dump(

@@ -41,3 +41,15 @@ pub(super) fn exit_like(status: ExitStatus) -> ! {
 pub(super) fn signal_name(signal: i32) -> String {
     format!("signal {signal}")
 }
+
+/// `attach --tree` finds process trees on Linux only.
+pub(super) fn stuck_below(_pid: u32) -> Vec<u32> {
+    Vec::new()
+}
+
+/// Attach by name is Linux only.
+pub(super) fn processes_named(name: &str) -> Result<Vec<u32>, String> {
+    Err(format!(
+        "attach by name ({name:?}) works on Linux only: give the PID"
+    ))
+}

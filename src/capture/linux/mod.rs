@@ -50,6 +50,37 @@ use nix::unistd::Pid;
 use super::types::{CaptureError, RunOptions, Supervised};
 pub(super) use live::{check_attachable, why_no_threads, write_live_dump};
 pub(super) use procfs::process_name;
+
+/// `attach --tree`'s processes below `pid`.
+pub(super) fn stuck_below(pid: u32) -> Vec<u32> {
+    tree::stuck(&tree::tree(pid), super::types::MAX_TREE_DUMPS)
+        .into_iter()
+        .map(|m| m.pid)
+        .filter(|&p| p != pid)
+        .collect()
+}
+
+/// Processes whose name (/proc/PID/comm) or program file name (the first
+/// word of /proc/PID/cmdline) is `name`, this process excepted.
+pub(super) fn processes_named(name: &str) -> Result<Vec<u32>, String> {
+    let me = std::process::id();
+    let entries = std::fs::read_dir("/proc").map_err(|e| format!("cannot list /proc: {e}"))?;
+    let mut found: Vec<u32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let program = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            let program = String::from_utf8_lossy(program);
+            let file = program.rsplit('/').next().unwrap_or_default();
+            comm.trim_end() == name || (!file.is_empty() && file == name)
+        })
+        .collect();
+    found.sort_unstable();
+    Ok(found)
+}
 use signals::Signals;
 pub(super) use signals::{exit_like, signal_name};
 use trace::{wait_any, Tracer};
