@@ -121,7 +121,7 @@ Exception thrown at 0x00007FFB5C2A1F10 (nvoglv64.dll) in llama-cli.exe: 0xC00000
     self.queue.get()
 +++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++
 ",
-        "none",
+        "python-exit-waits-for-thread",
         "python-traceback",
     ),
     (

@@ -17,8 +17,8 @@
 use std::collections::BTreeSet;
 
 use crate::model::{
-    offset, Blocked, ExitMarker, ExitStage, Frame, Report, StartupMarker, SymbolSource, Thread,
-    Trust,
+    offset, Blocked, ExitMarker, ExitStage, Frame, FrameKind, Report, StartupMarker, SymbolSource,
+    Thread, Trust,
 };
 
 mod exception;
@@ -257,10 +257,11 @@ fn main_has_returned(
 /// never in a C runtime or system module, so an unnamed frame there is
 /// `exit`; an unnamed frame anywhere else is `main` itself, stripped.
 fn program_entry(thread: &Thread, tables: &Tables, debug_info: &BTreeSet<String>) -> Entry {
+    // A Python function called `main` is not the program's entry.
     if let Some(index) = thread
         .frames
         .iter()
-        .position(|f| f.names().any(|n| any_match(&tables.main, n)))
+        .position(|f| f.kind == FrameKind::Native && f.names().any(|n| any_match(&tables.main, n)))
     {
         return Entry::Running(index);
     }
@@ -342,6 +343,7 @@ fn exit_not_proven(
         .threads
         .iter()
         .flat_map(|t| &t.frames)
+        .filter(|f| f.kind == FrameKind::Native)
         .any(|f| f.names().any(|n| any_match(&tables.main_loops, n)));
     if main_running || main_loop {
         return None;

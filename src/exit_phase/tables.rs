@@ -2,7 +2,7 @@
 //! program's entry, a wait, an abort or a debugger's break-in.
 
 use crate::functions;
-use crate::model::{bare_name, ExitStage, Frame, StartupStage};
+use crate::model::{bare_name, ExitStage, Frame, FrameKind, StartupStage};
 use crate::pattern::{Case, Pattern};
 use serde::Deserialize;
 use std::sync::LazyLock;
@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 #[serde(deny_unknown_fields)]
 pub(super) struct TableFile {
     exit: Vec<ExitGroup>,
+    python_exit: Vec<PythonExitGroup>,
     startup: Vec<StartupGroup>,
     either: Vec<EitherGroup>,
     program: ProgramFile,
@@ -31,6 +32,14 @@ pub(super) struct AbortFile {
 #[serde(deny_unknown_fields)]
 pub(super) struct ExitGroup {
     stage: ExitStage,
+    functions: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct PythonExitGroup {
+    stage: ExitStage,
+    file: String,
     functions: Vec<String>,
 }
 
@@ -85,6 +94,8 @@ pub(super) enum FramePhase {
 /// The compiled table.
 pub(super) struct Tables {
     pub(super) phases: Vec<(FramePhase, Vec<Pattern>)>,
+    /// Python functions that run only at exit: (stage, file, functions).
+    pub(super) python_exit: Vec<(ExitStage, Pattern, Vec<Pattern>)>,
     pub(super) crt_startup: Vec<Pattern>,
     pub(super) main: Vec<Pattern>,
     pub(super) main_loops: Vec<Pattern>,
@@ -127,8 +138,17 @@ impl Tables {
                 list(&group.functions, Case::Sensitive)?,
             ));
         }
+        let mut python_exit = Vec::new();
+        for group in &file.python_exit {
+            python_exit.push((
+                group.stage,
+                Pattern::new(&group.file, Case::Insensitive)?,
+                list(&group.functions, Case::Sensitive)?,
+            ));
+        }
         Ok(Tables {
             phases,
+            python_exit,
             crt_startup: list(&file.program.crt_startup, Case::Sensitive)?,
             main: list(&file.program.main, Case::Sensitive)?,
             main_loops: list(&file.program.main_loops, Case::Sensitive)?,
@@ -163,6 +183,19 @@ pub(super) fn any_match(patterns: &[Pattern], name: &str) -> bool {
 
 /// The phase a frame's names show, with the name that showed it.
 pub(super) fn frame_phase<'f>(frame: &'f Frame, tables: &Tables) -> Option<(FramePhase, &'f str)> {
+    // A Python frame answers to the Python table only: its function names
+    // are Python's, qualified by the file they are in.
+    if frame.kind == FrameKind::Python {
+        let file = frame.file.as_deref()?;
+        let function = frame.function.as_deref()?;
+        return tables
+            .python_exit
+            .iter()
+            .find_map(|(stage, in_file, functions)| {
+                (in_file.matches(file) && functions.iter().any(|f| f.matches(function)))
+                    .then_some((FramePhase::Exit(*stage), function))
+            });
+    }
     frame.names().find_map(|name| {
         tables
             .phases
