@@ -364,9 +364,17 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
     let linux = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps/linux");
     let bin = linux.join("bin");
     let dir = tempfile::tempdir().unwrap();
-    let dump_answer = |sample: &str| {
-        let reports = analyze_path(&linux.join(format!("{sample}-linux.dmp")));
-        answer(&reports[0])
+    // gdb's text of `program` against the dump of `sample`.
+    let compare = |program: &str, sample: &str, gdb: &[u8], failures: &mut Vec<String>| {
+        let text = String::from_utf8_lossy(gdb).into_owned();
+        let path = dir.path().join(format!("{program}.gdb.txt"));
+        std::fs::write(&path, &text).unwrap();
+        let got = analyze_path(&path).first().map(answer).unwrap_or_default();
+        let dump = analyze_path(&linux.join(format!("{sample}-linux.dmp")));
+        let want = answer(&dump[0]);
+        if got != want {
+            failures.push(format!("{program}: gdb text {got}, dump {want}\n{text}"));
+        }
     };
     let mut failures = Vec::new();
     for (program, sample) in [
@@ -390,14 +398,7 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let path = dir.path().join(format!("{program}.gdb.txt"));
-        std::fs::write(&path, &text).unwrap();
-        let got = analyze_path(&path).first().map(answer).unwrap_or_default();
-        let want = dump_answer(sample);
-        if got != want {
-            failures.push(format!("{program}: gdb text {got}, dump {want}\n{text}"));
-        }
+        compare(program, sample, &out.stdout, &mut failures);
     }
     for (program, sample) in [
         ("hip_exit_hang", "hip-unregister-fatbinary-hang"),
@@ -423,14 +424,7 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
             .unwrap();
         let _ = child.kill();
         let _ = child.wait();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let path = dir.path().join(format!("{program}.gdb.txt"));
-        std::fs::write(&path, &text).unwrap();
-        let got = analyze_path(&path).first().map(answer).unwrap_or_default();
-        let want = dump_answer(sample);
-        if got != want {
-            failures.push(format!("{program}: gdb text {got}, dump {want}\n{text}"));
-        }
+        compare(program, sample, &out.stdout, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

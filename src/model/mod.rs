@@ -175,7 +175,7 @@ impl Report {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct Process {
     /// File name of the main executable (`python.exe`), when the module list has one.
     pub name: Option<String>,

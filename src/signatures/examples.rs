@@ -145,14 +145,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         status: Status::Ok,
         error: None,
         error_kind: None,
-        process: Some(Process {
-            name: None,
-            pid: None,
-            command_line: None,
-            dump_time: None,
-            start_time: None,
-            uptime_seconds: None,
-        }),
+        process: Some(Process::default()),
         system: Some(System {
             os: if windows { "Windows NT" } else { "Linux" }.to_string(),
             os_version: None,

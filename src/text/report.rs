@@ -160,14 +160,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
         status: Status::Ok,
         error: None,
         error_kind: None,
-        process: Some(Process {
-            name: None,
-            pid: None,
-            command_line: None,
-            dump_time: None,
-            start_time: None,
-            uptime_seconds: None,
-        }),
+        process: Some(Process::default()),
         system: Some(System {
             os: if windows {
                 "Windows NT"
