@@ -335,6 +335,34 @@ mod tests {
         );
     }
 
+    /// WinDbg's other layouts: `!analyze -v`'s STACK_TEXT (arguments
+    /// between colons), inline frames, source locations.
+    #[test]
+    fn windbg_layouts() {
+        for (line, module, function) in [
+            (
+                "00000000`0014f9c8 00007ffa`12345678 : 00000000`00000000 00000000`00000001 00000000`00000002 00000000`00000003 : ntdll!NtWaitForSingleObject+0x14",
+                "ntdll.dll",
+                "NtWaitForSingleObject",
+            ),
+            (
+                "01 (Inline Function) --------`--------     PyMaterialXCore_d!Py_DECREF+0x26 [C:\\b\\object.h @ 932] ",
+                "PyMaterialXCore_d.dll",
+                "Py_DECREF",
+            ),
+            (
+                "03 00000080`85f7f3d0 00007ffb`78ee9150     PyMaterialXCore_d!pybind11::handle::dec_ref+0x5a [C:\\b\\pytypes.h @ 300] ",
+                "PyMaterialXCore_d.dll",
+                "pybind11::handle::dec_ref",
+            ),
+        ] {
+            let (format, frame) = frame_of(line, None);
+            assert_eq!(format, Format::WinDbg, "{line}");
+            assert_eq!(frame.module.as_deref(), Some(module), "{line}");
+            assert_eq!(frame.function.as_deref(), Some(function), "{line}");
+        }
+    }
+
     #[test]
     fn threads_crashes_and_starts() {
         for header in [
