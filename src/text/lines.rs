@@ -442,6 +442,7 @@ mod tests {
         ));
         // Ordinary log lines are nothing.
         for line in [
+            "  \"ntdll.dll!NtWaitForSingleObject\",",
             "INFO: 3 tests passed",
             "  1: warming up",
             "# comment",
