@@ -156,16 +156,34 @@ fn a_deadlock_during_work_is_a_failure() {
     let doc: Value = serde_json::from_slice(&json.stdout).unwrap();
     let report = &doc["reports"][0];
     assert_eq!(report["exit_phase"]["process_exiting"], false);
-    let diagnosis = &report["diagnoses"][0];
-    assert_eq!(
-        diagnosis["signature"], "hang-during-work",
-        "{:#}",
-        report["diagnoses"]
-    );
-    assert_eq!(
-        diagnosis["alternative"]["index"], 0,
-        "a blocked thread is named"
-    );
+    // The wait chains (issue 28): main joins worker a, a waits for the
+    // mutex b holds, b for the one a holds: a deadlock, named as such.
+    let diagnoses: Vec<&str> = report["diagnoses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["signature"].as_str().unwrap())
+        .collect();
+    assert_eq!(diagnoses[0], "deadlock", "{diagnoses:?}");
+    assert!(diagnoses.contains(&"hang-during-work"), "{diagnoses:?}");
+    let cycle = report["exit_phase"]["deadlock"].as_array().unwrap();
+    assert_eq!(cycle.len(), 2, "{cycle:?}");
+    let threads = report["threads"].as_array().unwrap();
+    let wait_of = |id: &Value| {
+        threads
+            .iter()
+            .find(|t| &t["id"] == id)
+            .map(|t| t["wait"].clone())
+            .unwrap()
+    };
+    assert_eq!(wait_of(&cycle[0])["holder"], cycle[1]);
+    assert_eq!(wait_of(&cycle[1])["holder"], cycle[0]);
+    assert_eq!(wait_of(&cycle[0])["kind"], "mutex");
+    let main = threads
+        .iter()
+        .find(|t| t["wait"]["kind"] == "join")
+        .expect("main joins a worker");
+    assert!(cycle.contains(&main["wait"]["holder"]), "{main:#}");
 
     assert_eq!(analyze(&["--fail-on", "any"]).status.code(), Some(1));
     assert_eq!(analyze(&["--fail-on", "known"]).status.code(), Some(0));
@@ -251,4 +269,55 @@ fn attach_finds_processes_by_name_and_dumps_the_tree() {
         // SAFETY: kill has no memory effects.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     }
+}
+
+/// An exit handler waits for a mutex a worker holds (issue 28, done when):
+/// the exiting thread's wait names the holder.
+#[test]
+fn the_exit_hang_names_the_mutex_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = bin()
+        .args(["run", "--hang-timeout", "2", "-q", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--")
+        .arg(programs().join("exit_lock_hang"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(124));
+    let dumps = dumps_in(dir.path());
+    let out = bin()
+        .args(["analyze", "--format", "json"])
+        .arg(&dumps[0])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = &doc["reports"][0];
+    assert_eq!(
+        report["diagnoses"][0]["signature"], "hang-during-exit",
+        "{:#}",
+        report["diagnoses"]
+    );
+    let threads = report["threads"].as_array().unwrap();
+    let exiting = threads.iter().find(|t| !t["exiting"].is_null()).unwrap();
+    let holder = &exiting["wait"]["holder"];
+    assert_eq!(exiting["wait"]["kind"], "mutex", "{exiting:#}");
+    let writer = threads
+        .iter()
+        .find(|t| &t["id"] == holder)
+        .expect("the holder is a thread of the dump");
+    assert!(
+        writer["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["function"] == "writer"),
+        "{writer:#}"
+    );
+    let evidence = report["diagnoses"][0]["evidence"].to_string();
+    assert!(
+        evidence.contains(&format!("held by thread {holder}")),
+        "{evidence}"
+    );
 }

@@ -238,6 +238,7 @@ pub(super) fn build_thread(
         exiting_in_stack: None,
         starting: None,
         blocked: None,
+        wait: None,
         walk: match stack.info {
             CallStackInfo::Ok => Walk::Ok,
             CallStackInfo::MissingContext => Walk::MissingContext,

@@ -19,6 +19,7 @@ mod cpp;
 mod error;
 mod repair;
 mod stack_search;
+mod waits;
 
 use build::*;
 use cpp::*;
@@ -121,6 +122,9 @@ impl Analyzer {
         if let Some(repaired) = &repaired {
             report.warnings.insert(0, repaired.warning.clone());
         }
+        // What blocked threads wait for, and who holds it.
+        let kept = waits::kept_objects(dump.get_raw_stream(waits::WAIT_OBJECTS_STREAM).ok());
+        waits::find_waits(&state, memory.as_ref(), &kept, &mut report);
         // The command line, where the writer kept it (Breakpad's and
         // minidump-writer's Linux dumps: /proc/PID/cmdline, NUL-separated).
         if let (Some(process), Ok(raw)) =

@@ -110,6 +110,7 @@ fn classify_in_place(report: &mut Report) {
         report.threads.iter().any(|t| t.exiting.is_some()) || report.source.exit_evidence.is_some();
     report.exit_phase.process_starting = report.threads.iter().any(|t| t.starting.is_some());
     report.exit_phase.exit_not_proven = exit_not_proven(report, tables, &debug_info);
+    report.exit_phase.deadlock = deadlock(report);
     report.exit_phase.blamed_thread = crash.or_else(|| {
         let exiting = || report.threads.iter().filter(|t| t.exiting.is_some());
         exiting()
@@ -364,6 +365,40 @@ fn exit_not_proven(
             unnamed.into_iter().collect::<Vec<_>>().join(", ")
         )
     })
+}
+
+/// A cycle of waits: each thread's wait is held by the next. The first
+/// cycle found, from the first thread in it.
+fn deadlock(report: &Report) -> Option<Vec<u32>> {
+    let holder = |id: u32| {
+        report
+            .threads
+            .iter()
+            .find(|t| t.id == id)
+            .and_then(|t| t.wait.as_ref())
+            .and_then(|w| w.holder)
+    };
+    for start in &report.threads {
+        let mut chain = vec![start.id];
+        let mut at = start.id;
+        while let Some(next) = holder(at) {
+            if let Some(from) = chain.iter().position(|&id| id == next) {
+                let mut cycle = chain[from..].to_vec();
+                // Each cycle once: started from its lowest id.
+                let low = cycle.iter().enumerate().min_by_key(|(_, id)| **id)?.0;
+                cycle.rotate_left(low);
+                // A thread waiting for a mutex it holds itself is a
+                // cycle of one.
+                return Some(cycle);
+            }
+            chain.push(next);
+            at = next;
+            if chain.len() > report.threads.len() {
+                break;
+            }
+        }
+    }
+    None
 }
 
 fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {

@@ -20,6 +20,9 @@ pub struct ExitPhase {
     /// `None` when the process is exiting, or when a thread shows start-up
     /// or `main` running normally.
     pub exit_not_proven: Option<String>,
+    /// Threads that wait for each other in a cycle (each one's wait's
+    /// holder is the next, the last's the first): a deadlock.
+    pub deadlock: Option<Vec<u32>>,
 }
 
 /// Why a thread is considered to be starting up: the innermost start-up
@@ -138,4 +141,37 @@ pub struct Blocked {
     pub function: String,
     /// False when inferred from an unsymbolized system-call frame.
     pub certain: bool,
+}
+
+/// What a blocked thread waits for, where the dump can tell (Linux futex
+/// waits: a mutex, a thread to join, a condition variable).
+#[derive(Debug, Clone, Serialize)]
+pub struct Wait {
+    pub kind: WaitKind,
+    /// The wait object's address (the mutex, the joined thread's tid word).
+    #[serde(serialize_with = "super::hex::hex_option")]
+    pub address: Option<u64>,
+    /// The thread that holds the mutex, or the thread being joined, when
+    /// the dump tells (its id).
+    pub holder: Option<u32>,
+    /// What could not be told, and why (never a guess).
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitKind {
+    Mutex,
+    Join,
+    Condition,
+}
+
+impl WaitKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitKind::Mutex => "mutex",
+            WaitKind::Join => "join",
+            WaitKind::Condition => "condition variable",
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! came from, and the functions inlined into it.
 
 use super::hex::{hex_option, hex_u64};
-use super::phase::{Blocked, ExitMarker, StartupMarker};
+use super::phase::{Blocked, ExitMarker, StartupMarker, Wait};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -22,6 +22,8 @@ pub struct Thread {
     pub starting: Option<StartupMarker>,
     /// Set when the thread is blocked in a wait.
     pub blocked: Option<Blocked>,
+    /// What it waits for, where the dump tells.
+    pub wait: Option<Wait>,
     /// Why the stack is short or empty, when it is (`missing_context`, ...); `ok` otherwise.
     pub walk: Walk,
     pub frames: Vec<Frame>,

@@ -208,6 +208,16 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     for warning in &report.warnings {
         let _ = writeln!(s, "{} {}", p.yellow("warning:"), clean(warning));
     }
+    if let Some(cycle) = &report.exit_phase.deadlock {
+        let mut chain: Vec<String> = cycle.iter().map(|id| format!("thread {id}")).collect();
+        chain.push(format!("thread {}", cycle[0]));
+        let _ = writeln!(
+            s,
+            "{} {}",
+            p.red("Deadlock:"),
+            format_args!("each waits for the next: {}", chain.join(" -> "))
+        );
+    }
     for thread in &report.threads {
         s.push('\n');
         render_thread(&mut s, thread, p);

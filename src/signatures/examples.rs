@@ -86,6 +86,12 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             exiting_in_stack: None,
             starting: None,
             blocked: None,
+            wait: spec.waits_for.as_ref().map(|w| crate::model::Wait {
+                kind: w.kind,
+                address: Some(0x5000_0000 + u64::from(spec.id) * 0x40),
+                holder: w.holder,
+                note: None,
+            }),
             walk: Walk::Ok,
             stack_search,
             registers: Vec::new(),

@@ -504,6 +504,7 @@ fn compile_conditions(
         thread_name,
         exception,
         crash: spec.crash,
+        deadlock: spec.deadlock,
         captured: spec.captured,
         abort: spec.abort,
         process_exiting: spec.process_exiting,
@@ -575,6 +576,9 @@ fn describe_match(spec: &MatchSpec) -> String {
             Some(false) => parts.push(format!("not {name}")),
             None => {}
         }
+    }
+    if spec.deadlock == Some(true) {
+        parts.push("deadlock".to_string());
     }
     if let Some(reason) = spec.captured {
         parts.push(format!("captured at {}", reason.as_str()));

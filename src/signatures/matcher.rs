@@ -218,6 +218,21 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
             return false;
         }
     }
+    if let Some(want) = c.deadlock {
+        let cycle = report.exit_phase.deadlock.as_ref();
+        if cycle.is_some() != want {
+            return false;
+        }
+        if let Some(cycle) = cycle {
+            let mut chain: Vec<String> = cycle.iter().map(|id| format!("thread {id}")).collect();
+            chain.push(format!("thread {}", cycle[0]));
+            found.fact(
+                None,
+                None,
+                format!("the threads wait for each other: {}", chain.join(" -> ")),
+            );
+        }
+    }
     if let Some(want) = c.captured {
         let Some(capture) = report.capture.as_ref().filter(|c| c.reason == want) else {
             return false;
@@ -459,11 +474,22 @@ fn thread_conditions(
             } else {
                 " (inferred: unsymbolized system call)"
             };
+            // What it waits for and who holds it, where the dump tells.
+            let holder = thread
+                .wait
+                .as_ref()
+                .map_or(String::new(), |w| match w.holder {
+                    Some(id) if w.kind == crate::model::WaitKind::Join => {
+                        format!(", joining thread {id}")
+                    }
+                    Some(id) => format!(", waiting for a {} held by thread {id}", w.kind.as_str()),
+                    None => String::new(),
+                });
             found.fact(
                 id,
                 Some(blocked.frame_index),
                 format!(
-                    "thread {} is blocked in {}{how}",
+                    "thread {} is blocked in {}{how}{holder}",
                     thread.id, blocked.function
                 ),
             );

@@ -34,6 +34,7 @@ pub struct Conditions {
     pub thread_name: Option<Pattern>,
     pub exception: Vec<ExceptionCode>,
     pub crash: Option<bool>,
+    pub deadlock: Option<bool>,
     pub captured: Option<CaptureReason>,
     /// The crash is (`true`) or is not (`false`) an abort.
     pub abort: Option<bool>,
@@ -69,6 +70,7 @@ impl Conditions {
         let flags = [
             self.thread_name.is_some(),
             self.captured.is_some(),
+            self.deadlock == Some(true),
             !self.exception.is_empty(),
             self.abort == Some(true),
             self.process_exiting == Some(true),

@@ -36,6 +36,8 @@ pub(crate) struct MatchSpec {
     #[serde(default)]
     pub exception: Vec<String>,
     pub crash: Option<bool>,
+    /// Some threads wait for each other in a cycle (exit_phase.deadlock).
+    pub deadlock: Option<bool>,
     /// Why the dump was taken, as `run` or `attach` recorded it in the dump.
     pub captured: Option<CaptureReason>,
     pub abort: Option<bool>,
@@ -153,4 +155,13 @@ pub struct ExampleThread {
     /// `MODULE!FUNCTION`, nearest first.
     #[serde(default)]
     pub stack: Vec<String>,
+    /// What the thread waits for, as the wait analysis would find it: a
+    /// mutex held by, or a join of, thread `holder`.
+    pub waits_for: Option<ExampleWait>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ExampleWait {
+    pub kind: crate::model::WaitKind,
+    pub holder: Option<u32>,
 }

@@ -117,6 +117,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
             exiting_in_stack: None,
             starting: None,
             blocked: None,
+            wait: None,
             walk: Walk::Ok,
             frames,
             stack_search: Vec::new(),

@@ -46,6 +46,12 @@ pub fn programs() -> &'static Path {
         );
         gcc(
             &out,
+            &["-o", "exit_lock_hang"],
+            &[src.join("exit_lock_hang.c")],
+            &["-lpthread"],
+        );
+        gcc(
+            &out,
             &["-o", "deadlock"],
             &[src.join("deadlock.c")],
             &["-lpthread"],

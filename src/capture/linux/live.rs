@@ -121,10 +121,14 @@ pub(in crate::capture) fn why_no_threads(pid: u32) -> CaptureError {
 pub(in crate::capture) fn write_live_dump(
     pid: u32,
     file: &mut File,
-    _path: &Path,
+    path: &Path,
     stop_limit: Duration,
 ) -> Result<(), CaptureError> {
     let was_stopped = read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T');
+    // Read while the threads still sit in their waits (a stop interrupts
+    // them): the futex words they wait on, for the analysis to name who
+    // holds them (the dump's memory lists do not hold a program's data).
+    let objects = wait_objects(pid);
     group_stop(pid, stop_limit, was_stopped)?;
     // The main thread stands in as the blamed thread until the analysis
     // names the right one (capture::record_blamed_thread).
@@ -135,7 +139,62 @@ pub(in crate::capture) fn write_live_dump(
     written.map(drop).map_err(|e| CaptureError::Writer {
         pid,
         why: error_chain(&e),
-    })
+    })?;
+    if !objects.is_empty() {
+        // A dump without them is still a dump: the analysis then says the
+        // holder is unknown.
+        let _ = crate::capture::postprocess::append_stream(path, WAIT_OBJECTS_STREAM, &objects);
+    }
+    Ok(())
+}
+
+/// The capture's wait-object stream (read by src/dump/waits.rs).
+const WAIT_OBJECTS_STREAM: u32 = 0x4454_0002;
+/// Bytes kept from each futex word on: a glibc pthread_mutex_t is 40.
+const WAIT_OBJECT_BYTES: usize = 48;
+/// At most this many wait objects are kept.
+const MAX_WAIT_OBJECTS: usize = 256;
+
+/// For each thread of `pid` in a futex system call, the bytes at the futex
+/// word, as the stream stores them: address (u64), length (u32), bytes.
+fn wait_objects(pid: u32) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let futex = if cfg!(target_arch = "x86_64") {
+        202
+    } else {
+        98
+    };
+    let mut addresses: Vec<u64> = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for task in tasks.flatten() {
+            let text = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
+            let mut fields = text.split_whitespace();
+            if fields.next().and_then(|n| n.parse::<u64>().ok()) != Some(futex) {
+                continue;
+            }
+            if let Some(address) = fields
+                .next()
+                .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+            {
+                if !addresses.contains(&address) && addresses.len() < MAX_WAIT_OBJECTS {
+                    addresses.push(address);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let Ok(mut mem) = File::open(format!("/proc/{pid}/mem")) else {
+        return out;
+    };
+    for address in addresses {
+        let mut bytes = vec![0u8; WAIT_OBJECT_BYTES];
+        if mem.seek(SeekFrom::Start(address)).is_ok() && mem.read_exact(&mut bytes).is_ok() {
+            out.extend_from_slice(&address.to_le_bytes());
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(&bytes);
+        }
+    }
+    out
 }
 
 /// Sends SIGSTOP to the process and waits, up to `limit`, until every

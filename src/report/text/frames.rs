@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::paint::Paint;
-use crate::model::{hex, offset, Frame, FrameKind, SymbolSource, Thread, Trust, Walk};
+use crate::model::{hex, offset, Frame, FrameKind, SymbolSource, Thread, Trust, WaitKind, Walk};
 use crate::printable::clean;
 
 pub(super) fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
@@ -35,6 +35,23 @@ pub(super) fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
         let _ = writeln!(s, "{}", p.red(&header));
     } else {
         let _ = writeln!(s, "{}", p.bold(&header));
+    }
+    if let Some(wait) = &thread.wait {
+        let at = wait
+            .address
+            .map(|a| format!(" {}", hex(a)))
+            .unwrap_or_default();
+        let holder = match (wait.kind, wait.holder) {
+            (WaitKind::Join, Some(id)) => format!(": it joins thread {id}"),
+            (_, Some(id)) => format!(" held by thread {id}"),
+            (_, None) => String::new(),
+        };
+        let note = wait
+            .note
+            .as_deref()
+            .map(|n| format!(" ({})", clean(n)))
+            .unwrap_or_default();
+        let _ = writeln!(s, "    waits for {}{at}{holder}{note}", wait.kind.as_str());
     }
     if thread.walk != Walk::Ok {
         let _ = writeln!(
