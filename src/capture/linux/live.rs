@@ -124,11 +124,23 @@ pub(in crate::capture) fn write_live_dump(
     path: &Path,
     stop_limit: Duration,
 ) -> Result<(), CaptureError> {
-    let was_stopped = read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T');
     // Read while the threads still sit in their waits (a stop interrupts
     // them): the futex words they wait on, for the analysis to name who
     // holds them (the dump's memory lists do not hold a program's data).
     let objects = wait_objects(pid);
+    write_live_dump_keeping(pid, file, path, stop_limit, &objects)
+}
+
+/// As [`write_live_dump`], with the wait objects read earlier (by `run`,
+/// before it interrupted the threads it traces).
+pub(in crate::capture) fn write_live_dump_keeping(
+    pid: u32,
+    file: &mut File,
+    path: &Path,
+    stop_limit: Duration,
+    objects: &[u8],
+) -> Result<(), CaptureError> {
+    let was_stopped = read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T');
     group_stop(pid, stop_limit, was_stopped)?;
     // The main thread stands in as the blamed thread until the analysis
     // names the right one (capture::record_blamed_thread).
@@ -143,7 +155,7 @@ pub(in crate::capture) fn write_live_dump(
     if !objects.is_empty() {
         // A dump without them is still a dump: the analysis then says the
         // holder is unknown.
-        let _ = crate::capture::postprocess::append_stream(path, WAIT_OBJECTS_STREAM, &objects);
+        let _ = crate::capture::postprocess::append_stream(path, WAIT_OBJECTS_STREAM, objects);
     }
     Ok(())
 }
@@ -157,7 +169,7 @@ const MAX_WAIT_OBJECTS: usize = 256;
 
 /// For each thread of `pid` in a futex system call, the bytes at the futex
 /// word, as the stream stores them: address (u64), length (u32), bytes.
-fn wait_objects(pid: u32) -> Vec<u8> {
+pub(in crate::capture) fn wait_objects(pid: u32) -> Vec<u8> {
     use std::io::{Read, Seek, SeekFrom};
     let futex = if cfg!(target_arch = "x86_64") {
         202

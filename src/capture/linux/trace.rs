@@ -15,8 +15,8 @@ use nix::unistd::Pid;
 
 use super::crash_context::crash_context;
 use super::live::{
-    error_chain, why_no_threads, write_live_dump, CRASH_SIGNALS, PROCESS_END_TIMEOUT,
-    SAME_SIGNAL_WINDOW, SI_KERNEL,
+    error_chain, wait_objects, why_no_threads, write_live_dump_keeping, CRASH_SIGNALS,
+    PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
 };
 use super::procfs::process_name;
 use super::procfs::{describe_threads, read_status, signal_bit, thread_states};
@@ -364,6 +364,10 @@ impl Tracer {
     ) -> Result<Supervised, CaptureError> {
         let pid = self.pid;
         let stuck = tree::stuck(&tree::tree(pid as u32), MAX_TREE_DUMPS);
+        // The command's wait objects, before its threads are interrupted
+        // below (an interrupted futex wait is restarted, and no longer
+        // says which futex).
+        let root_objects = wait_objects(pid as u32);
         let mut dumps = Vec::new();
         // The command's own threads are ours (traced): stopped and let go
         // first, so that a dump of it, or the end of the tree, can follow.
@@ -393,7 +397,12 @@ impl Tracer {
             if dumps.iter().any(|(p, _)| *p == member.pid) {
                 continue;
             }
-            dumps.push((member.pid, self.dump_live(member.pid)));
+            let objects = if member.pid == pid as u32 {
+                root_objects.clone()
+            } else {
+                wait_objects(member.pid)
+            };
+            dumps.push((member.pid, self.dump_live(member.pid, &objects)));
         }
         if !no_kill {
             tree::end_all_below(std::process::id(), kill_after);
@@ -412,9 +421,9 @@ impl Tracer {
     }
 
     /// A dump of a live process of the tree, not traced by us.
-    fn dump_live(&self, pid: u32) -> Result<PathBuf, CaptureError> {
+    fn dump_live(&self, pid: u32, objects: &[u8]) -> Result<PathBuf, CaptureError> {
         let (mut file, path) = new_dump_file(&self.dump_dir, pid, &process_name(pid))?;
-        let written = write_live_dump(pid, &mut file, &path, self.stop_limit);
+        let written = write_live_dump_keeping(pid, &mut file, &path, self.stop_limit, objects);
         drop(file);
         match written.and_then(|()| check_has_threads(&path, || why_no_threads(pid))) {
             Ok(()) => Ok(path),
