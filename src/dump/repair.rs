@@ -232,25 +232,16 @@ fn trim_threads(
     notes: &mut Notes,
 ) -> std::io::Result<Option<u32>> {
     let rva = u64::from(entry.rva);
-    let count = u64::from(read_u32(out, rva)?);
+    let (entries, missing) = list_entries(out, rva, THREAD_SIZE, len)?;
+    notes.threads_dropped += missing;
     let mut kept = Vec::new();
-    for i in 0..count {
-        let at = rva + 4 + i * THREAD_SIZE;
-        if at + THREAD_SIZE > len {
-            notes.threads_dropped += (count - i) as usize;
-            break;
-        }
-        let mut thread = vec![0u8; THREAD_SIZE as usize];
-        out.seek(SeekFrom::Start(at))?;
-        out.read_exact(&mut thread)?;
-        let context_size = u64::from(u32::from_le_bytes(thread[40..44].try_into().expect("4")));
-        let context_rva = u64::from(u32::from_le_bytes(thread[44..48].try_into().expect("4")));
+    for mut thread in entries {
+        let (context_size, context_rva) = (word(&thread, 40), word(&thread, 44));
         if context_rva + context_size > len || context_size == 0 {
             notes.threads_dropped += 1;
             continue;
         }
-        let stack_size = u64::from(u32::from_le_bytes(thread[32..36].try_into().expect("4")));
-        let stack_rva = u64::from(u32::from_le_bytes(thread[36..40].try_into().expect("4")));
+        let (stack_size, stack_rva) = (word(&thread, 32), word(&thread, 36));
         if stack_rva + stack_size > len {
             let left = len.saturating_sub(stack_rva);
             if stack_rva >= len || left == 0 {
@@ -276,18 +267,11 @@ fn trim_modules(
     notes: &mut Notes,
 ) -> std::io::Result<Option<u32>> {
     let rva = u64::from(entry.rva);
-    let count = u64::from(read_u32(out, rva)?);
+    let (entries, missing) = list_entries(out, rva, MODULE_SIZE, len)?;
+    notes.modules_dropped += missing;
     let mut kept = Vec::new();
-    for i in 0..count {
-        let at = rva + 4 + i * MODULE_SIZE;
-        if at + MODULE_SIZE > len {
-            notes.modules_dropped += (count - i) as usize;
-            break;
-        }
-        let mut module = vec![0u8; MODULE_SIZE as usize];
-        out.seek(SeekFrom::Start(at))?;
-        out.read_exact(&mut module)?;
-        let name_rva = u64::from(u32::from_le_bytes(module[20..24].try_into().expect("4")));
+    for mut module in entries {
+        let name_rva = word(&module, 20);
         // MINIDUMP_STRING: a u32 byte length, then UTF-16.
         let name_len = if name_rva + 4 <= len {
             u64::from(read_u32(out, name_rva)?)
@@ -318,18 +302,10 @@ fn trim_modules(
 /// Keeps the memory ranges in the file, the one cut by the end shortened.
 fn trim_memory(out: &mut File, entry: &Entry, len: u64) -> std::io::Result<Option<u32>> {
     let rva = u64::from(entry.rva);
-    let count = u64::from(read_u32(out, rva)?);
+    let (entries, _) = list_entries(out, rva, MEMORY_DESCRIPTOR_SIZE, len)?;
     let mut kept = Vec::new();
-    for i in 0..count {
-        let at = rva + 4 + i * MEMORY_DESCRIPTOR_SIZE;
-        if at + MEMORY_DESCRIPTOR_SIZE > len {
-            break;
-        }
-        let mut range = vec![0u8; MEMORY_DESCRIPTOR_SIZE as usize];
-        out.seek(SeekFrom::Start(at))?;
-        out.read_exact(&mut range)?;
-        let size = u64::from(u32::from_le_bytes(range[8..12].try_into().expect("4")));
-        let data = u64::from(u32::from_le_bytes(range[12..16].try_into().expect("4")));
+    for mut range in entries {
+        let (size, data) = (word(&range, 8), word(&range, 12));
         if data >= len {
             continue;
         }
@@ -373,6 +349,33 @@ fn trim_memory64(out: &mut File, entry: &Entry, len: u64) -> std::io::Result<Opt
     }
     write_at(out, rva, &kept.to_le_bytes())?;
     Ok(Some((16 + kept * 16) as u32))
+}
+
+/// The entries of a list stream (a u32 count, then `size`-byte entries)
+/// that lie whole in the file, and how many of the count do not.
+fn list_entries(
+    out: &mut File,
+    rva: u64,
+    size: u64,
+    len: u64,
+) -> std::io::Result<(Vec<Vec<u8>>, usize)> {
+    let count = u64::from(read_u32(out, rva)?);
+    let whole = (len.saturating_sub(rva + 4) / size).min(count);
+    let mut entries = Vec::with_capacity(whole as usize);
+    out.seek(SeekFrom::Start(rva + 4))?;
+    for _ in 0..whole {
+        let mut entry = vec![0u8; size as usize];
+        out.read_exact(&mut entry)?;
+        entries.push(entry);
+    }
+    Ok((entries, (count - whole) as usize))
+}
+
+/// The u32 at `at` of an entry, widened.
+fn word(entry: &[u8], at: usize) -> u64 {
+    u64::from(u32::from_le_bytes(
+        entry[at..at + 4].try_into().expect("4 bytes"),
+    ))
 }
 
 fn rewrite_list(out: &mut File, rva: u64, items: &[Vec<u8>]) -> std::io::Result<()> {
