@@ -127,7 +127,9 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     let mut native_at: Option<usize> = None;
     let finish = |current: &mut Trace, traces: &mut Vec<Trace>| {
         let done = std::mem::take(current);
-        if done.has_frames() {
+        // A crash with its thread header but no frame (faulthandler's
+        // "<no Python frame>") is a trace too: the crash is what it says.
+        if done.has_frames() || (done.crash.is_some() && !done.threads.is_empty()) {
             traces.push(done);
         }
     };
@@ -171,6 +173,15 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 native_at = None;
                 if current.format.is_some_and(|f| !compatible(f, format)) && current.has_frames() {
                     finish(&mut current, &mut traces);
+                }
+                if let Some((what, thread, at)) = pending_crash.take() {
+                    if number - at <= 40 {
+                        current.crash.get_or_insert((what, thread));
+                        current.first_line = match current.first_line {
+                            0 => at,
+                            first => first.min(at),
+                        };
+                    }
                 }
                 if current.first_line == 0 {
                     current.first_line = pending_start.take().unwrap_or(number);
