@@ -40,4 +40,6 @@ if [ -r "$scope" ] && [ "$(cat "$scope")" != 0 ]; then
   as_root sysctl -q kernel.yama.ptrace_scope=0
 fi
 command -v gcc >/dev/null 2>&1 || { echo "gcc is needed to build tests/programs" >&2; exit 1; }
+# py-spy (PyPI): tests/text_traces.rs reads its dumps of a Python hang.
+command -v py-spy >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check py-spy
 bash "$(dirname "$0")/../sample-dumps/vendor/fetch.sh" --binaries-only

@@ -531,3 +531,62 @@ fn windbg_renderings_of_the_windows_samples_give_the_dumps_diagnosis() {
         dumps.len()
     );
 }
+
+/// py-spy's own dumps (with and without `--native`) of a Python program
+/// hung at exit on a non-daemon thread give python-exit-waits-for-thread.
+#[cfg(target_os = "linux")]
+#[test]
+fn py_spy_dumps_of_a_python_exit_hang() {
+    if std::process::Command::new("py-spy")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        common::skip::skip(
+            "text_traces::py_spy",
+            "py-spy is not installed (scripts/ci-setup-linux.sh installs it from PyPI)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("hang_at_exit.py");
+    std::fs::write(
+        &script,
+        "import threading, time\n\
+         def upload():\n    while True:\n        time.sleep(1)\n\
+         threading.Thread(target=upload, name='uploader').start()\n\
+         print('work done', flush=True)\n",
+    )
+    .unwrap();
+    let mut python = std::process::Command::new("python3")
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the script's last line: main is then in threading._shutdown.
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(python.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut failures = Vec::new();
+    for extra in [&[][..], &["--native"][..]] {
+        let out = std::process::Command::new("py-spy")
+            .arg("dump")
+            .args(extra)
+            .args(["--pid", &python.id().to_string()])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let reports = analyze_text("py-spy.txt", &text);
+        let got = reports.first().map(answer).unwrap_or_default();
+        if got != "python-exit-waits-for-thread" {
+            failures.push(format!("py-spy dump {extra:?}: {got}\n{text}"));
+        }
+    }
+    let _ = python.kill();
+    let _ = python.wait();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -253,6 +253,17 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
             if let Some(c) = PYSPY_FRAME.captures(line) {
                 let location = c[2].to_string();
                 let python = location.ends_with(".py") || c.get(3).is_some();
+                // `--native`: a frame with no symbol is its address.
+                if let Some(address) = c[1].strip_prefix("0x").and_then(|a| hex(a)) {
+                    return at(
+                        Format::PySpy,
+                        TextFrame {
+                            address: Some(address),
+                            module: Some(base(&location)),
+                            ..TextFrame::default()
+                        },
+                    );
+                }
                 return at(
                     Format::PySpy,
                     TextFrame {

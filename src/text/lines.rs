@@ -25,7 +25,12 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                 });
             }
             if let Some(c) = PYSPY_THREAD.captures(line) {
-                let id = text(&c, 1).and_then(|t| hex(&t).or_else(|| t.parse().ok()));
+                // py-spy prints a native thread id in decimal, a pthread
+                // id in hex.
+                let id = text(&c, 1).and_then(|t| match t.starts_with("0x") {
+                    true => hex(&t),
+                    false => t.parse().ok(),
+                });
                 return Some(Line::Thread {
                     format: Format::PySpy,
                     id,
