@@ -254,7 +254,7 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
                 let location = c[2].to_string();
                 let python = location.ends_with(".py") || c.get(3).is_some();
                 // `--native`: a frame with no symbol is its address.
-                if let Some(address) = c[1].strip_prefix("0x").and_then(|a| hex(a)) {
+                if let Some(address) = c[1].strip_prefix("0x").and_then(hex) {
                     return at(
                         Format::PySpy,
                         TextFrame {
