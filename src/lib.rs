@@ -166,19 +166,19 @@ fn text_input(path: &std::path::Path) -> Option<String> {
         return None;
     }
     let mut file = std::fs::File::open(path).ok()?;
-    let mut head = vec![0u8; 64 * 1024];
-    let n = file.read(&mut head).ok()?;
-    head.truncate(n);
-    if n == 0
-        || head.starts_with(b"MDMP")
-        || b"MDMP".starts_with(&head[..n.min(4)])
-        || !text::looks_like_text(&head)
-    {
+    // The signature first: a minidump (or a prefix of one, or nothing) is
+    // left to the dump reader after 4 bytes, so a batch of dumps pays no
+    // more for this check.
+    let mut head = Vec::new();
+    file.by_ref().take(4).read_to_end(&mut head).ok()?;
+    if b"MDMP".starts_with(&head) || head.starts_with(b"MDMP") {
         return None;
     }
-    let mut rest = Vec::new();
-    file.take(MAX_TEXT).read_to_end(&mut rest).ok()?;
-    head.extend_from_slice(&rest);
+    file.by_ref().take(64 * 1024).read_to_end(&mut head).ok()?;
+    if !text::looks_like_text(&head) {
+        return None;
+    }
+    file.take(MAX_TEXT).read_to_end(&mut head).ok()?;
     Some(String::from_utf8_lossy(&head).into_owned())
 }
 

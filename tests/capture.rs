@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::bin;
+use common::{bin, dumps_in};
 use programs::programs;
 use serde_json::Value;
 
@@ -118,17 +118,6 @@ fn all_threads_sleeping(pid: u32) -> bool {
         .filter_map(|stat| Some(stat.rsplit_once(") ")?.1.chars().next()?.to_string()))
         .collect();
     states.len() >= 2 && states.iter().all(|s| s == "S")
-}
-
-fn dumps_in(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "dmp"))
-        .collect();
-    found.sort();
-    found
 }
 
 fn read_json(path: &Path) -> Value {

@@ -9,23 +9,33 @@ mod common;
 mod programs;
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::bin;
+use common::{bin, dumps_in};
 use programs::programs;
 use serde_json::Value;
 
-fn dumps_in(dir: &Path) -> Vec<PathBuf> {
-    let mut dumps: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "dmp"))
-        .collect();
-    dumps.sort();
-    dumps
+/// The one dump `run --hang-timeout 2` writes of a program of
+/// tests/programs/ that hangs (status 124), in a folder kept as long as
+/// the returned guard.
+fn hang_dump(program: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let status = bin()
+        .args(["run", "--hang-timeout", "2", "-q", "--dump-dir"])
+        .arg(dir.path())
+        .arg("--")
+        .arg(programs().join(program))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(124));
+    let dumps = dumps_in(dir.path());
+    assert_eq!(dumps.len(), 1, "{dumps:?}");
+    let dump = dumps[0].clone();
+    (dir, dump)
 }
 
 /// Processes whose command line mentions `needle`, other than the test.
@@ -130,24 +140,12 @@ fn a_hung_grandchild_is_dumped_and_the_whole_tree_ends() {
 /// says "hang during normal work", and CI formats count it as a failure.
 #[test]
 fn a_deadlock_during_work_is_a_failure() {
-    let dir = tempfile::tempdir().unwrap();
-    let status = bin()
-        .args(["run", "--hang-timeout", "2", "-q", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--")
-        .arg(programs().join("deadlock"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert_eq!(status.code(), Some(124));
-    let dumps = dumps_in(dir.path());
-    assert_eq!(dumps.len(), 1, "{dumps:?}");
+    let (_dir, dump) = hang_dump("deadlock");
 
     let analyze = |extra: &[&str]| {
         bin()
             .arg("analyze")
-            .arg(&dumps[0])
+            .arg(&dump)
             .args(extra)
             .output()
             .unwrap()
@@ -275,21 +273,10 @@ fn attach_finds_processes_by_name_and_dumps_the_tree() {
 /// the exiting thread's wait names the holder.
 #[test]
 fn the_exit_hang_names_the_mutex_holder() {
-    let dir = tempfile::tempdir().unwrap();
-    let status = bin()
-        .args(["run", "--hang-timeout", "2", "-q", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--")
-        .arg(programs().join("exit_lock_hang"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert_eq!(status.code(), Some(124));
-    let dumps = dumps_in(dir.path());
+    let (_dir, dump) = hang_dump("exit_lock_hang");
     let out = bin()
         .args(["analyze", "--format", "json"])
-        .arg(&dumps[0])
+        .arg(&dump)
         .output()
         .unwrap();
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -483,14 +483,7 @@ fn windbg_text(report: &Value) -> String {
 /// address, is listed with what text gets instead).
 #[test]
 fn windbg_renderings_of_the_windows_samples_give_the_dumps_diagnosis() {
-    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps");
-    let mut dumps: Vec<_> = std::fs::read_dir(&samples)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "dmp"))
-        .collect();
-    dumps.sort();
+    let dumps = common::dumps_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps"));
     assert!(dumps.len() >= 20, "{dumps:?}");
     let dir = tempfile::tempdir().unwrap();
     let mut same = 0;

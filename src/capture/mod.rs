@@ -64,7 +64,7 @@ pub fn attach(
 ) -> Result<Captured, CaptureError> {
     os::check_attachable(pid)?;
     prepare_dump_dir(dir)?;
-    let record = capture_record(CaptureReason::Attach, pid, command_line(pid));
+    let record = capture_record(CaptureReason::Attach, pid, os::command_line(pid));
     let (mut file, path) = new_dump_file(dir, pid, &os::process_name(pid))?;
     let written = os::write_live_dump(pid, &mut file, &path, stop_limit);
     drop(file);
@@ -87,19 +87,6 @@ fn capture_record(reason: CaptureReason, pid: u32, command: Vec<String>) -> Capt
         root_pid: None,
         tool: format!("dumptriage {}", env!("CARGO_PKG_VERSION")),
     }
-}
-
-/// A process's command line, as far as the system tells.
-fn command_line(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|bytes| {
-            bytes
-                .split(|b| *b == 0)
-                .filter(|arg| !arg.is_empty())
-                .map(|arg| String::from_utf8_lossy(arg).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Records why the dump was taken in it (the capture stream), after the

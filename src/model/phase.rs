@@ -175,3 +175,14 @@ impl WaitKind {
         }
     }
 }
+
+/// A cycle of waiting threads as reports say it: `thread 1 -> thread 2 ->
+/// thread 1`.
+pub fn describe_cycle(cycle: &[u32]) -> String {
+    cycle
+        .iter()
+        .chain(cycle.first())
+        .map(|id| format!("thread {id}"))
+        .collect::<Vec<_>>()
+        .join(" -> ")
+}

@@ -209,13 +209,11 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         let _ = writeln!(s, "{} {}", p.yellow("warning:"), clean(warning));
     }
     if let Some(cycle) = &report.exit_phase.deadlock {
-        let mut chain: Vec<String> = cycle.iter().map(|id| format!("thread {id}")).collect();
-        chain.push(format!("thread {}", cycle[0]));
         let _ = writeln!(
             s,
-            "{} {}",
+            "{} each waits for the next: {}",
             p.red("Deadlock:"),
-            format_args!("each waits for the next: {}", chain.join(" -> "))
+            crate::model::describe_cycle(cycle)
         );
     }
     for thread in &report.threads {

@@ -224,12 +224,13 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
             return false;
         }
         if let Some(cycle) = cycle {
-            let mut chain: Vec<String> = cycle.iter().map(|id| format!("thread {id}")).collect();
-            chain.push(format!("thread {}", cycle[0]));
             found.fact(
                 None,
                 None,
-                format!("the threads wait for each other: {}", chain.join(" -> ")),
+                format!(
+                    "the threads wait for each other: {}",
+                    crate::model::describe_cycle(cycle)
+                ),
             );
         }
     }

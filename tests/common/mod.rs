@@ -188,3 +188,16 @@ pub fn diagnosis_name(diagnosis: &serde_json::Value) -> String {
         None => id.to_string(),
     }
 }
+
+/// The `.dmp` files of a folder, sorted.
+#[allow(dead_code)]
+pub fn dumps_in(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "dmp"))
+        .collect();
+    found.sort();
+    found
+}

@@ -49,7 +49,7 @@ use nix::unistd::Pid;
 
 use super::types::{CaptureError, RunOptions, Supervised};
 pub(super) use live::{check_attachable, why_no_threads, write_live_dump};
-pub(super) use procfs::process_name;
+pub(super) use procfs::{command_line, process_name};
 
 /// `attach --tree`'s processes below `pid`.
 pub(super) fn stuck_below(pid: u32) -> Vec<u32> {
@@ -71,9 +71,7 @@ pub(super) fn processes_named(name: &str) -> Result<Vec<u32>, String> {
         .filter(|&pid| pid != me)
         .filter(|pid| {
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let program = cmdline.split(|b| *b == 0).next().unwrap_or_default();
-            let program = String::from_utf8_lossy(program);
+            let program = command_line(*pid).into_iter().next().unwrap_or_default();
             let file = program.rsplit('/').next().unwrap_or_default();
             comm.trim_end() == name || (!file.is_empty() && file == name)
         })

@@ -104,3 +104,16 @@ pub(super) fn describe_threads(pid: u32, tids: &[u32]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// A process's command line (/proc/PID/cmdline), empty when unreadable.
+pub(in crate::capture) fn command_line(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|bytes| {
+            bytes
+                .split(|b| *b == 0)
+                .filter(|arg| !arg.is_empty())
+                .map(|arg| String::from_utf8_lossy(arg).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
