@@ -8,6 +8,7 @@ pub mod capture;
 pub mod cli;
 pub(crate) mod cpp_exception;
 pub mod dump;
+pub(crate) mod elfcore;
 pub(crate) mod exit_phase;
 pub(crate) mod functions;
 pub mod guard;

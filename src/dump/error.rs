@@ -29,6 +29,9 @@ pub enum DumpError {
     UnsupportedVersion,
     #[error("corrupt minidump: {0}")]
     Corrupt(String),
+    /// A Linux core file that could not be read.
+    #[error("core file: {0}")]
+    Core(String),
     #[error("internal error while analysing this dump: {0} (please report it with the dump)")]
     Internal(String),
 }
@@ -44,6 +47,7 @@ impl DumpError {
             DumpError::Truncated(_) => "truncated",
             DumpError::UnsupportedVersion => "unsupported_version",
             DumpError::Corrupt(_) => "corrupt",
+            DumpError::Core(_) => "core",
             DumpError::Internal(_) => "internal",
         }
     }

@@ -74,6 +74,9 @@ impl Analyzer {
         if size == 0 {
             return Err(DumpError::Empty);
         }
+        if crate::elfcore::looks_like_core(&file_start(path)) {
+            return self.analyze_core(path, size);
+        }
         // A dump cut short is read from a patched copy: what is in the
         // file is reported, with a warning naming what is not (repair.rs).
         let repaired = repair::repair_if_truncated(path, size).ok().flatten();
@@ -85,28 +88,56 @@ impl Analyzer {
             None => (path, size),
         };
         let dump = Minidump::read_path(read_from).map_err(|e| read_error(e, path, size))?;
+        let mut report = self.analyze_dump(&dump, size)?;
+        if let Some(repaired) = &repaired {
+            report.warnings.insert(0, repaired.warning.clone());
+        }
+        Ok(report)
+    }
+
+    /// A Linux core file, read as the minidump it is turned into.
+    fn analyze_core(&self, path: &Path, size: u64) -> Result<Report, DumpError> {
+        let core = crate::elfcore::open(path).map_err(DumpError::Core)?;
+        let len = core.view.len() as u64;
+        let dump = Minidump::read(core.view).map_err(|e| {
+            DumpError::Core(format!("the core could not be read ({e}, {size} bytes)"))
+        })?;
+        let mut report = self.analyze_dump(&dump, len)?;
+        report.warnings.splice(0..0, core.warnings);
+        report.source = crate::model::Source {
+            kind: crate::model::SourceKind::Core,
+            format: Some(core.format),
+            ..crate::model::Source::default()
+        };
+        Ok(report)
+    }
+
+    fn analyze_dump<'a, T>(&self, dump: &Minidump<'a, T>, size: u64) -> Result<Report, DumpError>
+    where
+        T: std::ops::Deref<Target = [u8]> + 'a,
+    {
         // The memory streams, for export tables of images a full-memory
         // dump holds.
         let memory = dump.get_memory();
         let symbols = DumpSymbols::new(&self.sources, memory.as_ref())
-            .with_context_instructions(context_instructions(&dump));
+            .with_context_instructions(context_instructions(dump));
         let state = futures_executor::block_on(minidump_processor::process_minidump_with_options(
-            &dump,
+            dump,
             &symbols,
             ProcessorOptions::default(),
         ))
-        .map_err(|e| process_error(e, &dump, size))?;
+        .map_err(|e| process_error(e, dump, size))?;
         let exception = dump.get_stream::<MinidumpException>().ok();
         let unloaded = futures_executor::block_on(name_unloaded_frames(&state, &symbols));
         let searched =
-            futures_executor::block_on(search_stacks(&dump, memory.as_ref(), &state, &symbols));
+            futures_executor::block_on(search_stacks(dump, memory.as_ref(), &state, &symbols));
         let mut report = build_report(&state, exception.as_ref(), &symbols, &unloaded);
         if let Some(e) = report.exception.as_mut() {
             e.cpp_type =
                 futures_executor::block_on(thrown_type(e.code, &e.parameters, &state, &symbols));
             if e.code != crate::cpp_exception::CPP_EXCEPTION {
                 e.cpp_in_flight = futures_executor::block_on(cpp_in_flight(
-                    &dump,
+                    dump,
                     memory.as_ref(),
                     &state,
                     &symbols,
@@ -118,9 +149,6 @@ impl Analyzer {
             if let Some(hits) = searched.get(&thread.id) {
                 thread.stack_search = hits.clone();
             }
-        }
-        if let Some(repaired) = &repaired {
-            report.warnings.insert(0, repaired.warning.clone());
         }
         // What blocked threads wait for, and who holds it.
         let kept = waits::kept_objects(dump.get_raw_stream(waits::WAIT_OBJECTS_STREAM).ok());
@@ -148,6 +176,16 @@ impl Analyzer {
         }
         Ok(report)
     }
+}
+
+/// The first bytes of a file (fewer when it is shorter or unreadable).
+fn file_start(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(18);
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(18).read_to_end(&mut head);
+    }
+    head
 }
 
 /// Breakpad's MD_LINUX_CMD_LINE stream.

@@ -131,6 +131,8 @@ pub enum SourceKind {
     #[default]
     Minidump,
     Text,
+    /// A Linux core file (plain or compressed).
+    Core,
 }
 
 impl Report {

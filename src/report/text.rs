@@ -174,6 +174,13 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         if let Some(command) = command {
             let _ = writeln!(s, "Command:   {}", clean(&command));
         }
+        if report.source.kind == SourceKind::Core {
+            let _ = writeln!(
+                s,
+                "Source:    a Linux core file ({})",
+                clean(report.source.format.as_deref().unwrap_or("ELF core"))
+            );
+        }
         if let Some(time) = &process.dump_time {
             let _ = write!(s, "Dumped:    {}", clean(time));
             if let (Some(start), Some(up)) = (&process.start_time, process.uptime_seconds) {
@@ -250,7 +257,7 @@ fn render_exception(s: &mut String, report: &Report, p: Paint) {
             // A text trace names the crash, not where it happened.
             let at = match report.source.kind {
                 SourceKind::Text => String::new(),
-                SourceKind::Minidump => format!(" at {}", hex(e.address)),
+                SourceKind::Minidump | SourceKind::Core => format!(" at {}", hex(e.address)),
             };
             let _ = writeln!(
                 s,
