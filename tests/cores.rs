@@ -382,7 +382,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
     let bin = linux_samples().join("bin");
     let dir = tempfile::tempdir().unwrap();
     let dir = match std::env::var_os("DUMPTRIAGE_KEEP_CORES") {
-        Some(keep) => tempfile::TempDir::new_in(keep).unwrap().keep().into(),
+        Some(keep) => tempfile::TempDir::new_in(keep).unwrap().keep(),
         None => dir.path().to_path_buf(),
     };
     let dir = DirPath(dir);
