@@ -20,8 +20,9 @@ use dumptriage::symbols::SymbolConfig;
 
 /// The targets, by name: the folder of tests/data/fuzz/ and the cargo-fuzz
 /// target of the same name.
-pub const TARGETS: [&str; 7] = [
+pub const TARGETS: [&str; 8] = [
     "analyze_dump",
+    "read_core",
     "read_text",
     "load_rule",
     "read_sym",
@@ -34,6 +35,7 @@ pub const TARGETS: [&str; 7] = [
 pub fn run(target: &str, data: &[u8]) {
     match target {
         "analyze_dump" => analyze_dump(data),
+        "read_core" => read_core(data),
         "read_text" => read_text(data),
         "load_rule" => load_rule(data),
         "read_sym" => read_sym(data),
@@ -97,6 +99,19 @@ pub fn analyze_dump(data: &[u8]) {
     std::fs::write(&path, data).unwrap();
     // Loaded once: parsing the rules for each input would be most of the
     // time spent.
+    static DATABASE: OnceLock<Database> = OnceLock::new();
+    let database = DATABASE.get_or_init(|| Database::builtin().unwrap());
+    let analyzer = Analyzer::new(no_symbols().sources());
+    let report = dumptriage::diagnose(analyzer.analyze(&path), database);
+    check_one_line(&path, &report);
+}
+
+/// A Linux core file (or a compressed one): read as a minidump, walked,
+/// classified and matched, like a dump.
+pub fn read_core(data: &[u8]) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("core");
+    std::fs::write(&path, data).unwrap();
     static DATABASE: OnceLock<Database> = OnceLock::new();
     let database = DATABASE.get_or_init(|| Database::builtin().unwrap());
     let analyzer = Analyzer::new(no_symbols().sources());

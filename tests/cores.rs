@@ -7,6 +7,8 @@
 #![cfg(target_os = "linux")]
 
 mod common;
+#[path = "common/programs.rs"]
+mod programs;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -466,4 +468,193 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
             "gdb no longer makes the mistake listed for {prefix} ({why}): remove it"
         );
     }
+}
+
+/// A core compressed three ways, an ordinary crash's core (no exit-time
+/// answer), an exit hang's core with its wait chain, and broken cores:
+/// each gives a report (with a warning naming what is missing) or one line
+/// of error, never a panic or a hang. Kernel cores only: no gdb needed.
+#[test]
+fn compressed_poor_and_broken_cores() {
+    if !kernel_cores_land_here() {
+        common::skip::skip(
+            "cores::broken",
+            "kernel.core_pattern does not write cores into the process's folder",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = workdir(dir.path(), "work");
+    let core = crash_core(&work.join("tls_exit_crash"), &work);
+    let bytes = std::fs::read(&core).unwrap();
+    let write = |name: &str, data: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, data).unwrap();
+        path
+    };
+    let mut lz4 = lz4_flex::frame::FrameEncoder::new(Vec::new());
+    lz4.write_all(&bytes).unwrap();
+    let lz4 = write("core.lz4", &lz4.finish().unwrap());
+    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 1);
+    xz.write_all(&bytes).unwrap();
+    let xz = write("core.xz", &xz.finish().unwrap());
+    let zst = zstd_copy(&core);
+
+    // An ordinary crash (during work, three calls below main).
+    let plain = dir.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    common::tool(
+        "gcc",
+        &[
+            "-g".as_ref(),
+            "-O0".as_ref(),
+            "-o".as_ref(),
+            plain.join("cfi_crash").as_os_str(),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/programs/cfi_crash.c")
+                .as_os_str(),
+        ],
+    );
+    let ordinary = crash_core(&plain.join("cfi_crash"), &plain);
+
+    // An exit handler waiting for a mutex a worker holds, dumped on SIGQUIT.
+    let hang = dir.path().join("hang");
+    std::fs::create_dir_all(&hang).unwrap();
+    std::os::unix::fs::symlink(
+        programs::programs().join("exit_lock_hang"),
+        hang.join("exit_lock_hang"),
+    )
+    .unwrap();
+    let mut child = start_hang(&hang.join("exit_lock_hang"), &hang);
+    Command::new("kill")
+        .args(["-QUIT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let _ = child.wait();
+    let waits = take_core(&hang.join("exit_lock_hang"), &hang);
+
+    let reports = analyze(&[core.clone(), lz4, xz, zst, ordinary, waits]);
+    let want = answer(&reports[0]);
+    assert_eq!(want, "tls-destructor-crash-at-exit");
+    for (report, format) in reports[1..4].iter().zip(["lz4", "xz", "zstd"]) {
+        assert_eq!(answer(report), want, "{format}");
+        assert_eq!(
+            report["source"]["format"],
+            format!("{format}-compressed ELF core")
+        );
+    }
+    // The ordinary crash: a crash, named where it happened, no exit answer.
+    let ordinary = &reports[4];
+    assert_eq!(ordinary["exception"]["crash"], true);
+    assert!(
+        ordinary["diagnoses"].as_array().unwrap().is_empty(),
+        "{:#}",
+        ordinary["diagnoses"]
+    );
+    let frames: Vec<&str> = ordinary["threads"][0]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["function"].as_str())
+        .collect();
+    assert_eq!(
+        &frames[..4],
+        ["store_result", "compute_layer", "run_model", "main"],
+        "{frames:?}"
+    );
+    // The requested core of the exit hang: no crash, the holder named.
+    let waits = &reports[5];
+    assert!(waits["exception"].is_null(), "{:#}", waits["exception"]);
+    assert_eq!(waits["diagnoses"][0]["signature"], "hang-during-exit");
+    assert!(
+        waits["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("sent by process")),
+        "{:#}",
+        waits["warnings"]
+    );
+    let threads = waits["threads"].as_array().unwrap();
+    let exiting = threads.iter().find(|t| !t["exiting"].is_null()).unwrap();
+    assert_eq!(exiting["wait"]["kind"], "mutex", "{exiting:#}");
+    assert!(
+        threads.iter().any(|t| t["id"] == exiting["wait"]["holder"]),
+        "{exiting:#}"
+    );
+
+    // Broken cores.
+    let mut cut = bytes.clone();
+    cut.truncate(bytes.len() * 6 / 10);
+    let mut zeroed = bytes.clone();
+    let data_start = 0x3000.min(zeroed.len());
+    zeroed[data_start..].iter_mut().for_each(|b| *b = 0);
+    let mut no_files = bytes.clone();
+    // NT_FILE's type word, made unknown.
+    let at = no_files
+        .windows(4)
+        .position(|w| w == 0x4649_4c45u32.to_le_bytes())
+        .unwrap();
+    no_files[at..at + 4].copy_from_slice(&0x1234u32.to_le_bytes());
+    let mut hostile = bytes.clone();
+    hostile[56..58].copy_from_slice(&u16::MAX.to_le_bytes()); // e_phnum
+    let mut far = bytes.clone();
+    far[32..40].copy_from_slice(&(u64::MAX - 10).to_le_bytes()); // e_phoff
+    let mut packed = zstd::encode_all(&bytes[..], 3).unwrap();
+    packed.truncate(packed.len() / 2);
+    let cases = [
+        write("cut.core", &cut),
+        write("zeroed.core", &zeroed),
+        write("no-files.core", &no_files),
+        write("hostile-phnum.core", &hostile),
+        write("far-headers.core", &far),
+        write("cut.zst", &packed),
+        write(
+            "text.zst",
+            &zstd::encode_all(&b"hello, not a core"[..], 3).unwrap(),
+        ),
+        write("header-only.core", &bytes[..64]),
+    ];
+    let started = std::time::Instant::now();
+    let reports = analyze(&cases);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let by_name = |name: &str| {
+        let i = cases.iter().position(|c| c.ends_with(name)).unwrap();
+        &reports[i]
+    };
+    let warned = |name: &str, says: &str| {
+        let report = by_name(name);
+        assert_eq!(report["status"], "ok", "{name}: {:#}", report["error"]);
+        assert!(
+            report["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().contains(says)),
+            "{name}: {:#}",
+            report["warnings"]
+        );
+    };
+    warned("cut.core", "the file is cut short");
+    warned("no-files.core", "modules are unknown");
+    warned("cut.zst", "stream is corrupt");
+    assert_eq!(by_name("zeroed.core")["status"], "ok");
+    for (name, says) in [
+        ("text.zst", "zstd-compressed data that is not an ELF core"),
+        ("header-only.core", "core file"),
+        ("far-headers.core", "core file"),
+    ] {
+        let error = by_name(name)["error"].as_str().unwrap_or("");
+        assert!(error.contains(says), "{name}: {error}");
+        assert!(!error.contains('\n'), "{name}: {error}");
+    }
+    // However broken, the first thread of the cut core is still walked.
+    assert!(!by_name("cut.core")["threads"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    assert!(
+        by_name("hostile-phnum.core")["status"] == "ok"
+            || by_name("hostile-phnum.core")["error"].is_string()
+    );
 }

@@ -162,7 +162,10 @@ fn build_id(
         return None;
     }
     let headers: Vec<&[u8]> = (0..phnum.min(256))
-        .filter_map(|i| head.get(phoff + i * phentsize..phoff + i * phentsize + 56))
+        .filter_map(|i| {
+            let at = phoff.checked_add(i * phentsize)?;
+            head.get(at..at.checked_add(56)?)
+        })
         .collect();
     // The load bias: where the segment at file offset 0 was put.
     let first_load = headers

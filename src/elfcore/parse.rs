@@ -173,7 +173,7 @@ pub(crate) fn parse(file: &[u8]) -> Result<Core, ParseError> {
         let at = phoff.saturating_add((i * phentsize) as u64);
         let Some(h) = usize::try_from(at)
             .ok()
-            .and_then(|at| file.get(at..at + 56))
+            .and_then(|at| file.get(at..at.checked_add(56)?))
         else {
             cut_headers += 1;
             continue;
@@ -264,7 +264,7 @@ fn read_notes(bytes: &[u8], arch: Arch, core: &mut Core) {
             core.lost.push("the end of the notes".into());
             break;
         };
-        let name = bytes.get(name_at..name_at + (namesz as usize).min(5));
+        let name = bytes.get(name_at..name_at.saturating_add((namesz as usize).min(5)));
         if name.is_some_and(|n| n.starts_with(b"CORE")) {
             read_note(kind, desc, arch, core);
         }
