@@ -388,6 +388,7 @@ impl ReportArgs {
             nt_symbol_path: self.nt_symbol_path.clone().filter(|v| !v.trim().is_empty()),
             debuginfod_urls: self.debuginfod_urls.clone(),
             debuginfod_cache: self.debuginfod_cache.clone(),
+            dump_dirs: Vec::new(),
             system: !self.no_system_symbols,
             symbol_index: !self.no_symbol_index,
             index_min_size: self.symbol_index_min,

@@ -515,7 +515,20 @@ fn compressed_poor_and_broken_cores() {
                 .as_os_str(),
         ],
     );
-    let ordinary = crash_core(&plain.join("cfi_crash"), &plain);
+    // Stripped, with its debug file kept as `objcopy --only-keep-debug`
+    // names it, beside the core: found by build id.
+    let binary = plain.join("cfi_crash");
+    let debug = plain.join("cfi_crash.debug");
+    common::tool(
+        "objcopy",
+        &[
+            "--only-keep-debug".as_ref(),
+            binary.as_os_str(),
+            debug.as_os_str(),
+        ],
+    );
+    common::tool("strip", &["-g".as_ref(), binary.as_os_str()]);
+    let ordinary = crash_core(&binary, &plain);
 
     // An exit handler waiting for a mutex a worker holds, dumped on SIGQUIT.
     let hang = dir.path().join("hang");
@@ -561,6 +574,13 @@ fn compressed_poor_and_broken_cores() {
         &frames[..4],
         ["store_result", "compute_layer", "run_model", "main"],
         "{frames:?}"
+    );
+    let top = &ordinary["threads"][0]["frames"][0];
+    assert!(
+        top["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("cfi_crash.c")),
+        "the line comes from cfi_crash.debug: {top:#}"
     );
     // The requested core of the exit hang: no crash, the holder named.
     let waits = &reports[5];

@@ -230,3 +230,33 @@ fn external_dumps_get_no_diagnosis_and_frames_as_good_as_the_reference() {
         "only {compared_threads} threads compared"
     );
 }
+
+/// ChromeOS's `abort` dump (issue 25): the program's separate debug file
+/// lies beside the dump as `abort.debug` (objcopy --only-keep-debug's
+/// naming), neither under the binary's own name nor in a build-id tree; it
+/// is matched by its build id and names `main` with its line.
+#[test]
+fn a_debug_file_beside_the_dump_is_found_by_its_build_id() {
+    let dump = common::shared_dir()
+        .join("corpus/external/nya3jp+tast/abort.20180103.145440.12345.20827.dmp");
+    let out = common::bin()
+        .args(["analyze", "--format", "json", "--no-system-symbols"])
+        .arg(&dump)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let frame = &doc["reports"][0]["threads"][0]["frames"][1];
+    assert_eq!(frame["function"], "main", "{frame:#}");
+    assert_eq!(frame["line"], 4, "{frame:#}");
+    // Copied away from its debug file, the dump has no names for it.
+    let dir = tempfile::tempdir().unwrap();
+    let alone = dir.path().join("abort.dmp");
+    std::fs::copy(&dump, &alone).unwrap();
+    let out = common::bin()
+        .args(["analyze", "--format", "json", "--no-system-symbols"])
+        .arg(&alone)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["reports"][0]["threads"][0]["frames"][1]["function"].is_null());
+}

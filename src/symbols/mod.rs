@@ -79,6 +79,10 @@ pub struct SymbolConfig {
     /// checked against the module's identity. `--no-system-symbols` turns
     /// it off.
     pub system: bool,
+    /// The folders holding the dumps: separate debug files there
+    /// (`NAME.debug`, as `objcopy --only-keep-debug` names them) are used
+    /// for the module whose build id they carry.
+    pub dump_dirs: Vec<PathBuf>,
     /// Index big .sym files in the cache (`index/`) and read them through
     /// their index on later runs; `--no-symbol-index` turns it off.
     pub symbol_index: bool,
@@ -101,6 +105,7 @@ impl Default for SymbolConfig {
             nt_symbol_path: None,
             debuginfod_urls: None,
             debuginfod_cache: None,
+            dump_dirs: Vec::new(),
             system: true,
             symbol_index: true,
             index_min_size: symfile::DEFAULT_MIN_SIZE,
@@ -119,11 +124,15 @@ impl SymbolConfig {
     ) -> Self {
         for dump in dumps {
             let Some(dir) = dump.parent() else { continue };
-            let candidate = if dir.as_os_str().is_empty() {
-                PathBuf::from("symbols")
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
             } else {
-                dir.join("symbols")
+                dir
             };
+            if !self.dump_dirs.iter().any(|d| d == dir) {
+                self.dump_dirs.push(dir.to_path_buf());
+            }
+            let candidate = dir.join("symbols");
             if candidate.is_dir() && !self.stores.contains(&candidate) {
                 self.stores.push(candidate);
             }
@@ -339,6 +348,7 @@ impl SymbolConfig {
             min_size: self.index_min_size,
         };
         Sources::new(locations, self.system, notes, scratch, index)
+            .with_debug_dirs(self.dump_dirs.clone())
     }
 }
 

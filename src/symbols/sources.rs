@@ -94,7 +94,15 @@ pub struct Sources {
     unwinders: Mutex<HashMap<Identity, Option<Arc<dyn Unwinder>>>>,
     /// Where big PDB and DWARF files get their index.
     pub(super) index: IndexSettings,
+    /// Folders whose `*.debug` files are matched to modules by build id
+    /// (the dumps' folders), and those files' build ids once read.
+    debug_dirs: Vec<PathBuf>,
+    debug_files: std::sync::OnceLock<Vec<(Vec<u8>, PathBuf)>>,
 }
+
+/// At most this many `*.debug` files of one folder are read for their
+/// build id: a folder of dumps holds a few.
+const DEBUG_FILES_PER_DIR: usize = 256;
 
 impl Sources {
     pub fn new(
@@ -123,7 +131,55 @@ impl Sources {
             scratch: Mutex::new(scratch),
             unwinders: Mutex::new(HashMap::new()),
             index,
+            debug_dirs: Vec::new(),
+            debug_files: std::sync::OnceLock::new(),
         }
+    }
+
+    pub(crate) fn with_debug_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.debug_dirs = dirs;
+        self
+    }
+
+    /// The `*.debug` files of the symbol folders and the dumps' folders
+    /// whose build id is `build_id`: a separate debug file named for its
+    /// binary (`abort.debug`) rather than laid out by build id. Each folder
+    /// is listed and its files' ids read once per run.
+    pub(crate) fn debug_files_with_build_id(&self, build_id: &[u8]) -> Vec<PathBuf> {
+        let files = self.debug_files.get_or_init(|| {
+            let mut dirs: Vec<&PathBuf> = self.debug_dirs.iter().collect();
+            dirs.extend(self.locations.iter().filter_map(|l| match l {
+                Location::Folder(dir) => Some(dir),
+                _ => None,
+            }));
+            let mut found = Vec::new();
+            for dir in dirs {
+                let Ok(entries) = std::fs::read_dir(dir) else {
+                    continue;
+                };
+                let mut names: Vec<PathBuf> = entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "debug") && p.is_file())
+                    .collect();
+                names.sort();
+                for path in names.into_iter().take(DEBUG_FILES_PER_DIR) {
+                    let id = super::paths::map_file(&path)
+                        .ok()
+                        .and_then(|map| super::native::elf::read_identity(&map).ok())
+                        .and_then(|info| info.build_id);
+                    if let Some(id) = id {
+                        found.push((id, path));
+                    }
+                }
+            }
+            found
+        });
+        files
+            .iter()
+            .filter(|(id, _)| id == build_id)
+            .map(|(_, path)| path.clone())
+            .collect()
     }
 
     /// Removes the run's private folders (downloads without a cache, files

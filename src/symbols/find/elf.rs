@@ -198,6 +198,13 @@ fn from_debuginfod(
     None
 }
 
+fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// The folders among the sources.
 fn roots(sources: &Sources) -> Vec<PathBuf> {
     sources
@@ -232,6 +239,9 @@ pub(crate) fn debug_info(
         }
         if sources.system {
             debug_candidates.extend(paths::system_build_id_debug(id));
+        }
+        if let Some(bytes) = hex_bytes(id) {
+            debug_candidates.extend(sources.debug_files_with_build_id(&bytes));
         }
     }
     for path in &debug_candidates {
