@@ -30,7 +30,8 @@ pub struct Collected {
     pub empty_folders: Vec<PathBuf>,
 }
 
-/// Expands folders recursively into their `*.dmp` / `*.mdmp` files (sorted,
+/// Expands folders recursively into their `*.dmp` / `*.mdmp` files and core
+/// files (`core`, `core.*`, `*.core`) (sorted,
 /// so output order is stable); files named directly are taken whatever their
 /// extension. Symbolic links to folders are not followed, so a link loop
 /// cannot make the search endless.
@@ -125,6 +126,23 @@ fn is_dump_name(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| DUMP_EXTENSIONS.iter().any(|d| e.eq_ignore_ascii_case(d)))
+        || is_core_name(path)
+}
+
+/// Linux core files as the kernel (`core`, `core.PID`), systemd-coredump
+/// (`core.NAME.UID.BOOTID.PID.TIME.zst`) and people (`NAME.core`) name
+/// them (`core.py` is not one). Their content decides whether they are
+/// read as cores.
+fn is_core_name(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let Some(rest) = name.strip_prefix("core.") else {
+        return name == "core" || name.ends_with(".core");
+    };
+    // core.PID, or systemd's core.NAME.UID.BOOTID.PID.TIME[.zst|.lz4|.xz];
+    // not a source file such as core.py.
+    rest.bytes().all(|b| b.is_ascii_digit()) || rest.split('.').count() >= 5
 }
 
 fn is_text_name(path: &Path) -> bool {
@@ -142,7 +160,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sub = dir.path().join("b");
         std::fs::create_dir(&sub).unwrap();
-        for name in ["z.dmp", "a.MDMP", "notes.txt"] {
+        for name in [
+            "z.dmp",
+            "a.MDMP",
+            "notes.txt",
+            "core.1234",
+            "core.py.0.ab.12.34.zst",
+            "core.py",
+        ] {
             std::fs::write(dir.path().join(name), b"").unwrap();
         }
         std::fs::write(sub.join("c.dmp"), b"").unwrap();
@@ -152,6 +177,8 @@ mod tests {
             vec![
                 Input::Dump(dir.path().join("a.MDMP")),
                 Input::Dump(sub.join("c.dmp")),
+                Input::Dump(dir.path().join("core.1234")),
+                Input::Dump(dir.path().join("core.py.0.ab.12.34.zst")),
                 Input::Dump(dir.path().join("z.dmp")),
             ]
         );

@@ -27,6 +27,9 @@ use yaml_rust2::{Yaml, YamlLoader};
 const COMMAND_PLACEHOLDER: &str = "python -m pytest";
 const TIMEOUT_PLACEHOLDER: &str = "--hang-timeout 900";
 const TEST_TIMEOUT: &str = "--hang-timeout 3";
+/// The core recipe's watchdog, and the test's.
+const QUIT_TIMEOUT_PLACEHOLDER: &str = "timeout -s QUIT 900";
+const QUIT_TIMEOUT: &str = "timeout -s QUIT 3";
 
 /// The variable naming where the release downloads are.
 const RELEASES: &str = "DUMPTRIAGE_RELEASES";
@@ -49,14 +52,19 @@ struct Recipe {
 }
 
 fn readme_recipe() -> Recipe {
+    recipe_between("ci-recipe")
+}
+
+/// The recipe between `<!-- NAME:begin` and `<!-- NAME:end -->`.
+fn recipe_between(marker: &str) -> Recipe {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     let begin = readme
-        .find("<!-- ci-recipe:begin")
-        .expect("README.md has no `<!-- ci-recipe:begin` marker");
+        .find(&format!("<!-- {marker}:begin"))
+        .unwrap_or_else(|| panic!("README.md has no `<!-- {marker}:begin` marker"));
     let end = readme[begin..]
-        .find("<!-- ci-recipe:end -->")
-        .expect("README.md has no `<!-- ci-recipe:end -->` marker")
+        .find(&format!("<!-- {marker}:end -->"))
+        .unwrap_or_else(|| panic!("README.md has no `<!-- {marker}:end -->` marker"))
         + begin;
     let section = &readme[begin..end];
 
@@ -162,6 +170,18 @@ struct Outcome {
 /// each `run:` with `bash -e`, a step after a failure only when
 /// `if: always()`, `dumptriage` on the PATH, `$GITHUB_STEP_SUMMARY` set.
 fn run_recipe(recipe: &Recipe, command: &[PathBuf], releases: &str) -> Outcome {
+    run_recipe_with(recipe, command, releases, &[])
+}
+
+/// As [`run_recipe`], with `timeout` replaced by the test's own, and
+/// `extra_path` on the PATH (the binary under test, for a recipe that
+/// follows the install steps).
+fn run_recipe_with(
+    recipe: &Recipe,
+    command: &[PathBuf],
+    releases: &str,
+    extra_path: &[&Path],
+) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().join("job");
     std::fs::create_dir(&work).unwrap();
@@ -198,12 +218,14 @@ fn run_recipe(recipe: &Recipe, command: &[PathBuf], releases: &str) -> Outcome {
         let script = step
             .run
             .replace(COMMAND_PLACEHOLDER, &command)
-            .replace(TIMEOUT_PLACEHOLDER, TEST_TIMEOUT);
+            .replace(TIMEOUT_PLACEHOLDER, TEST_TIMEOUT)
+            .replace(QUIT_TIMEOUT_PLACEHOLDER, QUIT_TIMEOUT);
         let file = dir.path().join(format!("step-{i}.sh"));
         std::fs::write(&file, script).unwrap();
         // What earlier steps added to GITHUB_PATH comes first, as on GitHub.
         let added = std::fs::read_to_string(&github_path).unwrap();
         let mut path: Vec<String> = added.lines().rev().map(str::to_string).collect();
+        path.extend(extra_path.iter().map(|p| p.display().to_string()));
         path.extend(base_path.iter().cloned());
         let mut bash = Command::new("bash");
         for (name, value) in &step.env {
@@ -344,6 +366,59 @@ fn the_readme_recipe_runs_as_printed() {
         }
         if behaviour.starts_with("crashes") {
             assert!(summary.contains("| crash |"), "{summary}");
+        }
+    }
+}
+
+/// The README's core-file recipe (issue 25): the kernel's core of a crash,
+/// and of a hang dumped by the watchdog's SIGQUIT, collected and analysed
+/// as the steps say, with the statuses the table promises.
+#[test]
+fn the_readme_core_recipe_runs_as_printed() {
+    let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
+    if pattern.trim() != "core" {
+        common::skip::skip(
+            "ci_recipe::cores",
+            "kernel.core_pattern is not `core`: cores do not land in the job's folder",
+        );
+        return;
+    }
+    let recipe = recipe_between("ci-recipe-cores");
+    let all_runs: String = recipe.steps.iter().map(|s| s.run.as_str()).collect();
+    for placeholder in [COMMAND_PLACEHOLDER, QUIT_TIMEOUT_PLACEHOLDER] {
+        assert_eq!(all_runs.matches(placeholder).count(), 1, "{placeholder}");
+    }
+    let behaviours: Vec<&str> = recipe.rows.iter().map(|(b, _)| b.as_str()).collect();
+    assert_eq!(
+        behaviours,
+        ["passes", "crashes at exit (SIGSEGV)", "hangs at exit"]
+    );
+    let binary = Path::new(env!("CARGO_BIN_EXE_dumptriage"))
+        .parent()
+        .unwrap();
+    for (behaviour, promised) in &recipe.rows {
+        let outcome = run_recipe_with(&recipe, &command_for(behaviour), "", &[binary]);
+        let context = format!("{behaviour}:\n{}", outcome.stderr);
+        let promised: Vec<Option<i32>> = promised.iter().copied().map(Some).collect();
+        assert_eq!(outcome.statuses, promised, "{context}");
+        let cores: Vec<PathBuf> = std::fs::read_dir(outcome.dir.path().join("job/cores"))
+            .expect("the triage step makes cores/")
+            .map(|e| e.unwrap().path())
+            .collect();
+        let summary = std::fs::read_to_string(&outcome.summary).unwrap_or_default();
+        match behaviour.as_str() {
+            "passes" => assert!(cores.is_empty(), "{cores:?}"),
+            "hangs at exit" => {
+                assert_eq!(cores.len(), 1, "{cores:?}\n{context}");
+                assert!(
+                    summary.contains("hip-unregister-fatbinary-hang"),
+                    "{summary}"
+                );
+            }
+            _ => {
+                assert_eq!(cores.len(), 1, "{cores:?}\n{context}");
+                assert!(summary.contains("| crash |"), "{summary}");
+            }
         }
     }
 }

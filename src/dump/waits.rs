@@ -92,6 +92,11 @@ pub(super) fn find_waits(
             .get_memory_at_address::<u32>(address)
     };
     for thread in &mut report.threads {
+        // A thread that took the fault is not waiting, even inside a lock
+        // function (a crash on a freed mutex).
+        if thread.crashing {
+            continue;
+        }
         let Some(stack) = state.threads.iter().find(|s| s.thread_id == thread.id) else {
             continue;
         };
