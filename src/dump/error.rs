@@ -20,9 +20,9 @@ pub enum DumpError {
     Empty,
     #[error("not a regular file ({0}): not a minidump")]
     NotAFile(&'static str),
-    /// The file's first bytes, and a hint when they say what it is.
-    #[error("not a minidump: file starts with {0} instead of the MDMP signature{1}")]
-    NotMinidump(String, String),
+    /// The file's first bytes.
+    #[error("not a minidump: file starts with {0} instead of the MDMP signature")]
+    NotMinidump(String),
     #[error("truncated minidump: {0}")]
     Truncated(String),
     #[error("unsupported minidump version")]
@@ -179,40 +179,18 @@ pub(super) fn starts_like_minidump(path: &Path) -> bool {
 }
 
 /// The error for a file that is not a minidump: its first bytes, printable
-/// and short, and what it is when that is known and worth a hint: a Linux
-/// core file, compressed or not, is what a crashed process leaves without a
-/// minidump.
+/// and short. (Core files, plain or compressed, never get here: they are
+/// read by elfcore.)
 fn not_minidump(path: &Path) -> DumpError {
     use std::io::Read;
-    let mut head = [0u8; 18];
+    let mut head = [0u8; 4];
     let n = std::fs::File::open(path)
         .and_then(|mut f| f.read(&mut head))
         .unwrap_or(0);
-    let kind = match &head[..n] {
-        // e_type (offset 16) ET_CORE = 4, either byte order.
-        [0x7f, b'E', b'L', b'F', _, 1, ..] if n >= 18 && head[16..18] == [4, 0] => {
-            Some("an ELF core file")
-        }
-        [0x7f, b'E', b'L', b'F', _, 2, ..] if n >= 18 && head[16..18] == [0, 4] => {
-            Some("an ELF core file")
-        }
-        [0x28, 0xb5, 0x2f, 0xfd, ..] => Some("zstd-compressed data (a systemd-coredump core?)"),
-        [0x04, 0x22, 0x4d, 0x18, ..] => Some("lz4-compressed data (a systemd-coredump core?)"),
-        [0xfd, b'7', b'z', b'X', b'Z', 0, ..] => {
-            Some("xz-compressed data (a systemd-coredump core?)")
-        }
-        _ => None,
-    };
-    let text: String = head[..n.min(4)]
+    let text: String = head[..n]
         .iter()
         .flat_map(|b| std::ascii::escape_default(*b))
         .map(char::from)
         .collect();
-    let hint = kind.map_or_else(String::new, |kind| {
-        format!(
-            " (it is {kind}; core files are not read yet: capture the process with \
-             `dumptriage run` or `dumptriage attach PID`, or open the core in gdb)"
-        )
-    });
-    DumpError::NotMinidump(format!("\"{text}\""), hint)
+    DumpError::NotMinidump(format!("\"{text}\""))
 }

@@ -149,3 +149,114 @@ fn requested_dump(core: &parse::Core) -> Option<String> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use minidump::{Minidump, MinidumpSystemInfo, MinidumpThreadList};
+
+    fn note(kind: u32, desc: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend(5u32.to_le_bytes());
+        out.extend((desc.len() as u32).to_le_bytes());
+        out.extend(kind.to_le_bytes());
+        out.extend(b"CORE\0\0\0\0");
+        out.extend(desc);
+        out.resize(out.len().next_multiple_of(4), 0);
+        out
+    }
+
+    /// A minimal arm64 core: one thread (pc, sp, frame pointer and link
+    /// register set), its process info, and one page of stack.
+    fn arm64_core() -> Vec<u8> {
+        let mut status = vec![0u8; 112 + 34 * 8 + 8];
+        status[32..36].copy_from_slice(&42u32.to_le_bytes());
+        let reg = |status: &mut Vec<u8>, i: usize, value: u64| {
+            status[112 + i * 8..120 + i * 8].copy_from_slice(&value.to_le_bytes());
+        };
+        reg(&mut status, 29, 0x7000_0800); // fp
+        reg(&mut status, 30, 0x4000_2000); // lr
+        reg(&mut status, 31, 0x7000_0100); // sp
+        reg(&mut status, 32, 0x4000_1234); // pc
+        let mut info = vec![0u8; 136];
+        info[24..28].copy_from_slice(&42u32.to_le_bytes());
+        info[40..44].copy_from_slice(b"prog");
+        info[56..68].copy_from_slice(b"prog --flag\0");
+        let mut notes = note(1, &status);
+        notes.extend(note(3, &info));
+
+        let mut file = vec![0u8; 0x1000];
+        file[..4].copy_from_slice(b"\x7fELF");
+        file[4] = 2;
+        file[5] = 1;
+        file[6] = 1;
+        file[16..18].copy_from_slice(&4u16.to_le_bytes());
+        file[18..20].copy_from_slice(&183u16.to_le_bytes());
+        file[32..40].copy_from_slice(&64u64.to_le_bytes());
+        file[54..56].copy_from_slice(&56u16.to_le_bytes());
+        file[56..58].copy_from_slice(&2u16.to_le_bytes());
+        let phdr = |file: &mut Vec<u8>, at: usize, fields: [u64; 5], kind: u32, flags: u32| {
+            file[at..at + 4].copy_from_slice(&kind.to_le_bytes());
+            file[at + 4..at + 8].copy_from_slice(&flags.to_le_bytes());
+            let [offset, vaddr, filesz, memsz, _] = fields;
+            file[at + 8..at + 16].copy_from_slice(&offset.to_le_bytes());
+            file[at + 16..at + 24].copy_from_slice(&vaddr.to_le_bytes());
+            file[at + 32..at + 40].copy_from_slice(&filesz.to_le_bytes());
+            file[at + 40..at + 48].copy_from_slice(&memsz.to_le_bytes());
+        };
+        phdr(&mut file, 64, [0x100, 0, notes.len() as u64, 0, 0], 4, 0);
+        phdr(
+            &mut file,
+            120,
+            [0x1000, 0x7000_0000, 0x1000, 0x1000, 0],
+            1,
+            6,
+        );
+        file[0x100..0x100 + notes.len()].copy_from_slice(&notes);
+        let mut stack = vec![0u8; 0x1000];
+        stack[0x100..0x108].copy_from_slice(&0xfeed_u64.to_le_bytes());
+        file.extend(stack);
+        file
+    }
+
+    #[test]
+    fn an_arm64_core_reads_as_a_minidump_with_its_registers_and_stack() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("core");
+        std::fs::write(&path, arm64_core()).unwrap();
+        let core = open(&path).unwrap();
+        assert!(
+            core.warnings.iter().any(|w| w.contains("no NT_FILE")),
+            "{:?}",
+            core.warnings
+        );
+        let dump = Minidump::read(core.view).unwrap();
+        let system = dump.get_stream::<MinidumpSystemInfo>().unwrap();
+        assert_eq!(system.cpu, minidump::system_info::Cpu::Arm64);
+        let threads = dump.get_stream::<MinidumpThreadList>().unwrap();
+        let thread = &threads.threads[0];
+        assert_eq!(thread.raw.thread_id, 42);
+        let context = thread.context(&system, None).unwrap();
+        assert_eq!(context.get_instruction_pointer(), 0x4000_1234);
+        assert_eq!(context.get_stack_pointer(), 0x7000_0100);
+        let memory = dump.get_memory().unwrap();
+        let stack = thread.stack_memory(&memory).unwrap();
+        assert_eq!(
+            stack.get_memory_at_address::<u64>(0x7000_0100),
+            Some(0xfeed)
+        );
+        // No signal: a dump of a running process, not a crash.
+        assert!(dump.get_stream::<minidump::MinidumpException>().is_err());
+    }
+
+    #[test]
+    fn other_machines_are_refused_by_name() {
+        let mut core = arm64_core();
+        core[18..20].copy_from_slice(&40u16.to_le_bytes()); // EM_ARM
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("core");
+        std::fs::write(&path, core).unwrap();
+        let error = open(&path).err().unwrap();
+        assert!(error.contains("unsupported architecture"), "{error}");
+    }
+}
