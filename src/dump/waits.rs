@@ -91,12 +91,8 @@ pub(super) fn find_waits(
             .memory_at_address(address)?
             .get_memory_at_address::<u32>(address)
     };
+    let signalled = report.exception.as_ref().map(|e| e.thread_id);
     for thread in &mut report.threads {
-        // A thread that took the fault is not waiting, even inside a lock
-        // function (a crash on a freed mutex).
-        if thread.crashing {
-            continue;
-        }
         let Some(stack) = state.threads.iter().find(|s| s.thread_id == thread.id) else {
             continue;
         };
@@ -126,6 +122,12 @@ pub(super) fn find_waits(
             f.names()
                 .any(|n| n.contains("futex") || n.contains("lll_lock_wait") || n == "syscall")
         });
+        // The exception's thread away from its futex call took a fault (a
+        // crash on a freed mutex): it is not waiting. (A dump requested of
+        // a hung process names a thread that is.)
+        if signalled == Some(thread.id) && !in_futex {
+            continue;
+        }
         let context = &top.context;
         let (address, value) = match (
             context
