@@ -139,7 +139,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         kill_after: args.kill_after,
         stop_limit: stop_limit(),
     };
-    let end = match capture::run(&options, &analyze) {
+    let (end, descendants) = match capture::run(&options, &analyze) {
         Ok(end) => end,
         Err(error @ CaptureError::Spawn { .. }) => {
             eprintln!("dumptriage: error: {error}");
@@ -153,8 +153,32 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         Err(error) => return Err(error.into()),
     };
+    // Crashes of processes the command started, from their core files.
+    let others: Vec<Report> = descendants
+        .into_iter()
+        .map(|captured| {
+            let (pid, signal) = captured
+                .report
+                .capture
+                .as_ref()
+                .map(|c| (c.pid, c.signal.clone().unwrap_or_default()))
+                .unwrap_or_default();
+            eprintln!(
+                "dumptriage: process {pid} (started by the command) crashed with {signal}; core file: {}",
+                printable::clean(&captured.path.display().to_string())
+            );
+            captured.report
+        })
+        .collect();
     match end {
-        RunEnd::Exited(status) => capture::exit_like(status),
+        RunEnd::Exited(status) => {
+            if !others.is_empty() {
+                if let Err(error) = emit_on(&others, &args.report, Console::Stderr) {
+                    eprintln!("dumptriage: error: {error:#}");
+                }
+            }
+            capture::exit_like(status)
+        }
         RunEnd::Crashed {
             pid,
             signal,
@@ -165,7 +189,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 "process {pid} crashed with {}",
                 capture::signal_name(signal)
             );
-            report_capture(&what, dump, &args.report);
+            report_capture(&what, dump, others, &args.report);
             capture::exit_like(status)
         }
         RunEnd::Hung {
@@ -183,7 +207,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 "dumptriage: process {pid} still running after {:.1} s (hang timeout); {then}",
                 after.as_secs_f64()
             );
-            let mut reports = Vec::new();
+            let mut reports = others;
             for (process, dump) in dumps {
                 let what = if process == pid {
                     format!("process {pid} (the command)")
@@ -213,18 +237,27 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
 /// `run`'s account of a capture, on standard error (standard output is the
 /// command's): one line saying what happened, then the report.
-fn report_capture(what: &str, dump: Result<capture::Captured, CaptureError>, options: &ReportArgs) {
+/// `others`: the reports of processes the command started that crashed too.
+fn report_capture(
+    what: &str,
+    dump: Result<capture::Captured, CaptureError>,
+    mut others: Vec<Report>,
+    options: &ReportArgs,
+) {
     match dump {
         Ok(captured) => {
             eprintln!(
                 "dumptriage: {what}; minidump: {}",
                 printable::clean(&captured.path.display().to_string())
             );
-            if let Err(error) = emit_on(&[captured.report], options, Console::Stderr) {
-                eprintln!("dumptriage: error: {error:#}");
-            }
+            others.insert(0, captured.report);
         }
         Err(error) => eprintln!("dumptriage: {what}; no minidump: {error}"),
+    }
+    if !others.is_empty() {
+        if let Err(error) = emit_on(&others, options, Console::Stderr) {
+            eprintln!("dumptriage: error: {error:#}");
+        }
     }
 }
 

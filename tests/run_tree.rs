@@ -308,3 +308,86 @@ fn the_exit_hang_names_the_mutex_holder() {
         "{evidence}"
     );
 }
+
+/// A crash of a process the command started (issue 30, part 1): behind a
+/// wrapper that ignores it, the grandchild's crash at exit still gets its
+/// diagnosis, from the core file the kernel wrote, which `run` moves into
+/// the dump folder; the wrapper's own status is kept, and the command
+/// itself leaves no core (its crashes are dumped by the tracer).
+#[test]
+fn a_descendants_crash_is_diagnosed_from_its_core() {
+    let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
+    if pattern.starts_with('|') {
+        common::skip::skip(
+            "run_tree::descendant_core",
+            "kernel.core_pattern pipes cores to a program: run cannot collect them",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let program = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-dumps/linux/bin/tls_exit_crash");
+    let report = dir.path().join("report.json");
+    let out = bin()
+        .args(["run", "--format", "json", "-o"])
+        .arg(&report)
+        .args(["--dump-dir", "dumps", "--", "sh", "-c"])
+        .arg(format!("'{}'; echo wrapper goes on", program.display()))
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("wrapper goes on"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "(started by the command) crashed with SIGSEGV; core file: dumps/tls_exit_crash_"
+        ),
+        "{stderr}"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let report = &doc["reports"][0];
+    assert_eq!(
+        report["diagnoses"][0]["signature"], "tls-destructor-crash-at-exit",
+        "{:#}",
+        report["diagnoses"]
+    );
+    assert_eq!(report["source"]["kind"], "core");
+    assert_eq!(report["capture"]["reason"], "descendant-core");
+    assert!(report["capture"]["root_pid"].is_u64());
+    let kept: Vec<String> = std::fs::read_dir(dir.path().join("dumps"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].ends_with(".core"), "{kept:?}");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("core"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // The command's own crash: a minidump, and no core beside it.
+    let out = bin()
+        .args(["run", "-q", "--dump-dir", "own", "--"])
+        .arg(&program)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    // `run` dies of the command's own signal.
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), Some(11));
+    assert_eq!(dumps_in(&dir.path().join("own")).len(), 1);
+    let cores: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("core"))
+        .collect();
+    assert!(cores.is_empty(), "{cores:?}");
+}

@@ -168,14 +168,34 @@ fn finish_live_dump(
 pub fn run(
     options: &RunOptions,
     analyze: &dyn Fn(&Path) -> Report,
-) -> Result<RunEnd, CaptureError> {
+) -> Result<(RunEnd, Vec<Captured>), CaptureError> {
     prepare_dump_dir(&options.dump_dir)?;
     let command: Vec<String> = options
         .command
         .iter()
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect();
-    Ok(match os::supervise(options)? {
+    let (end, descendants) = os::supervise(options)?;
+    // Crashes of processes the command started, from their core files:
+    // analysed as they are (a core has no room for the capture record,
+    // which the report gets instead).
+    let descendants = descendants
+        .into_iter()
+        .map(|(pid, signal, path, root)| {
+            let mut report = analyze(&path);
+            report.capture = Some(Capture {
+                signal: (signal != 0).then(|| signal_name(signal)),
+                root_pid: Some(root),
+                ..capture_record(CaptureReason::DescendantCore, pid, command.clone())
+            });
+            Captured {
+                path,
+                recorded_thread: report.exception.as_ref().map(|e| e.thread_id),
+                report,
+            }
+        })
+        .collect();
+    let end = match end {
         RunEnd::Exited(status) => RunEnd::Exited(status),
         RunEnd::Crashed {
             pid,
@@ -224,7 +244,8 @@ pub fn run(
                 })
                 .collect(),
         },
-    })
+    };
+    Ok((end, descendants))
 }
 
 /// Ends this process the way `status` ended the command: the same exit

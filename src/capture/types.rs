@@ -150,6 +150,11 @@ pub enum RunEnd<D = Result<Captured, CaptureError>> {
     },
 }
 
+/// A core file a process of the command's tree left when it crashed (not
+/// the command itself, which is dumped by the tracer): pid, signal, the
+/// file (moved into the dump folder), the command's pid.
+pub(super) type DescendantCore = (u32, i32, PathBuf, u32);
+
 /// How the supervised command ended, before its dump is analysed: what the
 /// OS-specific supervisor returns.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::types::{CaptureError, ExitStatus, RunOptions, Supervised};
+use super::types::{CaptureError, DescendantCore, ExitStatus, RunOptions, Supervised};
 
 pub(super) fn process_name(_pid: u32) -> String {
     String::new()
@@ -27,7 +27,9 @@ pub(super) fn why_no_threads(_pid: u32) -> CaptureError {
     CaptureError::Unsupported("dumptriage attach")
 }
 
-pub(super) fn supervise(_options: &RunOptions) -> Result<Supervised, CaptureError> {
+pub(super) fn supervise(
+    _options: &RunOptions,
+) -> Result<(Supervised, Vec<DescendantCore>), CaptureError> {
     Err(CaptureError::Unsupported("dumptriage run"))
 }
 

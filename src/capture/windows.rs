@@ -23,7 +23,7 @@ use windows_sys::Win32::System::Threading::{
     PROCESS_VM_READ,
 };
 
-use super::types::{CaptureError, ExitStatus, RunOptions, Supervised};
+use super::types::{CaptureError, DescendantCore, ExitStatus, RunOptions, Supervised};
 
 /// A process handle closed on drop.
 struct Process(HANDLE);
@@ -139,7 +139,9 @@ pub(super) fn why_no_threads(pid: u32) -> CaptureError {
     }
 }
 
-pub(super) fn supervise(_options: &RunOptions) -> Result<Supervised, CaptureError> {
+pub(super) fn supervise(
+    _options: &RunOptions,
+) -> Result<(Supervised, Vec<DescendantCore>), CaptureError> {
     Err(CaptureError::Unsupported("dumptriage run"))
 }
 

@@ -32,6 +32,39 @@ pub(crate) fn looks_like_core(head: &[u8]) -> bool {
     parse::is_core(head) || unpack::Packing::sniff(head).is_some()
 }
 
+/// Whose core an uncompressed core file is: the process id, its process
+/// group, its name, and the signal that ended it (0: none recorded).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) struct CoreOwner {
+    pub pid: u32,
+    pub pgrp: u32,
+    pub name: String,
+    pub signal: i32,
+}
+
+/// Reads only the notes of the core at `path` (for `run`, which looks for
+/// the cores its command's processes left).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) fn owner(path: &Path) -> Option<CoreOwner> {
+    let file = File::open(path).ok()?;
+    // SAFETY: read-only map of a file we opened; see view.rs.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let core = parse::parse(&map).ok()?;
+    let ps = core.psinfo.as_ref()?;
+    let signal = core
+        .threads
+        .iter()
+        .filter_map(|t| t.siginfo.map(|s| s.signo).or(Some(i32::from(t.cursig))))
+        .find(|s| *s != 0)
+        .unwrap_or(0);
+    Some(CoreOwner {
+        pid: ps.pid,
+        pgrp: ps.pgrp,
+        name: ps.name.clone(),
+        signal,
+    })
+}
+
 /// Reads the core at `path`. The error is one line naming the problem.
 pub(crate) fn open(path: &Path) -> Result<OpenedCore, String> {
     let mut file = File::open(path).map_err(|e| format!("cannot read file: {e}"))?;

@@ -79,6 +79,7 @@ impl SigInfo {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PsInfo {
     pub pid: u32,
+    pub pgrp: u32,
     pub name: String,
     /// The first 80 bytes of the command line, spaces between words.
     pub args: String,
@@ -319,6 +320,7 @@ fn read_note(kind: u32, desc: &[u8], arch: Arch, core: &mut Core) {
             };
             core.psinfo = Some(PsInfo {
                 pid: u32_at(desc, 24).unwrap_or(0),
+                pgrp: u32_at(desc, 32).unwrap_or(0),
                 name: text(40, 56),
                 args: text(56, 136),
             });

@@ -19,6 +19,9 @@ pub enum CaptureReason {
     Crash,
     /// `attach`: on request, the process kept running.
     Attach,
+    /// `run`: a process the command started crashed, and the kernel wrote
+    /// its core file, which `run` collected.
+    DescendantCore,
 }
 
 impl CaptureReason {
@@ -27,6 +30,7 @@ impl CaptureReason {
             CaptureReason::HangTimeout => "hang-timeout",
             CaptureReason::Crash => "crash",
             CaptureReason::Attach => "attach",
+            CaptureReason::DescendantCore => "descendant-core",
         }
     }
 }
@@ -80,6 +84,13 @@ impl Capture {
                     .unwrap_or_default()
             ),
             CaptureReason::Attach => "taken by `dumptriage attach` on request".to_string(),
+            CaptureReason::DescendantCore => format!(
+                "core file of a crash{}, written by the kernel and collected by `dumptriage run`",
+                self.signal
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
+            ),
         };
         let tree = self
             .root_pid

@@ -30,6 +30,7 @@
 //! "interruption ... by stop signals") return EINTR once, exactly as gcore
 //! does: see README, "attach".
 
+mod cores;
 mod crash_context;
 mod live;
 mod procfs;
@@ -39,6 +40,7 @@ mod tree;
 
 use std::collections::{BTreeSet, HashMap};
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -47,7 +49,7 @@ use nix::sys::ptrace;
 use nix::sys::signal::{kill, pthread_sigmask, SigSet, SigmaskHow, Signal};
 use nix::unistd::Pid;
 
-use super::types::{CaptureError, RunOptions, Supervised};
+use super::types::{CaptureError, DescendantCore, RunOptions, Supervised};
 pub(super) use live::{check_attachable, why_no_threads, write_live_dump};
 pub(super) use procfs::{command_line, process_name};
 
@@ -91,7 +93,31 @@ const FORWARDED: [Signal; 4] = [
     Signal::SIGQUIT,
 ];
 
-pub(super) fn supervise(options: &RunOptions) -> Result<Supervised, CaptureError> {
+pub(super) fn supervise(
+    options: &RunOptions,
+) -> Result<(Supervised, Vec<DescendantCore>), CaptureError> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    // Crashes of the processes the command starts: through the cores the
+    // kernel writes (cores.rs); none where the pattern hides them.
+    let cores = cores::CoreWatch::new(&cwd).ok();
+    let own_group = !std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let (end, pid) = supervise_command(options, cores.as_ref(), own_group)?;
+    let group = if own_group {
+        pid as u32
+    } else {
+        nix::unistd::getpgrp().as_raw() as u32
+    };
+    let descendants = cores
+        .map(|watch| watch.collect(group, pid as u32, &options.dump_dir))
+        .unwrap_or_default();
+    Ok((end, descendants))
+}
+
+fn supervise_command(
+    options: &RunOptions,
+    cores: Option<&cores::CoreWatch>,
+    own_group: bool,
+) -> Result<(Supervised, pid_t), CaptureError> {
     let mut signals = Signals::block(&[
         Signal::SIGCHLD,
         Signal::SIGINT,
@@ -107,9 +133,13 @@ pub(super) fn supervise(options: &RunOptions) -> Result<Supervised, CaptureError
             "dumptriage: warning: cannot keep the command's orphaned processes in its tree ({e}): a hang may leave some of them running"
         );
     }
-    let own_group = !std::io::IsTerminal::is_terminal(&std::io::stdin());
     let started = Instant::now();
-    let child = spawn(options, signals.old_mask, own_group)?;
+    let child = spawn(
+        options,
+        signals.old_mask,
+        own_group,
+        cores.map(|c| c.raised()),
+    )?;
     let pid = child.id() as pid_t;
     let mut tracer = Tracer {
         pid,
@@ -118,10 +148,11 @@ pub(super) fn supervise(options: &RunOptions) -> Result<Supervised, CaptureError
         delivered: HashMap::new(),
         dump_dir: options.dump_dir.clone(),
         stop_limit: options.stop_limit,
+        core_limit: cores.map(|c| c.original()),
     };
     match tracer.start() {
         Ok(None) => {}
-        Ok(Some(status)) => return Ok(Supervised::Exited(status)),
+        Ok(Some(status)) => return Ok((Supervised::Exited(status), pid)),
         Err(e) => eprintln!(
             "dumptriage: warning: cannot trace the command ({e}): a crash will not be captured"
         ),
@@ -130,12 +161,15 @@ pub(super) fn supervise(options: &RunOptions) -> Result<Supervised, CaptureError
     loop {
         while let Some((tid, status)) = wait_any(libc::WNOHANG)? {
             if let Some(end) = tracer.on_wait(tid, status)? {
-                return Ok(end);
+                return Ok((end, pid));
             }
         }
         let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if timeout == Some(Duration::ZERO) {
-            return tracer.hang(started.elapsed(), options.no_kill, options.kill_after);
+            return Ok((
+                tracer.hang(started.elapsed(), options.no_kill, options.kill_after)?,
+                pid,
+            ));
         }
         signals.wait(timeout)?;
         for info in signals.read() {
@@ -161,6 +195,7 @@ fn spawn(
     options: &RunOptions,
     old_mask: SigSet,
     own_group: bool,
+    core_limit: Option<libc::rlimit>,
 ) -> Result<std::process::Child, CaptureError> {
     let Some((program, args)) = options.command.split_first() else {
         return Err(CaptureError::Trace("no command to run".to_string()));
@@ -168,7 +203,7 @@ fn spawn(
     let mut command = Command::new(program);
     command.args(args);
     // SAFETY: the closure runs in the forked child before exec and only
-    // makes three system calls, all async-signal-safe.
+    // makes four system calls, all async-signal-safe.
     unsafe {
         command.pre_exec(move || {
             // The command gets the signal mask we were given, not the one
@@ -176,6 +211,10 @@ fn spawn(
             let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old_mask), None);
             if own_group {
                 let _ = nix::unistd::setpgid(Pid::from_raw(0), Pid::from_raw(0));
+            }
+            if let Some(limit) = &core_limit {
+                // Inherited by the command's descendants (cores.rs).
+                libc::setrlimit(libc::RLIMIT_CORE, limit);
             }
             // Stop right after exec, before the program's first instruction
             // (see the module comment). A refusal (a ptrace policy) leaves

@@ -36,6 +36,10 @@ pub(super) struct Tracer {
     pub dump_dir: PathBuf,
     /// How long threads get to stop for a capture.
     pub stop_limit: Duration,
+    /// The core size limit the command had before `run` raised it for its
+    /// descendants (cores.rs): given back before the command dies of a
+    /// crash the tracer dumped.
+    pub core_limit: Option<libc::rlimit>,
 }
 
 /// How a thread that was stopped for a capture is to be let go: the signal
@@ -289,6 +293,9 @@ impl Tracer {
     /// dump with the crash context, then let the process die of it.
     fn crash(&mut self, tid: pid_t, signal: c_int) -> Result<Supervised, CaptureError> {
         let pid = self.pid;
+        if let Some(limit) = &self.core_limit {
+            super::cores::restore(pid, limit);
+        }
         let file = new_dump_file(&self.dump_dir, pid as u32, &process_name(pid as u32));
         let (mut file, path) = match file {
             Ok(created) => created,
