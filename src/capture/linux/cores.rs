@@ -49,13 +49,10 @@ impl CoreWatch {
         let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern")
             .map_err(|e| format!("cannot read kernel.core_pattern: {e}"))?;
         let pattern = pattern.trim();
-        if pattern.starts_with('|') {
+        if let Some(program) = pattern.strip_prefix('|') {
             return Err(format!(
                 "kernel.core_pattern pipes cores to {}",
-                pattern[1..]
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("a program")
+                program.split_whitespace().next().unwrap_or("a program")
             ));
         }
         let (dir, name) = match pattern.rsplit_once('/') {
