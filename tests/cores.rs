@@ -49,10 +49,19 @@ fn workdir(root: &Path, program: &str) -> PathBuf {
 /// Runs `program` in `dir` with cores allowed; returns its core, renamed
 /// `core.NAME`.
 fn crash_core(program: &Path, dir: &Path) -> PathBuf {
-    let status = Command::new("bash")
+    crash_core_with(program, &[], &[], dir)
+}
+
+fn crash_core_with(program: &Path, args: &[&str], env: &[(&str, &Path)], dir: &Path) -> PathBuf {
+    let mut command = Command::new("bash");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let status = command
         .arg("-c")
-        .arg("ulimit -c unlimited && exec \"$0\"")
+        .arg("ulimit -c unlimited && exec \"$0\" \"$@\"")
         .arg(program)
+        .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -400,6 +409,25 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         let core = crash_core(&work.join(program), &work);
         cores.push((zstd_copy(&core), bin.join(program), sample));
         cores.push((core, bin.join(program), sample));
+    }
+    // The real interpreter (Debian's python3, which the sample's extension
+    // was built against) crashing in a thread after finalization.
+    let python = Path::new("/usr/bin/python3");
+    if !python.exists() {
+        common::skip::skip("cores::python", "no /usr/bin/python3 (Debian's python3)");
+    } else {
+        let work = workdir(dir.path(), "python-final");
+        let core = crash_core_with(
+            python,
+            &["-c", "import pyfinal_ext"],
+            &[("PYTHONPATH", &bin)],
+            &work,
+        );
+        cores.push((
+            core,
+            python.to_path_buf(),
+            "python-thread-after-finalization",
+        ));
     }
     for (program, sample) in [
         ("hip_exit_hang", "hip-unregister-fatbinary-hang"),
