@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use minidump::{Minidump, MinidumpException};
+use minidump::{Minidump, MinidumpException, Module as _};
 use minidump_processor::ProcessorOptions;
 
 use crate::model::Report;
@@ -153,6 +153,24 @@ impl Analyzer {
         // What blocked threads wait for, and who holds it.
         let kept = waits::kept_objects(dump.get_raw_stream(waits::WAIT_OBJECTS_STREAM).ok());
         waits::find_waits(&state, memory.as_ref(), &kept, &mut report);
+        // Which Python code each thread ran, when the process is CPython.
+        let modules: Vec<crate::python::LoadedModule> = state
+            .modules
+            .iter()
+            .map(|m| crate::python::LoadedModule {
+                path: m.code_file().into_owned(),
+                base: m.base_address(),
+                code_id: m.code_identifier().map(|id| id.to_string()),
+            })
+            .collect();
+        crate::python::annotate(
+            &mut report,
+            &modules,
+            &DumpMemory {
+                list: memory.as_ref(),
+                kept: &kept,
+            },
+        );
         // The command line, where the writer kept it (Breakpad's and
         // minidump-writer's Linux dumps: /proc/PID/cmdline, NUL-separated).
         if let (Some(process), Ok(raw)) =
@@ -175,6 +193,31 @@ impl Analyzer {
             }
         }
         Ok(report)
+    }
+}
+
+/// A dump's memory for the Python reader: the ranges a capture kept, then
+/// the dump's memory lists.
+struct DumpMemory<'a, 'm> {
+    list: Option<&'a minidump::UnifiedMemoryList<'m>>,
+    kept: &'a [(u64, Vec<u8>)],
+}
+
+impl crate::python::Memory for DumpMemory<'_, '_> {
+    fn read(&self, address: u64, len: usize) -> Option<Vec<u8>> {
+        let end = address.checked_add(len as u64)?;
+        for (base, bytes) in self.kept {
+            if address >= *base && end <= base + bytes.len() as u64 {
+                let at = (address - base) as usize;
+                return Some(bytes[at..at + len].to_vec());
+            }
+        }
+        let region = self.list?.memory_at_address(address)?;
+        let at = usize::try_from(address - region.base_address()).ok()?;
+        region
+            .bytes()
+            .get(at..at.checked_add(len)?)
+            .map(<[u8]>::to_vec)
     }
 }
 

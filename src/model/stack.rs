@@ -89,6 +89,8 @@ impl Walk {
 pub enum Trust {
     /// As a text trace printed it (a debugger's, a runtime's): no walk here.
     Text,
+    /// A Python frame read from the interpreter's own state in memory.
+    Interpreter,
     Context,
     Prewalked,
     Cfi,
@@ -103,6 +105,7 @@ impl Trust {
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Trust::Text => "text trace",
+            Trust::Interpreter => "interpreter state",
             Trust::Context => "context",
             Trust::Prewalked => "external walker",
             Trust::Cfi => "CFI",

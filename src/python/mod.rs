@@ -1,0 +1,319 @@
+//! Which Python code every thread was running, from the process's memory
+//! alone (issue 26): CPython 3.10 to 3.13, found by its `_PyRuntime`
+//! symbol in the interpreter's binary (`python3.X` or `libpython3.X.so`),
+//! walked with the layouts of that version's headers (offsets.toml, made
+//! by scripts/python-offsets.sh).
+//!
+//! The Python frames are placed among the native frames, each run of them
+//! just above the `_PyEval_EvalFrameDefault` call that runs it, as
+//! `py-spy dump --native` shows them: a reader sees which Python line made
+//! which native call, and the rules' Python patterns and the exit tables'
+//! Python exit frames apply to dumps as they do to text traces. When the
+//! runs cannot be matched to evaluator frames (no native names), they are
+//! put above the first one, or on top, and a warning says so.
+
+mod lines;
+mod walk;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::model::{Frame, FrameKind, Report, SymbolSource, Trust};
+pub(crate) use walk::Memory;
+use walk::{PyState, PyThread, Walker};
+
+/// One version's offsets.
+pub(crate) struct Layout {
+    major: u32,
+    minor: u32,
+    fields: HashMap<String, u64>,
+}
+
+impl Layout {
+    fn all() -> &'static HashMap<String, HashMap<String, u64>> {
+        static TABLES: OnceLock<HashMap<String, HashMap<String, u64>>> = OnceLock::new();
+        TABLES.get_or_init(|| toml::from_str(include_str!("offsets.toml")).unwrap_or_default())
+    }
+
+    pub fn for_version(major: u32, minor: u32) -> Option<Layout> {
+        let fields = Self::all().get(&format!("{major}.{minor}"))?.clone();
+        Some(Layout {
+            major,
+            minor,
+            fields,
+        })
+    }
+
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.fields.get(name).copied()
+    }
+
+    pub fn need(&self, name: &str) -> Result<u64, String> {
+        self.get(name)
+            .ok_or_else(|| format!("no offset {name} for CPython {}.{}", self.major, self.minor))
+    }
+
+    /// 3.11+: `_PyInterpreterFrame`s; 3.10: frame objects.
+    pub fn is_interpreter_frame(&self) -> bool {
+        self.fields.contains_key("frame_previous")
+    }
+
+    /// 3.12+: C-stack shim frames mark each entry into the evaluator.
+    pub fn has_shims(&self) -> bool {
+        self.version_at_least(3, 12)
+    }
+
+    pub fn version_at_least(&self, major: u32, minor: u32) -> bool {
+        (self.major, self.minor) >= (major, minor)
+    }
+
+    pub fn version(&self) -> String {
+        format!("{}.{}", self.major, self.minor)
+    }
+}
+
+/// A loaded module as the dump lists it.
+pub(crate) struct LoadedModule {
+    pub path: String,
+    pub base: u64,
+    pub code_id: Option<String>,
+}
+
+/// The interpreter's version, from its binary's name: `python3.11`,
+/// `libpython3.12.so.1.0`, `libpython3.13t.so` (not `python3`, a link).
+fn version_of(path: &str) -> Option<(u32, u32)> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let rest = name
+        .strip_prefix("libpython")
+        .or_else(|| name.strip_prefix("python"))?;
+    let (major, rest) = rest.split_once('.')?;
+    let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// Where the interpreter's globals are in the process: `_PyRuntime` and the
+/// type objects the walk checks objects against (their names live in the
+/// binary's read-only data, which dumps and cores leave out).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Globals {
+    pub runtime: u64,
+    pub code_type: u64,
+    pub str_type: u64,
+    pub bytes_type: u64,
+}
+
+/// The symbols' addresses in the binary at `path` (checked against the
+/// module's build id), moved by the module's load address.
+fn globals(module: &LoadedModule) -> Result<Globals, String> {
+    use object::{Object, ObjectSegment, ObjectSymbol};
+    let file = std::fs::File::open(&module.path)
+        .map_err(|e| format!("cannot read {}: {e}", module.path))?;
+    // SAFETY: a read-only map of a file we opened.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
+    let elf = object::File::parse(&*map).map_err(|e| e.to_string())?;
+    if let (Some(want), Ok(Some(have))) = (&module.code_id, elf.build_id()) {
+        let have: String = have.iter().map(|b| format!("{b:02x}")).collect();
+        if !want.eq_ignore_ascii_case(&have) {
+            return Err(format!(
+                "{} on this machine is another build than the dump's",
+                module.path
+            ));
+        }
+    }
+    let first = elf.segments().map(|s| s.address()).min().unwrap_or(0) & !0xfff;
+    let find = |name: &str| {
+        elf.dynamic_symbols()
+            .chain(elf.symbols())
+            .find(|s| s.name() == Ok(name))
+            .map(|s| module.base.wrapping_sub(first).wrapping_add(s.address()))
+            .ok_or_else(|| format!("{} has no {name} symbol", module.path))
+    };
+    Ok(Globals {
+        runtime: find("_PyRuntime")?,
+        code_type: find("PyCode_Type")?,
+        str_type: find("PyUnicode_Type")?,
+        bytes_type: find("PyBytes_Type")?,
+    })
+}
+
+/// Reads the Python state of the process, when one of its modules is a
+/// CPython interpreter: (version, state), or why it could not be read.
+pub(crate) fn read(
+    modules: &[LoadedModule],
+    memory: &dyn Memory,
+) -> Option<Result<(String, PyState), String>> {
+    // libpython first: an executable linked to it has no _PyRuntime.
+    let mut candidates: Vec<(&LoadedModule, (u32, u32))> = modules
+        .iter()
+        .filter_map(|m| version_of(&m.path).map(|v| (m, v)))
+        .collect();
+    candidates.sort_by_key(|(m, _)| !m.path.rsplit('/').next().unwrap_or("").starts_with("lib"));
+    let mut why = None;
+    for (module, (major, minor)) in candidates {
+        let Some(layout) = Layout::for_version(major, minor) else {
+            why = Some(format!(
+                "CPython {major}.{minor}: its Python stacks are not read (3.10 to 3.13 are)"
+            ));
+            continue;
+        };
+        match globals(module) {
+            Ok(globals) => {
+                let walker = Walker {
+                    memory,
+                    layout: &layout,
+                    globals,
+                };
+                return Some(
+                    walker
+                        .state(globals.runtime)
+                        .map(|state| (layout.version(), state)),
+                );
+            }
+            Err(e) => why = Some(e),
+        }
+    }
+    why.map(Err)
+}
+
+/// Adds the Python frames to `report`'s threads, the finalizing state as
+/// exit evidence, and what could not be read as warnings.
+pub(crate) fn annotate(report: &mut Report, modules: &[LoadedModule], memory: &dyn Memory) {
+    let Some(result) = read(modules, memory) else {
+        return;
+    };
+    let (version, state) = match result {
+        Ok(found) => found,
+        Err(why) => {
+            report
+                .warnings
+                .push(format!("Python stacks not read: {why}"));
+            return;
+        }
+    };
+    if state.finalizing && report.source.exit_evidence.is_none() {
+        report.source.exit_evidence = Some(format!(
+            "the CPython {version} runtime is finalizing (Py_Finalize began)"
+        ));
+    }
+    let ids: Vec<u32> = report.threads.iter().map(|t| t.id).collect();
+    for py in &state.threads {
+        let native = py.native_id.or_else(|| pthread_tid(memory, py.ident, &ids));
+        let Some(thread) = report.threads.iter_mut().find(|t| native == Some(t.id)) else {
+            report.warnings.push(format!(
+                "a Python thread (ident {:#x}, {} frames) is not one of the dump's threads",
+                py.ident,
+                py.frames.len()
+            ));
+            continue;
+        };
+        if let Some(warning) = place(&mut thread.frames, py) {
+            report
+                .warnings
+                .push(format!("thread {}: {warning}", thread.id));
+        }
+        if let Some(cut) = &py.cut {
+            report.warnings.push(format!(
+                "thread {}: its Python stack is cut: {cut}",
+                thread.id
+            ));
+        }
+    }
+}
+
+/// The evaluator: one native frame per run of Python frames (its inlined
+/// wrapper `_PyEval_EvalFrame` is not counted).
+/// Where glibc's `struct pthread` (a `pthread_t` points to it) keeps the
+/// thread's id on x86-64 (glibc 2.17 to 2.40): how 3.10, which records only
+/// the pthread_t, is matched to the dump's threads. A value that is not
+/// one of them matches nothing.
+const PTHREAD_TID: u64 = 0x2d0;
+
+fn pthread_tid(memory: &dyn Memory, ident: u64, ids: &[u32]) -> Option<u32> {
+    let raw = memory.read(ident.checked_add(PTHREAD_TID)?, 4)?;
+    let tid = u32::from_le_bytes(raw.try_into().ok()?);
+    ids.contains(&tid).then_some(tid)
+}
+
+const EVALUATOR: &str = "_PyEval_EvalFrameDefault";
+
+/// Puts `py`'s frames among `frames`: each run (from an entry frame up)
+/// above the evaluator frame that runs it. Returns a warning when the runs
+/// and the evaluator frames do not pair up.
+fn place(frames: &mut Vec<Frame>, py: &PyThread) -> Option<String> {
+    if py.frames.is_empty() {
+        return None;
+    }
+    let mut runs: Vec<Vec<Frame>> = vec![Vec::new()];
+    for frame in &py.frames {
+        runs.last_mut()
+            .expect("one run at least")
+            .push(python_frame(frame));
+        if frame.entry {
+            runs.push(Vec::new());
+        }
+    }
+    if runs.last().is_some_and(Vec::is_empty) {
+        runs.pop();
+    }
+    let evaluators: Vec<usize> = frames
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.function.as_deref() == Some(EVALUATOR) && !f.function_guessed)
+        .map(|(i, _)| i)
+        .collect();
+    let warning = if evaluators.len() == runs.len() {
+        for (at, run) in evaluators.iter().zip(runs).rev() {
+            frames.splice(*at..*at, run);
+        }
+        None
+    } else {
+        let at = evaluators.first().copied().unwrap_or(0);
+        frames.splice(at..at, runs.into_iter().flatten());
+        Some(format!(
+            "its Python frames could not be paired with its native evaluator frames ({} native, \
+             {} runs of Python frames): they are shown together",
+            evaluators.len(),
+            py.frames.iter().filter(|f| f.entry).count().max(1)
+        ))
+    };
+    for (i, frame) in frames.iter_mut().enumerate() {
+        frame.index = i;
+    }
+    warning
+}
+
+fn python_frame(py: &walk::PyFrame) -> Frame {
+    Frame {
+        function: Some(py.function.clone()),
+        file: Some(py.file.clone()),
+        line: py.line,
+        trust: Trust::Interpreter,
+        symbol_source: SymbolSource::None,
+        kind: FrameKind::Python,
+        ..Frame::from_text(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_come_from_the_binary_names() {
+        assert_eq!(version_of("/usr/bin/python3.11"), Some((3, 11)));
+        assert_eq!(version_of("/opt/lib/libpython3.12.so.1.0"), Some((3, 12)));
+        assert_eq!(version_of("/usr/lib/libpython3.13t.so"), Some((3, 13)));
+        assert_eq!(version_of("/usr/bin/python3"), None);
+        assert_eq!(version_of("/usr/lib/libpythonista.so"), None);
+    }
+
+    #[test]
+    fn every_supported_version_has_its_layout() {
+        for minor in 10..=13 {
+            let layout = Layout::for_version(3, minor).expect("offsets.toml has it");
+            assert!(layout.get("code_filename").is_some());
+            assert_eq!(layout.is_interpreter_frame(), minor >= 11);
+        }
+        assert!(Layout::for_version(3, 9).is_none());
+    }
+}

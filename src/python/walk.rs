@@ -1,0 +1,333 @@
+//! Walking CPython's runtime state in a process's memory: interpreters,
+//! their thread states, each thread's frames, and the code objects,
+//! strings and line tables they point to. The layouts are CPython's own,
+//! per version (offsets.toml, from each version's headers).
+//!
+//! Memory is untrusted: every pointer is read through `Memory` (a missing
+//! byte ends that part of the walk), counts and chains are bounded, a
+//! cycle ends a chain, and an object whose type is not the one expected
+//! ends the thread's stack with a mark instead of a wrong frame.
+
+use std::collections::HashSet;
+
+use super::lines;
+use super::{Globals, Layout};
+
+/// A process's memory, as a dump or a live process gives it.
+pub(crate) trait Memory {
+    fn read(&self, address: u64, len: usize) -> Option<Vec<u8>>;
+}
+
+const MAX_INTERPRETERS: usize = 16;
+const MAX_THREADS: usize = 1024;
+const MAX_FRAMES: usize = 2048;
+const MAX_STRING: u64 = 4096;
+const MAX_LINETABLE: u64 = 1 << 20;
+/// FRAME_OWNED_BY_CSTACK (3.12+): the shim frame below each C entry into
+/// the evaluator, not Python code.
+const OWNED_BY_CSTACK: u8 = 3;
+
+/// One Python frame: the function, its file and line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct PyFrame {
+    pub function: String,
+    pub file: String,
+    pub line: Option<u32>,
+    /// The first frame of an evaluator call (its bottom): the native
+    /// `_PyEval_EvalFrameDefault` that runs it runs the frames above it.
+    pub entry: bool,
+    /// The frame's first local, when it is an argument (`self` of a method).
+    pub first_local: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PyThread {
+    /// The OS thread id (3.11+), to match the dump's threads.
+    pub native_id: Option<u32>,
+    /// `threading.get_ident()`: the pthread_t.
+    pub ident: u64,
+    /// Most recent call first.
+    pub frames: Vec<PyFrame>,
+    /// Why the stack ends early (memory missing or inconsistent).
+    pub cut: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PyState {
+    pub finalizing: bool,
+    pub threads: Vec<PyThread>,
+}
+
+pub(crate) struct Walker<'a> {
+    pub memory: &'a dyn Memory,
+    pub layout: &'a Layout,
+    pub globals: Globals,
+}
+
+impl Walker<'_> {
+    pub fn u64(&self, address: u64) -> Option<u64> {
+        let b = self.memory.read(address, 8)?;
+        Some(u64::from_le_bytes(b.try_into().ok()?))
+    }
+
+    fn u32(&self, address: u64) -> Option<u32> {
+        let b = self.memory.read(address, 4)?;
+        Some(u32::from_le_bytes(b.try_into().ok()?))
+    }
+
+    fn field(&self, name: &str) -> Option<u64> {
+        self.layout.get(name)
+    }
+
+    pub fn state(&self, runtime: u64) -> Result<PyState, String> {
+        let f = |name: &str| {
+            self.field(name)
+                .ok_or_else(|| format!("no offset {name} for this version"))
+        };
+        let finalizing = self
+            .u64(runtime + f("runtime_finalizing")?)
+            .ok_or("the runtime state is not in the dump")?
+            != 0;
+        let mut state = PyState {
+            finalizing,
+            threads: Vec::new(),
+        };
+        let mut interp = self
+            .u64(runtime + f("runtime_interpreters_head")?)
+            .ok_or("the runtime state is not in the dump")?;
+        let mut seen = HashSet::new();
+        for _ in 0..MAX_INTERPRETERS {
+            if interp == 0 || !seen.insert(interp) {
+                break;
+            }
+            let mut tstate = self.u64(interp + f("interp_threads_head")?).unwrap_or(0);
+            for _ in 0..MAX_THREADS {
+                if tstate == 0 || !seen.insert(tstate) {
+                    break;
+                }
+                state.threads.push(self.thread(tstate));
+                tstate = self.u64(tstate + f("tstate_next")?).unwrap_or(0);
+            }
+            interp = self.u64(interp + f("interp_next")?).unwrap_or(0);
+        }
+        Ok(state)
+    }
+
+    fn thread(&self, tstate: u64) -> PyThread {
+        let layout = self.layout;
+        let mut thread = PyThread {
+            ident: layout
+                .get("tstate_thread_id")
+                .and_then(|o| self.u64(tstate + o))
+                .unwrap_or(0),
+            native_id: layout
+                .get("tstate_native_thread_id")
+                .and_then(|o| self.u64(tstate + o))
+                .and_then(|id| u32::try_from(id).ok()),
+            ..PyThread::default()
+        };
+        let top = if let Some(o) = layout.get("tstate_current_frame") {
+            self.u64(tstate + o)
+        } else if let (Some(c), Some(o)) = (
+            layout.get("tstate_cframe"),
+            layout.get("cframe_current_frame"),
+        ) {
+            self.u64(tstate + c).and_then(|cframe| match cframe {
+                0 => Some(0),
+                _ => self.u64(cframe + o),
+            })
+        } else {
+            layout
+                .get("tstate_frame")
+                .and_then(|o| self.u64(tstate + o))
+        };
+        let Some(mut frame) = top else {
+            thread.cut = Some("the thread state is not in the dump".into());
+            return thread;
+        };
+        let mut seen = HashSet::new();
+        while frame != 0 {
+            if thread.frames.len() == MAX_FRAMES {
+                thread.cut = Some(format!(
+                    "more than {MAX_FRAMES} frames: the rest are left out"
+                ));
+                break;
+            }
+            if !seen.insert(frame) {
+                thread.cut = Some("the frame chain loops".into());
+                break;
+            }
+            match self.frame(frame) {
+                Ok((Some(py), previous)) => {
+                    thread.frames.push(py);
+                    frame = previous;
+                }
+                Ok((None, previous)) => {
+                    // A C-stack shim: it marks the entry of the frames above.
+                    if let Some(last) = thread.frames.last_mut() {
+                        last.entry = true;
+                    }
+                    frame = previous;
+                }
+                Err(why) => {
+                    thread.cut = Some(why);
+                    break;
+                }
+            }
+        }
+        if !self.layout.is_interpreter_frame() {
+            // 3.10: every frame object is its own evaluator call.
+            for py in &mut thread.frames {
+                py.entry = true;
+            }
+        }
+        thread
+    }
+
+    /// One frame: its Python frame (None for a shim) and the next older.
+    fn frame(&self, frame: u64) -> Result<(Option<PyFrame>, u64), String> {
+        let layout = self.layout;
+        let missing = || format!("frame {frame:#x} is not in the dump");
+        let previous = if layout.is_interpreter_frame() {
+            self.u64(frame + layout.need("frame_previous")?)
+        } else {
+            self.u64(frame + layout.need("frame_back")?)
+        }
+        .ok_or_else(missing)?;
+        if let Some(o) = layout.get("frame_owner").filter(|_| layout.has_shims()) {
+            let owner = self.memory.read(frame + o, 1).ok_or_else(missing)?[0];
+            if owner == OWNED_BY_CSTACK {
+                return Ok((None, previous));
+            }
+        }
+        let code = self
+            .u64(frame + layout.need("frame_code")?)
+            .ok_or_else(missing)?;
+        if !self.is_a(code, self.globals.code_type) {
+            return Err(format!(
+                "frame {frame:#x} does not point to a code object: the stack ends here"
+            ));
+        }
+        let file = self.string(code + layout.need("code_filename")?);
+        let name_field = layout
+            .get("code_qualname")
+            .unwrap_or(layout.need("code_name")?);
+        let function = self.string(code + name_field);
+        let (Some(file), Some(function)) = (file, function) else {
+            return Err(format!(
+                "the names of code object {code:#x} are not in the dump"
+            ));
+        };
+        let first_line = self
+            .u32(code + layout.need("code_firstlineno")?)
+            .map(|l| i64::from(l as i32))
+            .unwrap_or(0);
+        let line = self.line(frame, code, first_line);
+        let entry = layout
+            .get("frame_is_entry")
+            .and_then(|o| self.memory.read(frame + o, 1))
+            .is_some_and(|b| b[0] != 0);
+        let first_local = self
+            .u32(code + layout.need("code_argcount")?)
+            .filter(|n| *n > 0)
+            .and_then(|_| self.u64(frame + layout.need("frame_localsplus").ok()?))
+            .filter(|p| *p != 0);
+        Ok((
+            Some(PyFrame {
+                function,
+                file,
+                line,
+                entry,
+                first_local,
+            }),
+            previous,
+        ))
+    }
+
+    fn line(&self, frame: u64, code: u64, first_line: i64) -> Option<u32> {
+        let layout = self.layout;
+        let table = self.bytes(self.u64(code + layout.get("code_linetable")?)?)?;
+        if layout.is_interpreter_frame() {
+            let instr = self.u64(frame + layout.get("frame_instr")?)?;
+            let start = code + layout.get("code_adaptive")?;
+            // 3.11 and 3.12 keep the instruction last run (prev_instr),
+            // 3.13 the one running (instr_ptr): for a frame that called
+            // another, both are the call.
+            let units = instr.checked_sub(start)? / 2;
+            lines::line_311(&table, first_line, units * 2)
+        } else {
+            let lasti = self.u32(frame + layout.get("frame_lasti")?)? as i32;
+            if lasti < 0 {
+                return u32::try_from(first_line).ok();
+            }
+            lines::line_310(&table, first_line, u64::from(lasti as u32) * 2)
+        }
+    }
+
+    /// Whether `object`'s type is the type object at `kind`.
+    fn is_a(&self, object: u64, kind: u64) -> bool {
+        self.layout
+            .get("object_type")
+            .and_then(|o| self.u64(object + o))
+            == Some(kind)
+    }
+
+    /// A `str` object's text (compact strings: every `str` CPython makes
+    /// for names and file names).
+    pub fn string(&self, address: u64) -> Option<String> {
+        let layout = self.layout;
+        let object = self.u64(address)?;
+        if !self.is_a(object, self.globals.str_type) {
+            return None;
+        }
+        let length = self.u64(object + layout.get("unicode_length")?)?;
+        let state = self.u32(object + layout.get("unicode_state")?)?;
+        // state's bit fields, 3.10 to 3.13: interned (2 bits), kind (3),
+        // compact, ascii.
+        let kind = (state >> 2) & 7;
+        let compact = (state >> 5) & 1 == 1;
+        let ascii = (state >> 6) & 1 == 1;
+        if !compact || length > MAX_STRING {
+            return None;
+        }
+        let header = if ascii {
+            layout.get("ascii_size")?
+        } else {
+            layout.get("compact_size")?
+        };
+        let width = u64::from(kind.max(1));
+        let raw = self
+            .memory
+            .read(object + header, (length * width) as usize)?;
+        Some(match width {
+            1 => raw.iter().map(|&b| char::from(b)).collect(),
+            2 => char::decode_utf16(
+                raw.chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]])),
+            )
+            .map(|c| c.unwrap_or('\u{fffd}'))
+            .collect(),
+            _ => raw
+                .chunks_exact(4)
+                .map(|c| {
+                    char::from_u32(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .unwrap_or('\u{fffd}')
+                })
+                .collect(),
+        })
+    }
+
+    /// A `bytes` object's content.
+    fn bytes(&self, object: u64) -> Option<Vec<u8>> {
+        let layout = self.layout;
+        if !self.is_a(object, self.globals.bytes_type) {
+            return None;
+        }
+        let size = self.u64(object + layout.get("bytes_size")?)?;
+        if size > MAX_LINETABLE {
+            return None;
+        }
+        self.memory
+            .read(object + layout.get("bytes_data")?, size as usize)
+    }
+}
