@@ -21,5 +21,6 @@ trap 'rm -rf "$work"' EXIT
     echo "# CPython $version"
     "$work/offsets"
   done
-} > "$out"
+} > "$work/offsets.toml"
+mv "$work/offsets.toml" "$out"
 echo "wrote $out" >&2

@@ -13,6 +13,9 @@
 #include <frameobject.h>
 #endif
 #include "internal/pycore_code.h"
+#if PY_VERSION_HEX >= 0x030B0000
+#include "internal/pycore_dict.h"
+#endif
 
 #define P(name, value) printf("%s = %lu\n", name, (unsigned long)(value))
 
@@ -88,6 +91,20 @@ int main(void)
     P("long_digits", offsetof(PyLongObject, long_value.ob_digit));
 #else
     P("long_digits", offsetof(PyLongObject, ob_digit));
+#endif
+    P("type_basicsize", offsetof(PyTypeObject, tp_basicsize));
+#if PY_VERSION_HEX >= 0x030B0000
+    P("dictkeys_indices", offsetof(PyDictKeysObject, dk_indices));
+    P("dictkeys_nentries", offsetof(PyDictKeysObject, dk_nentries));
+    P("dictkeys_log2_size", offsetof(PyDictKeysObject, dk_log2_size));
+    P("dictkeys_log2_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
+    P("dictkeys_kind", offsetof(PyDictKeysObject, dk_kind));
+#else
+    /* 3.10 does not install Objects/dict-common.h: its layout is
+     * dk_refcnt, dk_size, dk_lookup, dk_usable, dk_nentries, dk_indices. */
+    P("dictkeys_size", 1 * sizeof(Py_ssize_t));
+    P("dictkeys_nentries", 4 * sizeof(Py_ssize_t));
+    P("dictkeys_indices", 5 * sizeof(Py_ssize_t));
 #endif
     return 0;
 }

@@ -13,6 +13,7 @@
 //! put above the first one, or on top, and a warning says so.
 
 mod lines;
+mod objects;
 mod walk;
 
 use std::collections::HashMap;
@@ -206,6 +207,10 @@ pub(crate) fn annotate(report: &mut Report, modules: &[LoadedModule], memory: &d
             ));
             continue;
         };
+        // The name the program gave its thread, over the OS's.
+        if py.name.is_some() {
+            thread.name = py.name.clone();
+        }
         if let Some(warning) = place(&mut thread.frames, py) {
             report
                 .warnings

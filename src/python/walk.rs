@@ -50,6 +50,8 @@ pub(crate) struct PyThread {
     pub frames: Vec<PyFrame>,
     /// Why the stack ends early (memory missing or inconsistent).
     pub cut: Option<String>,
+    /// Its `threading.Thread` name, when its stack shows the Thread.
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -70,7 +72,11 @@ impl Walker<'_> {
         Some(u64::from_le_bytes(b.try_into().ok()?))
     }
 
-    fn u32(&self, address: u64) -> Option<u32> {
+    pub fn u8(&self, address: u64) -> Option<u8> {
+        self.memory.read(address, 1).map(|b| b[0])
+    }
+
+    pub fn u32(&self, address: u64) -> Option<u32> {
         let b = self.memory.read(address, 4)?;
         Some(u32::from_le_bytes(b.try_into().ok()?))
     }
@@ -181,6 +187,20 @@ impl Walker<'_> {
                 py.entry = true;
             }
         }
+        // Its `threading.Thread` name: `self` of Thread._bootstrap.
+        thread.name = thread
+            .frames
+            .iter()
+            .rev()
+            .find(|f| {
+                f.file.ends_with("threading.py")
+                    && matches!(
+                        f.function.as_str(),
+                        "_bootstrap" | "Thread._bootstrap" | "_bootstrap_inner" | "Thread._bootstrap_inner"
+                    )
+            })
+            .and_then(|f| f.first_local)
+            .and_then(|this| self.attribute_str(this, "_name"));
         thread
     }
 
@@ -275,8 +295,12 @@ impl Walker<'_> {
     /// A `str` object's text (compact strings: every `str` CPython makes
     /// for names and file names).
     pub fn string(&self, address: u64) -> Option<String> {
+        self.string_object(self.u64(address)?)
+    }
+
+    /// The text of the `str` object at `object`.
+    pub fn string_object(&self, object: u64) -> Option<String> {
         let layout = self.layout;
-        let object = self.u64(address)?;
         if !self.is_a(object, self.globals.str_type) {
             return None;
         }
