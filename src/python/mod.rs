@@ -13,6 +13,8 @@
 //! put above the first one, or on top, and a warning says so.
 
 mod lines;
+#[cfg(target_os = "linux")]
+pub(crate) mod live;
 mod objects;
 mod walk;
 
@@ -137,20 +139,76 @@ fn globals(module: &LoadedModule) -> Result<Globals, String> {
     })
 }
 
-/// Reads the Python state of the process, when one of its modules is a
-/// CPython interpreter: (version, state), or why it could not be read.
-pub(crate) fn read(
-    modules: &[LoadedModule],
-    memory: &dyn Memory,
-) -> Option<Result<(String, PyState), String>> {
-    // libpython first: an executable linked to it has no _PyRuntime.
-    let mut candidates: Vec<(&LoadedModule, (u32, u32))> = modules
+/// The modules that are CPython interpreters, with their versions:
+/// libpython first (an executable linked to it has no _PyRuntime).
+fn interpreters(modules: &[LoadedModule]) -> Vec<(&LoadedModule, (u32, u32))> {
+    let mut found: Vec<(&LoadedModule, (u32, u32))> = modules
         .iter()
         .filter_map(|m| version_of(&m.path).map(|v| (m, v)))
         .collect();
-    candidates.sort_by_key(|(m, _)| !m.path.rsplit('/').next().unwrap_or("").starts_with("lib"));
+    found.sort_by_key(|(m, _)| !m.path.rsplit('/').next().unwrap_or("").starts_with("lib"));
+    found
+}
+
+/// Where a capture keeps the interpreter's version and globals in its
+/// memory stream: a non-canonical address no process maps, so no pointer
+/// of the walk reads it by accident.
+const GLOBALS_RECORD: u64 = 0xfff0_0000_0000_0000;
+const GLOBALS_MAGIC: &[u8; 4] = b"PYG1";
+
+impl Globals {
+    fn to_record(self, major: u32, minor: u32) -> Vec<u8> {
+        let mut out = GLOBALS_MAGIC.to_vec();
+        out.extend((major as u16).to_le_bytes());
+        out.extend((minor as u16).to_le_bytes());
+        for value in [self.runtime, self.code_type, self.str_type, self.bytes_type] {
+            out.extend(value.to_le_bytes());
+        }
+        out
+    }
+
+    fn from_record(raw: &[u8]) -> Option<(u32, u32, Globals)> {
+        if raw.get(..4)? != GLOBALS_MAGIC {
+            return None;
+        }
+        let word = |i: usize| {
+            Some(u64::from_le_bytes(
+                raw.get(8 + i * 8..16 + i * 8)?.try_into().ok()?,
+            ))
+        };
+        let major = u16::from_le_bytes(raw.get(4..6)?.try_into().ok()?);
+        let minor = u16::from_le_bytes(raw.get(6..8)?.try_into().ok()?);
+        Some((
+            u32::from(major),
+            u32::from(minor),
+            Globals {
+                runtime: word(0)?,
+                code_type: word(1)?,
+                str_type: word(2)?,
+                bytes_type: word(3)?,
+            },
+        ))
+    }
+}
+
+/// The interpreter's version and globals: kept in the dump by the capture
+/// (so it needs no binary), else read from the interpreter's binary.
+fn find_globals(
+    modules: &[LoadedModule],
+    memory: &dyn Memory,
+) -> Option<Result<(Layout, Globals), String>> {
+    if let Some((major, minor, globals)) = memory
+        .read(GLOBALS_RECORD, 40)
+        .and_then(|raw| Globals::from_record(&raw))
+    {
+        return Some(
+            Layout::for_version(major, minor)
+                .map(|layout| (layout, globals))
+                .ok_or_else(|| format!("CPython {major}.{minor} is not read (3.10 to 3.13 are)")),
+        );
+    }
     let mut why = None;
-    for (module, (major, minor)) in candidates {
+    for (module, (major, minor)) in interpreters(modules) {
         let Some(layout) = Layout::for_version(major, minor) else {
             why = Some(format!(
                 "CPython {major}.{minor}: its Python stacks are not read (3.10 to 3.13 are)"
@@ -158,22 +216,43 @@ pub(crate) fn read(
             continue;
         };
         match globals(module) {
-            Ok(globals) => {
-                let walker = Walker {
-                    memory,
-                    layout: &layout,
-                    globals,
-                };
-                return Some(
-                    walker
-                        .state(globals.runtime)
-                        .map(|state| (layout.version(), state)),
-                );
-            }
+            Ok(globals) => return Some(Ok((layout, globals))),
             Err(e) => why = Some(e),
         }
     }
     why.map(Err)
+}
+
+/// Reads the Python state of the process, when one of its modules is a
+/// CPython interpreter: (version, state), or why it could not be read.
+pub(crate) fn read(
+    modules: &[LoadedModule],
+    memory: &dyn Memory,
+) -> Option<Result<(String, PyState), String>> {
+    Some(
+        find_globals(modules, memory)?.and_then(|(layout, globals)| {
+            let walker = Walker {
+                memory,
+                layout: &layout,
+                globals,
+            };
+            walker
+                .state(globals.runtime)
+                .map(|state| (layout.version(), state))
+        }),
+    )
+}
+
+/// The version and globals record a capture keeps, for `modules` of a
+/// live process.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) fn globals_record(modules: &[LoadedModule]) -> Option<(u64, Vec<u8>)> {
+    interpreters(modules)
+        .into_iter()
+        .find_map(|(module, (major, minor))| {
+            let globals = globals(module).ok()?;
+            Some((GLOBALS_RECORD, globals.to_record(major, minor)))
+        })
 }
 
 /// Adds the Python frames to `report`'s threads, the finalizing state as

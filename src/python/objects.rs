@@ -74,7 +74,11 @@ impl Walker<'_> {
         let values = self.u64(dict + layout.get("dict_values")?)?;
         if values != 0 {
             // 3.13's PyDictValues has an 8-byte header before the values.
-            let start = if layout.version_at_least(3, 13) { values + 8 } else { values };
+            let start = if layout.version_at_least(3, 13) {
+                values + 8
+            } else {
+                values
+            };
             return self.split_lookup(keys, start, name);
         }
         let (entries, count, size, key_at, value_at) = self.entries(keys)?;

@@ -196,7 +196,10 @@ impl Walker<'_> {
                 f.file.ends_with("threading.py")
                     && matches!(
                         f.function.as_str(),
-                        "_bootstrap" | "Thread._bootstrap" | "_bootstrap_inner" | "Thread._bootstrap_inner"
+                        "_bootstrap"
+                            | "Thread._bootstrap"
+                            | "_bootstrap_inner"
+                            | "Thread._bootstrap_inner"
                     )
             })
             .and_then(|f| f.first_local)

@@ -142,6 +142,8 @@ pub(in crate::capture) fn write_live_dump_keeping(
 ) -> Result<(), CaptureError> {
     let was_stopped = read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T');
     group_stop(pid, stop_limit, was_stopped)?;
+    // What the Python stacks need, read while the process is stopped.
+    let python = crate::python::live::keep(pid);
     // The main thread stands in as the blamed thread until the analysis
     // names the right one (capture::record_blamed_thread).
     let written = MinidumpWriterConfig::new(pid as pid_t, pid as pid_t).write(file);
@@ -152,15 +154,17 @@ pub(in crate::capture) fn write_live_dump_keeping(
         pid,
         why: error_chain(&e),
     })?;
-    if !objects.is_empty() {
+    if !objects.is_empty() || !python.is_empty() {
         // A dump without them is still a dump: the analysis then says the
-        // holder is unknown.
-        let _ = crate::capture::postprocess::append_stream(path, WAIT_OBJECTS_STREAM, objects);
+        // holder is unknown, and shows no Python frames.
+        let kept = [objects, &python].concat();
+        let _ = crate::capture::postprocess::append_stream(path, WAIT_OBJECTS_STREAM, &kept);
     }
     Ok(())
 }
 
-/// The capture's wait-object stream (read by src/dump/waits.rs).
+/// The capture's stream of kept memory: the wait objects (read by
+/// src/dump/waits.rs) and what the Python stacks need (src/python/).
 const WAIT_OBJECTS_STREAM: u32 = 0x4454_0002;
 /// Bytes kept from each futex word on: a glibc pthread_mutex_t is 40.
 const WAIT_OBJECT_BYTES: usize = 48;
