@@ -105,7 +105,11 @@ fn linux_samples_in_their_poor_forms() {
         // form is the one twins.toml describes, not a poorer one.
         for module in with_libs["modules"].as_array().unwrap() {
             let name = module["name"].as_str().unwrap_or_default();
-            if SYSTEM_LIBRARIES.contains(&name)
+            // The system's own (pyenv's python3.11 is another build).
+            let path = module["path"].as_str().unwrap_or_default();
+            let system = path.starts_with("/usr/") || path.starts_with("/lib");
+            if system
+                && SYSTEM_LIBRARIES.contains(&name)
                 && module["symbols"] != "loaded"
                 && module["symbols"] != "not_needed"
             {

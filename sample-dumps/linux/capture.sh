@@ -76,6 +76,10 @@ capture tls-teardown-hang-at-exit-linux 124 ./tls_exit_hang
 capture glibc-loader-lock-at-exit-linux 124 ./dlopen_exit_hang
 capture python-exit-waits-for-thread-linux 124 ./python3
 PYTHONPATH=$build capture python-thread-after-finalization-linux 134 "$python" -c "import pyfinal_ext"
+# A real interpreter (pyenv's CPython 3.11) hung at exit by a non-daemon
+# thread in queue.get: the dump keeps what its Python stacks need.
+pyenv311=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11.*/bin/python3.11 | tail -1)
+capture python-threading-exit-hang-cpython-linux 124 "$pyenv311" "$root/tests/programs/python_exit_hang.py"
 
 # The programs' own binaries (with DWARF), for the poor forms of
 # twins.toml: what a user who has only their build's output holds.
