@@ -20,9 +20,10 @@ use dumptriage::symbols::SymbolConfig;
 
 /// The targets, by name: the folder of tests/data/fuzz/ and the cargo-fuzz
 /// target of the same name.
-pub const TARGETS: [&str; 8] = [
+pub const TARGETS: [&str; 9] = [
     "analyze_dump",
     "read_core",
+    "read_python",
     "read_text",
     "load_rule",
     "read_sym",
@@ -36,6 +37,7 @@ pub fn run(target: &str, data: &[u8]) {
     match target {
         "analyze_dump" => analyze_dump(data),
         "read_core" => read_core(data),
+        "read_python" => dumptriage::python::fuzz_walk(data),
         "read_text" => read_text(data),
         "load_rule" => load_rule(data),
         "read_sym" => read_sym(data),

@@ -16,7 +16,7 @@ pub mod input;
 pub mod model;
 pub(crate) mod pattern;
 pub mod printable;
-pub(crate) mod python;
+pub mod python;
 pub mod report;
 pub mod signatures;
 pub(crate) mod summary;

@@ -19,7 +19,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn program() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/python_exit_hang.py")
+    script("python_exit_hang.py")
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/programs")
+        .join(name)
 }
 
 /// pyenv's interpreters 3.10 to 3.13: (version, python binary).
@@ -60,12 +66,16 @@ fn dirs_home() -> PathBuf {
 
 /// Starts the program and waits until every thread is in place.
 fn start(python: &Path, env: &[(&str, &Path)]) -> std::process::Child {
+    start_script(python, &program(), env)
+}
+
+fn start_script(python: &Path, script: &Path, env: &[(&str, &Path)]) -> std::process::Child {
     let mut command = Command::new(python);
     for (name, value) in env {
         command.env(name, value);
     }
     let mut child = command
-        .arg(program())
+        .arg(script)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -300,4 +310,41 @@ fn a_run_dump_alone_shows_who_blocks_the_exit() {
     assert!(shutdown["file"].as_str().unwrap().ends_with("threading.py"));
     // The dump is small: the Python memory kept is a few hundred KB.
     assert!(std::fs::metadata(&dump).unwrap().len() < 4 << 20);
+}
+
+fn gcore(pid: u32, to: &Path) {
+    let out = Command::new("gdb")
+        .args(["-q", "-batch", "-nx", "-p", &pid.to_string(), "-ex"])
+        .arg(format!("gcore {}", to.display()))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(to.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The thread holding the GIL is marked: a thread spinning in Python holds
+/// it, the sleeping main thread does not (every version).
+#[test]
+fn the_gil_holder_is_marked() {
+    if Command::new("gdb").arg("--version").output().is_err() {
+        common::skip::skip("python_stacks::gil", "gdb is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (version, python) in interpreters() {
+        let mut child = start_script(&python, &script("python_gil_spin.py"), &[]);
+        let core = dir.path().join(format!("gil-{version}.core"));
+        gcore(child.id(), &core);
+        let _ = child.kill();
+        let _ = child.wait();
+        let report = analyze(&core);
+        let holders: Vec<&str> = report["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["holds_gil"] == true)
+            .map(|t| t["name"].as_str().unwrap_or("?"))
+            .collect();
+        assert_eq!(holders, ["spinner"], "{version}");
+    }
 }

@@ -29,6 +29,14 @@ int main(void)
     P("runtime_finalizing", offsetof(_PyRuntimeState, _finalizing));
 #endif
     P("interp_next", offsetof(PyInterpreterState, next));
+#if PY_VERSION_HEX >= 0x030C0000
+    P("interp_gil", offsetof(PyInterpreterState, ceval.gil));
+    P("gil_locked", offsetof(struct _gil_runtime_state, locked));
+    P("gil_holder", offsetof(struct _gil_runtime_state, last_holder));
+#else
+    P("runtime_gil_locked", offsetof(_PyRuntimeState, ceval.gil.locked));
+    P("runtime_gil_holder", offsetof(_PyRuntimeState, ceval.gil.last_holder));
+#endif
 #if PY_VERSION_HEX >= 0x030B0000
     P("interp_threads_head", offsetof(PyInterpreterState, threads.head));
     P("tstate_native_thread_id", offsetof(PyThreadState, native_thread_id));

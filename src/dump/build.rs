@@ -239,6 +239,7 @@ pub(super) fn build_thread(
         starting: None,
         blocked: None,
         wait: None,
+        holds_gil: false,
         walk: match stack.info {
             CallStackInfo::Ok => Walk::Ok,
             CallStackInfo::MissingContext => Walk::MissingContext,

@@ -24,6 +24,10 @@ pub struct Thread {
     pub blocked: Option<Blocked>,
     /// What it waits for, where the dump tells.
     pub wait: Option<Wait>,
+    /// A Python thread that holds the GIL (read from the interpreter's
+    /// state in the dump); absent from JSON when it does not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub holds_gil: bool,
     /// Why the stack is short or empty, when it is (`missing_context`, ...); `ok` otherwise.
     pub walk: Walk,
     pub frames: Vec<Frame>,

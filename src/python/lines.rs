@@ -17,22 +17,22 @@ pub(crate) fn line_311(table: &[u8], first_line: i64, addr: u64) -> Option<u32> 
         }
         at += 1;
         let code = (head >> 3) & 15;
-        let end = start + (u64::from(head & 7) + 1) * 2;
+        let end = start.saturating_add((u64::from(head & 7) + 1) * 2);
         let this = match code {
             15 => None,
             14 => {
-                line += signed_varint(table, &mut at)?;
+                line = line.saturating_add(signed_varint(table, &mut at)?);
                 for _ in 0..3 {
                     varint(table, &mut at)?;
                 }
                 Some(line)
             }
             13 => {
-                line += signed_varint(table, &mut at)?;
+                line = line.saturating_add(signed_varint(table, &mut at)?);
                 Some(line)
             }
             10..=12 => {
-                line += i64::from(code) - 10;
+                line = line.saturating_add(i64::from(code) - 10);
                 at += 2;
                 Some(line)
             }
@@ -83,11 +83,11 @@ pub(crate) fn line_310(table: &[u8], first_line: i64, addr: u64) -> Option<u32> 
     let mut start = 0u64;
     for pair in table.chunks_exact(2) {
         let delta = pair[1] as i8;
-        let end = start + u64::from(pair[0]);
+        let end = start.saturating_add(u64::from(pair[0]));
         let this = if delta == -128 {
             None
         } else {
-            line += i64::from(delta);
+            line = line.saturating_add(i64::from(delta));
             Some(line)
         };
         if addr < end {

@@ -17,16 +17,16 @@ impl Walker<'_> {
     /// The `str` value of attribute `name` of the instance `object`.
     pub fn attribute_str(&self, object: u64, name: &str) -> Option<String> {
         let layout = self.layout;
-        let kind = self.u64(object + layout.get("object_type")?)?;
-        let flags = self.u64(kind + layout.get("type_flags")?)?;
-        let cached_keys = || self.u64(kind + layout.get("heaptype_cached_keys")?);
+        let kind = self.u64(object.wrapping_add(layout.get("object_type")?))?;
+        let flags = self.u64(kind.wrapping_add(layout.get("type_flags")?))?;
+        let cached_keys = || self.u64(kind.wrapping_add(layout.get("heaptype_cached_keys")?));
         let value = if layout.version_at_least(3, 13) {
             let inline = if flags & INLINE_VALUES != 0 {
-                let basic = self.u64(kind + layout.get("type_basicsize")?)?;
+                let basic = self.u64(kind.wrapping_add(layout.get("type_basicsize")?))?;
                 let header = object.checked_add(basic)?;
                 // PyDictValues: capacity, size, embedded, valid, then values.
-                (self.u8(header + 3)? != 0)
-                    .then(|| self.split_lookup(cached_keys()?, header + 8, name))
+                (self.u8(header.wrapping_add(3))? != 0)
+                    .then(|| self.split_lookup(cached_keys()?, header.wrapping_add(8), name))
                     .flatten()
             } else {
                 None
@@ -39,7 +39,7 @@ impl Walker<'_> {
             let tagged = self.u64(object.checked_sub(24)?)?;
             // Values are tagged by pointing one byte before them.
             if tagged & 1 == 1 {
-                self.split_lookup(cached_keys()?, tagged + 1, name)
+                self.split_lookup(cached_keys()?, tagged.wrapping_add(1), name)
             } else {
                 self.dict_lookup(tagged, name)
             }
@@ -55,7 +55,7 @@ impl Walker<'_> {
                 self.split_lookup(cached_keys()?, values, name)
             }
         } else {
-            let offset = self.u64(kind + layout.get("type_dictoffset")?)? as i64;
+            let offset = self.u64(kind.wrapping_add(layout.get("type_dictoffset")?))? as i64;
             if offset <= 0 {
                 return None;
             }
@@ -70,12 +70,12 @@ impl Walker<'_> {
             return None;
         }
         let layout = self.layout;
-        let keys = self.u64(dict + layout.get("dict_keys")?)?;
-        let values = self.u64(dict + layout.get("dict_values")?)?;
+        let keys = self.u64(dict.wrapping_add(layout.get("dict_keys")?))?;
+        let values = self.u64(dict.wrapping_add(layout.get("dict_values")?))?;
         if values != 0 {
             // 3.13's PyDictValues has an 8-byte header before the values.
             let start = if layout.version_at_least(3, 13) {
-                values + 8
+                values.wrapping_add(8)
             } else {
                 values
             };
@@ -83,10 +83,10 @@ impl Walker<'_> {
         }
         let (entries, count, size, key_at, value_at) = self.entries(keys)?;
         (0..count).find_map(|i| {
-            let entry = entries + i * size;
-            let key = self.u64(entry + key_at)?;
+            let entry = entries.wrapping_add(i * size);
+            let key = self.u64(entry.wrapping_add(key_at))?;
             (key != 0 && self.string_object(key).as_deref() == Some(name))
-                .then(|| self.u64(entry + value_at))
+                .then(|| self.u64(entry.wrapping_add(value_at)))
                 .flatten()
         })
     }
@@ -95,44 +95,51 @@ impl Walker<'_> {
     fn split_lookup(&self, keys: u64, values: u64, name: &str) -> Option<u64> {
         let (entries, count, size, key_at, _) = self.entries(keys)?;
         let index = (0..count).find(|i| {
-            self.u64(entries + i * size + key_at)
+            self.u64(entries.wrapping_add(i * size).wrapping_add(key_at))
                 .and_then(|key| self.string_object(key))
                 .as_deref()
                 == Some(name)
         })?;
-        self.u64(values + index * 8).filter(|v| *v != 0)
+        self.u64(values.wrapping_add(index * 8)).filter(|v| *v != 0)
     }
 
     /// A keys object's entry table: (start, count, entry size, key offset,
     /// value offset).
     fn entries(&self, keys: u64) -> Option<(u64, u64, u64, u64, u64)> {
         let layout = self.layout;
-        let indices = keys + layout.get("dictkeys_indices")?;
-        let count = self.u64(keys + layout.get("dictkeys_nentries")?)?;
+        let indices = keys.wrapping_add(layout.get("dictkeys_indices")?);
+        let count = self.u64(keys.wrapping_add(layout.get("dictkeys_nentries")?))?;
         if count > MAX_ENTRIES {
             return None;
         }
         if layout.version_at_least(3, 11) {
-            let index_bytes = self.u8(keys + layout.get("dictkeys_log2_index_bytes")?)?;
+            let index_bytes =
+                self.u8(keys.wrapping_add(layout.get("dictkeys_log2_index_bytes")?))?;
             if index_bytes > 40 {
                 return None;
             }
-            let general = self.u8(keys + layout.get("dictkeys_kind")?)? == 0;
-            let start = indices + (1u64 << index_bytes);
+            let general = self.u8(keys.wrapping_add(layout.get("dictkeys_kind")?))? == 0;
+            let start = indices.wrapping_add(1u64 << index_bytes);
             Some(if general {
                 (start, count, 24, 8, 16)
             } else {
                 (start, count, 16, 0, 8)
             })
         } else {
-            let size = self.u64(keys + layout.get("dictkeys_size")?)?;
+            let size = self.u64(keys.wrapping_add(layout.get("dictkeys_size")?))?;
             let width = match size {
                 0..=0xff => 1,
                 0x100..=0xffff => 2,
                 0x1_0000..=0xffff_ffff => 4,
                 _ => 8,
             };
-            Some((indices + size.checked_mul(width)?, count, 24, 8, 16))
+            Some((
+                indices.wrapping_add(size.checked_mul(width)?),
+                count,
+                24,
+                8,
+                16,
+            ))
         }
     }
 }

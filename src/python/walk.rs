@@ -52,6 +52,8 @@ pub(crate) struct PyThread {
     pub cut: Option<String>,
     /// Its `threading.Thread` name, when its stack shows the Thread.
     pub name: Option<String>,
+    /// The GIL is taken and this thread took it last.
+    pub holds_gil: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -91,7 +93,7 @@ impl Walker<'_> {
                 .ok_or_else(|| format!("no offset {name} for this version"))
         };
         let finalizing = self
-            .u64(runtime + f("runtime_finalizing")?)
+            .u64(runtime.wrapping_add(f("runtime_finalizing")?))
             .ok_or("the runtime state is not in the dump")?
             != 0;
         let mut state = PyState {
@@ -99,24 +101,53 @@ impl Walker<'_> {
             threads: Vec::new(),
         };
         let mut interp = self
-            .u64(runtime + f("runtime_interpreters_head")?)
+            .u64(runtime.wrapping_add(f("runtime_interpreters_head")?))
             .ok_or("the runtime state is not in the dump")?;
         let mut seen = HashSet::new();
         for _ in 0..MAX_INTERPRETERS {
             if interp == 0 || !seen.insert(interp) {
                 break;
             }
-            let mut tstate = self.u64(interp + f("interp_threads_head")?).unwrap_or(0);
+            let holder = self.gil_holder(runtime, interp);
+            let mut tstate = self
+                .u64(interp.wrapping_add(f("interp_threads_head")?))
+                .unwrap_or(0);
             for _ in 0..MAX_THREADS {
                 if tstate == 0 || !seen.insert(tstate) {
                     break;
                 }
-                state.threads.push(self.thread(tstate));
-                tstate = self.u64(tstate + f("tstate_next")?).unwrap_or(0);
+                let mut thread = self.thread(tstate);
+                thread.holds_gil = holder == Some(tstate);
+                state.threads.push(thread);
+                tstate = self
+                    .u64(tstate.wrapping_add(f("tstate_next")?))
+                    .unwrap_or(0);
             }
-            interp = self.u64(interp + f("interp_next")?).unwrap_or(0);
+            interp = self
+                .u64(interp.wrapping_add(f("interp_next")?))
+                .unwrap_or(0);
         }
         Ok(state)
+    }
+
+    /// The thread state holding the GIL: the runtime's GIL (3.10, 3.11) or
+    /// the interpreter's (3.12+), when it is taken.
+    fn gil_holder(&self, runtime: u64, interp: u64) -> Option<u64> {
+        let layout = self.layout;
+        let (locked, holder) = match layout.get("interp_gil") {
+            Some(o) => {
+                let gil = self.u64(interp.wrapping_add(o)).filter(|g| *g != 0)?;
+                (
+                    gil.wrapping_add(layout.get("gil_locked")?),
+                    gil.wrapping_add(layout.get("gil_holder")?),
+                )
+            }
+            None => (
+                runtime.wrapping_add(layout.get("runtime_gil_locked")?),
+                runtime.wrapping_add(layout.get("runtime_gil_holder")?),
+            ),
+        };
+        (self.u32(locked)? != 0).then(|| self.u64(holder)).flatten()
     }
 
     fn thread(&self, tstate: u64) -> PyThread {
@@ -124,28 +155,29 @@ impl Walker<'_> {
         let mut thread = PyThread {
             ident: layout
                 .get("tstate_thread_id")
-                .and_then(|o| self.u64(tstate + o))
+                .and_then(|o| self.u64(tstate.wrapping_add(o)))
                 .unwrap_or(0),
             native_id: layout
                 .get("tstate_native_thread_id")
-                .and_then(|o| self.u64(tstate + o))
+                .and_then(|o| self.u64(tstate.wrapping_add(o)))
                 .and_then(|id| u32::try_from(id).ok()),
             ..PyThread::default()
         };
         let top = if let Some(o) = layout.get("tstate_current_frame") {
-            self.u64(tstate + o)
+            self.u64(tstate.wrapping_add(o))
         } else if let (Some(c), Some(o)) = (
             layout.get("tstate_cframe"),
             layout.get("cframe_current_frame"),
         ) {
-            self.u64(tstate + c).and_then(|cframe| match cframe {
-                0 => Some(0),
-                _ => self.u64(cframe + o),
-            })
+            self.u64(tstate.wrapping_add(c))
+                .and_then(|cframe| match cframe {
+                    0 => Some(0),
+                    _ => self.u64(cframe.wrapping_add(o)),
+                })
         } else {
             layout
                 .get("tstate_frame")
-                .and_then(|o| self.u64(tstate + o))
+                .and_then(|o| self.u64(tstate.wrapping_add(o)))
         };
         let Some(mut frame) = top else {
             thread.cut = Some("the thread state is not in the dump".into());
@@ -212,48 +244,51 @@ impl Walker<'_> {
         let layout = self.layout;
         let missing = || format!("frame {frame:#x} is not in the dump");
         let previous = if layout.is_interpreter_frame() {
-            self.u64(frame + layout.need("frame_previous")?)
+            self.u64(frame.wrapping_add(layout.need("frame_previous")?))
         } else {
-            self.u64(frame + layout.need("frame_back")?)
+            self.u64(frame.wrapping_add(layout.need("frame_back")?))
         }
         .ok_or_else(missing)?;
         if let Some(o) = layout.get("frame_owner").filter(|_| layout.has_shims()) {
-            let owner = self.memory.read(frame + o, 1).ok_or_else(missing)?[0];
+            let owner = self
+                .memory
+                .read(frame.wrapping_add(o), 1)
+                .ok_or_else(missing)?[0];
             if owner == OWNED_BY_CSTACK {
                 return Ok((None, previous));
             }
         }
         let code = self
-            .u64(frame + layout.need("frame_code")?)
+            .u64(frame.wrapping_add(layout.need("frame_code")?))
             .ok_or_else(missing)?;
         if !self.is_a(code, self.globals.code_type) {
             return Err(format!(
                 "frame {frame:#x} does not point to a code object: the stack ends here"
             ));
         }
-        let file = self.string(code + layout.need("code_filename")?);
+        let file = self.string(code.wrapping_add(layout.need("code_filename")?));
         let name_field = layout
             .get("code_qualname")
             .unwrap_or(layout.need("code_name")?);
-        let function = self.string(code + name_field);
+        let function = self.string(code.wrapping_add(name_field));
         let (Some(file), Some(function)) = (file, function) else {
             return Err(format!(
                 "the names of code object {code:#x} are not in the dump"
             ));
         };
         let first_line = self
-            .u32(code + layout.need("code_firstlineno")?)
+            .u32(code.wrapping_add(layout.need("code_firstlineno")?))
             .map(|l| i64::from(l as i32))
             .unwrap_or(0);
         let line = self.line(frame, code, first_line);
         let entry = layout
             .get("frame_is_entry")
-            .and_then(|o| self.memory.read(frame + o, 1))
+            .and_then(|o| self.memory.read(frame.wrapping_add(o), 1))
             .is_some_and(|b| b[0] != 0);
         let first_local = self
-            .u32(code + layout.need("code_argcount")?)
+            .u32(code.wrapping_add(layout.need("code_argcount")?))
             .filter(|n| *n > 0)
-            .and_then(|_| self.u64(frame + layout.need("frame_localsplus").ok()?))
+            .and_then(|_| self.u64(frame.wrapping_add(layout.need("frame_localsplus").ok()?)))
             .filter(|p| *p != 0);
         Ok((
             Some(PyFrame {
@@ -269,17 +304,17 @@ impl Walker<'_> {
 
     fn line(&self, frame: u64, code: u64, first_line: i64) -> Option<u32> {
         let layout = self.layout;
-        let table = self.bytes(self.u64(code + layout.get("code_linetable")?)?)?;
+        let table = self.bytes(self.u64(code.wrapping_add(layout.get("code_linetable")?))?)?;
         if layout.is_interpreter_frame() {
-            let instr = self.u64(frame + layout.get("frame_instr")?)?;
-            let start = code + layout.get("code_adaptive")?;
+            let instr = self.u64(frame.wrapping_add(layout.get("frame_instr")?))?;
+            let start = code.wrapping_add(layout.get("code_adaptive")?);
             // 3.11 and 3.12 keep the instruction last run (prev_instr),
             // 3.13 the one running (instr_ptr): for a frame that called
             // another, both are the call.
             let units = instr.checked_sub(start)? / 2;
             lines::line_311(&table, first_line, units * 2)
         } else {
-            let lasti = self.u32(frame + layout.get("frame_lasti")?)? as i32;
+            let lasti = self.u32(frame.wrapping_add(layout.get("frame_lasti")?))? as i32;
             if lasti < 0 {
                 return u32::try_from(first_line).ok();
             }
@@ -291,7 +326,7 @@ impl Walker<'_> {
     fn is_a(&self, object: u64, kind: u64) -> bool {
         self.layout
             .get("object_type")
-            .and_then(|o| self.u64(object + o))
+            .and_then(|o| self.u64(object.wrapping_add(o)))
             == Some(kind)
     }
 
@@ -307,8 +342,8 @@ impl Walker<'_> {
         if !self.is_a(object, self.globals.str_type) {
             return None;
         }
-        let length = self.u64(object + layout.get("unicode_length")?)?;
-        let state = self.u32(object + layout.get("unicode_state")?)?;
+        let length = self.u64(object.wrapping_add(layout.get("unicode_length")?))?;
+        let state = self.u32(object.wrapping_add(layout.get("unicode_state")?))?;
         // state's bit fields, 3.10 to 3.13: interned (2 bits), kind (3),
         // compact, ascii.
         let kind = (state >> 2) & 7;
@@ -325,7 +360,7 @@ impl Walker<'_> {
         let width = u64::from(kind.max(1));
         let raw = self
             .memory
-            .read(object + header, (length * width) as usize)?;
+            .read(object.wrapping_add(header), (length * width) as usize)?;
         Some(match width {
             1 => raw.iter().map(|&b| char::from(b)).collect(),
             2 => char::decode_utf16(
@@ -350,11 +385,13 @@ impl Walker<'_> {
         if !self.is_a(object, self.globals.bytes_type) {
             return None;
         }
-        let size = self.u64(object + layout.get("bytes_size")?)?;
+        let size = self.u64(object.wrapping_add(layout.get("bytes_size")?))?;
         if size > MAX_LINETABLE {
             return None;
         }
-        self.memory
-            .read(object + layout.get("bytes_data")?, size as usize)
+        self.memory.read(
+            object.wrapping_add(layout.get("bytes_data")?),
+            size as usize,
+        )
     }
 }

@@ -92,6 +92,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 holder: w.holder,
                 note: None,
             }),
+            holds_gil: false,
             walk: Walk::Ok,
             stack_search,
             registers: Vec::new(),

@@ -118,6 +118,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
             starting: None,
             blocked: None,
             wait: None,
+            holds_gil: false,
             walk: Walk::Ok,
             frames,
             stack_search: Vec::new(),

@@ -31,6 +31,9 @@ pub(super) fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
     if let Some(blocked) = &thread.blocked {
         let _ = write!(header, " [blocked in {}]", clean(&blocked.function));
     }
+    if thread.holds_gil {
+        header.push_str(" [holds the GIL]");
+    }
     if thread.crashing {
         let _ = writeln!(s, "{}", p.red(&header));
     } else {
