@@ -57,6 +57,11 @@ fn interpreters() -> Vec<(String, PathBuf)> {
         .unwrap_or_default();
     found.sort();
     found.dedup_by(|a, b| a.0 == b.0);
+    // Debian's own, statically linked (_PyRuntime in the executable).
+    let debian = PathBuf::from("/usr/bin/python3.11");
+    if debian.exists() {
+        found.push(("3.11 (Debian)".to_string(), debian));
+    }
     found
 }
 

@@ -83,15 +83,31 @@ pub(crate) struct LoadedModule {
 }
 
 /// The interpreter's version, from its binary's name: `python3.11`,
-/// `libpython3.12.so.1.0`, `libpython3.13t.so` (not `python3`, a link).
+/// `libpython3.12.so.1.0` (not `python3`, a link). A free-threaded build
+/// (`python3.13t`) has other layouts: `None`, and `free_threaded` says so.
 fn version_of(path: &str) -> Option<(u32, u32)> {
+    let (major, minor, tail) = split_version(path)?;
+    (!tail.starts_with('t')).then_some((major, minor))
+}
+
+fn split_version(path: &str) -> Option<(u32, u32, &str)> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let rest = name
         .strip_prefix("libpython")
         .or_else(|| name.strip_prefix("python"))?;
     let (major, rest) = rest.split_once('.')?;
-    let minor: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some((major.parse().ok()?, minor.parse().ok()?))
+    let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    Some((
+        major.parse().ok()?,
+        rest[..digits].parse().ok()?,
+        &rest[digits..],
+    ))
+}
+
+fn free_threaded(modules: &[LoadedModule]) -> bool {
+    modules
+        .iter()
+        .any(|m| split_version(&m.path).is_some_and(|(_, _, tail)| tail.starts_with('t')))
 }
 
 /// Where the interpreter's globals are in the process: `_PyRuntime` and the
@@ -259,6 +275,12 @@ pub(crate) fn globals_record(modules: &[LoadedModule]) -> Option<(u64, Vec<u8>)>
 /// exit evidence, and what could not be read as warnings.
 pub(crate) fn annotate(report: &mut Report, modules: &[LoadedModule], memory: &dyn Memory) {
     let Some(result) = read(modules, memory) else {
+        if free_threaded(modules) {
+            report.warnings.push(
+                "Python stacks not read: free-threaded CPython builds (3.13t) have other layouts"
+                    .to_string(),
+            );
+        }
         return;
     };
     let (version, state) = match result {
@@ -454,7 +476,16 @@ mod tests {
     fn versions_come_from_the_binary_names() {
         assert_eq!(version_of("/usr/bin/python3.11"), Some((3, 11)));
         assert_eq!(version_of("/opt/lib/libpython3.12.so.1.0"), Some((3, 12)));
-        assert_eq!(version_of("/usr/lib/libpython3.13t.so"), Some((3, 13)));
+        assert_eq!(
+            version_of("/usr/lib/libpython3.13t.so"),
+            None,
+            "free-threaded"
+        );
+        assert!(free_threaded(&[LoadedModule {
+            path: "/usr/bin/python3.13t".into(),
+            base: 0,
+            code_id: None,
+        }]));
         assert_eq!(version_of("/usr/bin/python3"), None);
         assert_eq!(version_of("/usr/lib/libpythonista.so"), None);
     }
