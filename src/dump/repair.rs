@@ -54,11 +54,18 @@ impl Entry {
 /// the reader's own error stands).
 pub(super) fn repair_if_truncated(path: &Path, len: u64) -> std::io::Result<Option<Repaired>> {
     let mut file = File::open(path)?;
-    let Some(entries) = read_directory(&mut file, len)? else {
-        return Ok(None);
+    // A directory moved to the end (dumptriage's capture appends its
+    // streams and a new directory) is lost with the end: the writer's own,
+    // right after the header, is still there.
+    let (entries, moved) = match read_directory(&mut file, len)? {
+        Some(entries) => (entries, false),
+        None => match original_directory(&mut file, len)? {
+            Some(entries) => (entries, true),
+            None => return Ok(None),
+        },
     };
     let expected = entries.iter().map(Entry::end).max().unwrap_or(0);
-    if expected <= len {
+    if expected <= len && !moved {
         return Ok(None);
     }
     let mut copy = tempfile::Builder::new()
@@ -72,6 +79,14 @@ pub(super) fn repair_if_truncated(path: &Path, len: u64) -> std::io::Result<Opti
         .write(true)
         .open(copy.path())?;
     let mut notes = Notes::default();
+    if moved {
+        write_at(&mut out, 8, &(entries.len() as u32).to_le_bytes())?;
+        write_at(&mut out, 12, &(HEADER_END as u32).to_le_bytes())?;
+        notes.other.push(
+            "the streams dumptriage's capture added (its record and the memory it kept)"
+                .to_string(),
+        );
+    }
     let directory_rva = u64::from(read_u32(&mut out, 12)?);
     let mut kept = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
@@ -189,6 +204,52 @@ impl Notes {
         }
         parts.join("; ")
     }
+}
+
+/// Where writers put the stream directory: right after the 32-byte header.
+const HEADER_END: u64 = 32;
+
+/// The directory the writer left after the header when the header points
+/// to another one past the end of the file: entries up to the first
+/// stream's data, each of a known kind and inside the file's start.
+fn original_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<Entry>>> {
+    let mut header = [0u8; 16];
+    file.seek(SeekFrom::Start(0))?;
+    if file.read_exact(&mut header).is_err() || &header[..4] != b"MDMP" {
+        return Ok(None);
+    }
+    let rva = u64::from(u32::from_le_bytes(
+        header[12..16].try_into().expect("4 bytes"),
+    ));
+    if rva == HEADER_END || len < HEADER_END + 12 {
+        return Ok(None);
+    }
+    let known = |kind: u32| {
+        kind < 0x20 || kind >> 16 == 0x4767 || kind >> 16 == 0x4454 || kind >> 16 == 0x4350
+    };
+    let mut entries = Vec::new();
+    let mut first_data = u64::MAX;
+    let mut at = HEADER_END;
+    while at + 12 <= first_data.min(len) && entries.len() < 64 {
+        let mut raw = [0u8; 12];
+        file.seek(SeekFrom::Start(at))?;
+        file.read_exact(&mut raw)?;
+        let entry = Entry {
+            stream_type: u32::from_le_bytes(raw[0..4].try_into().expect("4 bytes")),
+            size: u32::from_le_bytes(raw[4..8].try_into().expect("4 bytes")),
+            rva: u32::from_le_bytes(raw[8..12].try_into().expect("4 bytes")),
+        };
+        if !known(entry.stream_type) || u64::from(entry.rva) < at + 12 {
+            break;
+        }
+        if entry.stream_type != 0 {
+            first_data = first_data.min(u64::from(entry.rva));
+        }
+        entries.push(entry);
+        at += 12;
+    }
+    let has_threads = entries.iter().any(|e| e.stream_type == THREAD_LIST);
+    Ok(has_threads.then_some(entries))
 }
 
 fn read_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<Entry>>> {

@@ -10,8 +10,8 @@
 
 use std::collections::HashSet;
 
+use super::layout::{Globals, Layout};
 use super::lines;
-use super::{Globals, Layout};
 
 /// A process's memory, as a dump or a live process gives it.
 pub(crate) trait Memory {

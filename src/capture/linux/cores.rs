@@ -68,7 +68,10 @@ impl CoreWatch {
         // SAFETY: getrlimit writes the struct we pass.
         unsafe { libc::getrlimit(libc::RLIMIT_CORE, &mut original) };
         Ok(CoreWatch {
-            started: SystemTime::now(),
+            // File times come from the kernel's coarse clock, which can lag
+            // the precise one by a tick: a second of slack (a core of this
+            // process group cannot be older than the group anyway).
+            started: SystemTime::now() - std::time::Duration::from_secs(1),
             places: vec![(dir, prefix)],
             original,
         })
