@@ -151,7 +151,9 @@ impl Analyzer {
             }
         }
         // What blocked threads wait for, and who holds it.
-        let kept = waits::kept_objects(dump.get_raw_stream(waits::WAIT_OBJECTS_STREAM).ok());
+        let mut kept = waits::kept_objects(dump.get_raw_stream(waits::WAIT_OBJECTS_STREAM).ok());
+        // By address, for the Python reader's thousands of look-ups.
+        kept.sort_by_key(|(address, _)| *address);
         waits::find_waits(&state, memory.as_ref(), &kept, &mut report);
         // Which Python code each thread ran, when the process is CPython.
         let modules: Vec<crate::python::LoadedModule> = state
@@ -206,8 +208,10 @@ struct DumpMemory<'a, 'm> {
 impl crate::python::Memory for DumpMemory<'_, '_> {
     fn read(&self, address: u64, len: usize) -> Option<Vec<u8>> {
         let end = address.checked_add(len as u64)?;
-        for (base, bytes) in self.kept {
-            if address >= *base && end <= base + bytes.len() as u64 {
+        // The last kept range starting at or before `address` (sorted).
+        let after = self.kept.partition_point(|(base, _)| *base <= address);
+        if let Some((base, bytes)) = after.checked_sub(1).map(|i| &self.kept[i]) {
+            if end <= base + bytes.len() as u64 {
                 let at = (address - base) as usize;
                 return Some(bytes[at..at + len].to_vec());
             }
