@@ -211,7 +211,8 @@ const HEADER_END: u64 = 32;
 
 /// The directory the writer left after the header when the header points
 /// to another one past the end of the file: entries up to the first
-/// stream's data, each of a known kind and inside the file's start.
+/// stream's data (Wine's unaligned ones too), fewer than the moved
+/// directory has, with a thread list among them.
 fn original_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<Entry>>> {
     let mut header = [0u8; 16];
     file.seek(SeekFrom::Start(0))?;
@@ -224,9 +225,10 @@ fn original_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<E
     if rva == HEADER_END || len < HEADER_END + 12 {
         return Ok(None);
     }
-    let known = |kind: u32| {
-        kind < 0x20 || kind >> 16 == 0x4767 || kind >> 16 == 0x4454 || kind >> 16 == 0x4350
-    };
+    // The header's count is the moved directory's: the writer's has fewer.
+    let moved_count = u64::from(u32::from_le_bytes(
+        header[8..12].try_into().expect("4 bytes"),
+    ));
     let mut entries = Vec::new();
     let mut first_data = u64::MAX;
     let mut at = HEADER_END;
@@ -239,7 +241,13 @@ fn original_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<E
             size: u32::from_le_bytes(raw[4..8].try_into().expect("4 bytes")),
             rva: u32::from_le_bytes(raw[8..12].try_into().expect("4 bytes")),
         };
-        if !known(entry.stream_type) || u64::from(entry.rva) < at + 12 {
+        if u64::from(entry.rva) < at + 12 || entry.size > 1 << 30 {
+            // Unused entries (type 0, nothing) may follow: kept as such.
+            if entry.stream_type == 0 && entry.size == 0 && entry.rva == 0 {
+                entries.push(entry);
+                at += 12;
+                continue;
+            }
             break;
         }
         if entry.stream_type != 0 {
@@ -249,7 +257,8 @@ fn original_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<E
         at += 12;
     }
     let has_threads = entries.iter().any(|e| e.stream_type == THREAD_LIST);
-    Ok(has_threads.then_some(entries))
+    let fewer = (entries.len() as u64) < moved_count;
+    Ok((has_threads && fewer).then_some(entries))
 }
 
 fn read_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<Entry>>> {
