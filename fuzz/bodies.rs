@@ -96,24 +96,22 @@ fn check_one_line(path: &Path, report: &dumptriage::model::Report) {
 
 /// A minidump: parsed, walked, classified and matched.
 pub fn analyze_dump(data: &[u8]) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("input.dmp");
-    std::fs::write(&path, data).unwrap();
-    // Loaded once: parsing the rules for each input would be most of the
-    // time spent.
-    static DATABASE: OnceLock<Database> = OnceLock::new();
-    let database = DATABASE.get_or_init(|| Database::builtin().unwrap());
-    let analyzer = Analyzer::new(no_symbols().sources());
-    let report = dumptriage::diagnose(analyzer.analyze(&path), database);
-    check_one_line(&path, &report);
+    analyze_file("input.dmp", data);
 }
 
 /// A Linux core file (or a compressed one): read as a minidump, walked,
-/// classified and matched, like a dump.
+/// classified and matched, like a dump (the content decides, not the name).
 pub fn read_core(data: &[u8]) {
+    analyze_file("core", data);
+}
+
+/// `data` written to a file called `name`, analysed and diagnosed.
+fn analyze_file(name: &str, data: &[u8]) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("core");
+    let path = dir.path().join(name);
     std::fs::write(&path, data).unwrap();
+    // Loaded once: parsing the rules for each input would be most of the
+    // time spent.
     static DATABASE: OnceLock<Database> = OnceLock::new();
     let database = DATABASE.get_or_init(|| Database::builtin().unwrap());
     let analyzer = Analyzer::new(no_symbols().sources());

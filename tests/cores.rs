@@ -116,20 +116,6 @@ fn start_hang(program: &Path, dir: &Path) -> std::process::Child {
     child
 }
 
-fn gcore(pid: u32, to: &Path) {
-    let out = Command::new("gdb")
-        .args(["-q", "-batch", "-nx", "-p", &pid.to_string(), "-ex"])
-        .arg(format!("gcore {}", to.display()))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        to.exists(),
-        "gcore wrote nothing: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// systemd-coredump's name and compression: core.NAME.UID.BOOTID.PID.TIME.zst
 fn zstd_copy(core: &Path) -> PathBuf {
     let name = core
@@ -150,14 +136,11 @@ fn zstd_copy(core: &Path) -> PathBuf {
 }
 
 fn analyze(paths: &[PathBuf]) -> Vec<Value> {
-    let out = common::bin()
-        .args(["analyze", "--format", "json"])
-        .args(paths)
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    doc["reports"].as_array().unwrap().clone()
+    let paths: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    common::analyze_json(&paths).0["reports"]
+        .as_array()
+        .unwrap()
+        .clone()
 }
 
 fn answer(report: &Value) -> String {
@@ -438,7 +421,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         let work = workdir(dir.path(), program);
         let mut child = start_hang(&work.join(program), &work);
         let gcored = work.join(format!("gcore.{program}"));
-        gcore(child.id(), &gcored);
+        common::gcore(child.id(), &gcored);
         // What a CI step's watchdog does: SIGQUIT, and the kernel dumps.
         Command::new("kill")
             .args(["-QUIT", &child.id().to_string()])

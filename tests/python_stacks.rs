@@ -170,13 +170,7 @@ fn ours(report: &Value) -> BTreeMap<u64, Stack> {
 }
 
 fn analyze(path: &Path) -> Value {
-    let out = common::bin()
-        .args(["analyze", "--format", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["reports"][0].clone()
+    common::analyze_json(&[path]).0["reports"][0].clone()
 }
 
 #[test]
@@ -207,15 +201,9 @@ fn python_frames_from_a_gcore_equal_py_spys() {
         let mut child = start(python, &[]);
         let spy = py_spy(child.id());
         let core = dir.path().join(format!("python-{version}.core"));
-        let out = Command::new("gdb")
-            .args(["-q", "-batch", "-nx", "-p", &child.id().to_string(), "-ex"])
-            .arg(format!("gcore {}", core.display()))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        common::gcore(child.id(), &core);
         let _ = child.kill();
         let _ = child.wait();
-        assert!(core.exists(), "{}", String::from_utf8_lossy(&out.stderr));
         let report = analyze(&core);
         let mine = ours(&report);
         assert_eq!(
@@ -317,16 +305,6 @@ fn a_run_dump_alone_shows_who_blocks_the_exit() {
     assert!(std::fs::metadata(&dump).unwrap().len() < 4 << 20);
 }
 
-fn gcore(pid: u32, to: &Path) {
-    let out = Command::new("gdb")
-        .args(["-q", "-batch", "-nx", "-p", &pid.to_string(), "-ex"])
-        .arg(format!("gcore {}", to.display()))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(to.exists(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
 /// The thread holding the GIL is marked: a thread spinning in Python holds
 /// it, the sleeping main thread does not (every version).
 #[test]
@@ -339,7 +317,7 @@ fn the_gil_holder_is_marked() {
     for (version, python) in interpreters() {
         let mut child = start_script(&python, &script("python_gil_spin.py"), &[]);
         let core = dir.path().join(format!("gil-{version}.core"));
-        gcore(child.id(), &core);
+        common::gcore(child.id(), &core);
         let _ = child.kill();
         let _ = child.wait();
         let report = analyze(&core);

@@ -44,6 +44,16 @@ struct Entry {
 }
 
 impl Entry {
+    /// A MINIDUMP_DIRECTORY: type, size, RVA.
+    fn read(raw: &[u8]) -> Entry {
+        let word = |at: usize| u32::from_le_bytes(raw[at..at + 4].try_into().expect("4 bytes"));
+        Entry {
+            stream_type: word(0),
+            size: word(4),
+            rva: word(8),
+        }
+    }
+
     fn end(&self) -> u64 {
         u64::from(self.rva) + u64::from(self.size)
     }
@@ -236,11 +246,7 @@ fn original_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<E
         let mut raw = [0u8; 12];
         file.seek(SeekFrom::Start(at))?;
         file.read_exact(&mut raw)?;
-        let entry = Entry {
-            stream_type: u32::from_le_bytes(raw[0..4].try_into().expect("4 bytes")),
-            size: u32::from_le_bytes(raw[4..8].try_into().expect("4 bytes")),
-            rva: u32::from_le_bytes(raw[8..12].try_into().expect("4 bytes")),
-        };
+        let entry = Entry::read(&raw);
         if u64::from(entry.rva) < at + 12 || entry.size > 1 << 30 {
             // Unused entries (type 0, nothing) may follow: kept as such.
             if entry.stream_type == 0 && entry.size == 0 && entry.rva == 0 {
@@ -281,15 +287,7 @@ fn read_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<Entry
     let mut raw = vec![0u8; bytes as usize];
     file.seek(SeekFrom::Start(u64::from(rva)))?;
     file.read_exact(&mut raw)?;
-    Ok(Some(
-        raw.chunks(12)
-            .map(|e| Entry {
-                stream_type: u32::from_le_bytes(e[0..4].try_into().expect("4 bytes")),
-                size: u32::from_le_bytes(e[4..8].try_into().expect("4 bytes")),
-                rva: u32::from_le_bytes(e[8..12].try_into().expect("4 bytes")),
-            })
-            .collect(),
-    ))
+    Ok(Some(raw.chunks(12).map(Entry::read).collect()))
 }
 
 /// Keeps the threads whose entry and registers are in the file; a stack

@@ -201,3 +201,18 @@ pub fn dumps_in(dir: &Path) -> Vec<PathBuf> {
     found.sort();
     found
 }
+
+/// gdb's `gcore` of a live process into `to` (which must then exist).
+pub fn gcore(pid: u32, to: &Path) {
+    let out = Command::new("gdb")
+        .args(["-q", "-batch", "-nx", "-p", &pid.to_string(), "-ex"])
+        .arg(format!("gcore {}", to.display()))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        to.exists(),
+        "gcore wrote nothing: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
