@@ -175,16 +175,16 @@ fn analyze(path: &Path) -> Value {
 
 #[test]
 fn python_frames_from_a_gcore_equal_py_spys() {
+    // Every 3.10 to 3.13 pyenv has is compared; 3.11 is the one a new
+    // machine of this kind promises, so it must be there.
     let found = interpreters();
-    let missing: Vec<String> = (10..=13)
-        .map(|m| format!("3.{m}"))
-        .filter(|v| !found.iter().any(|(have, _)| have == v))
-        .collect();
-    if !missing.is_empty() {
-        common::skip::skip(
-            "python_stacks::versions",
-            &format!("pyenv has no CPython {}", missing.join(", ")),
-        );
+    eprintln!(
+        "comparing with py-spy: {:?}",
+        found.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>()
+    );
+    if !found.iter().any(|(v, _)| v == "3.11") {
+        common::skip::skip("python_stacks::versions", "pyenv has no CPython 3.11");
+        return;
     }
     if Command::new("py-spy").arg("--version").output().is_err()
         || Command::new("gdb").arg("--version").output().is_err()
