@@ -331,3 +331,57 @@ fn the_gil_holder_is_marked() {
         assert_eq!(holders, ["spinner"], "{version}");
     }
 }
+
+/// A Python thread crashing under `run` (ctypes reading address 0): the
+/// crash dump keeps the interpreter state too, so the crashing thread is
+/// named, holds the GIL, and shows the Python line that made the call.
+#[test]
+fn a_run_crash_dump_shows_the_python_line() {
+    let found = interpreters();
+    let Some((_, python)) = found.iter().find(|(v, _)| v == "3.11").or(found.first()) else {
+        common::skip::skip("python_stacks::crash", "pyenv has no CPython 3.10 to 3.13");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("crash.py");
+    std::fs::write(
+        &script,
+        "import ctypes, threading, time\n\
+         def read_null():\n    time.sleep(0.2)\n    ctypes.string_at(0)\n\
+         threading.Thread(target=read_null, name='crasher').start()\n\
+         time.sleep(30)\n",
+    )
+    .unwrap();
+    let dumps = dir.path().join("dumps");
+    let out = common::bin()
+        .args(["run", "-q", "--dump-dir"])
+        .arg(&dumps)
+        .arg("--")
+        .arg(python)
+        .arg(&script)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(11),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump = common::dumps_in(&dumps).pop().expect("a dump");
+    let report = analyze(&dump);
+    let crashing = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["crashing"] == true)
+        .unwrap();
+    assert_eq!(crashing["name"], "crasher");
+    assert_eq!(crashing["holds_gil"], true);
+    let (_, frames) = &ours(&report)[&crashing["id"].as_u64().unwrap()];
+    assert!(
+        frames.contains(&("read_null".to_string(), "crash.py".to_string(), 4)),
+        "{frames:?}"
+    );
+}

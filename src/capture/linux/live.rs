@@ -154,13 +154,17 @@ pub(in crate::capture) fn write_live_dump_keeping(
         pid,
         why: error_chain(&e),
     })?;
-    if !objects.is_empty() || !python.is_empty() {
-        // A dump without them is still a dump: the analysis then says the
-        // holder is unknown, and shows no Python frames.
-        let kept = [objects, &python].concat();
-        let _ = crate::capture::postprocess::append_stream(path, WAIT_OBJECTS_STREAM, &kept);
-    }
+    append_kept(path, &[objects, &python].concat());
     Ok(())
+}
+
+/// Adds the memory a capture kept (wait objects, Python state) to the dump
+/// as its stream. A dump without it is still a dump: the analysis then
+/// says a holder is unknown, and shows no Python frames.
+pub(in crate::capture) fn append_kept(path: &Path, kept: &[u8]) {
+    if !kept.is_empty() {
+        let _ = crate::capture::postprocess::append_stream(path, WAIT_OBJECTS_STREAM, kept);
+    }
 }
 
 /// The capture's stream of kept memory: the wait objects (read by

@@ -15,7 +15,7 @@ use nix::unistd::Pid;
 
 use super::crash_context::crash_context;
 use super::live::{
-    error_chain, wait_objects, why_no_threads, write_live_dump_keeping, CRASH_SIGNALS,
+    append_kept, error_chain, wait_objects, why_no_threads, write_live_dump_keeping, CRASH_SIGNALS,
     PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
 };
 use super::procfs::process_name;
@@ -324,6 +324,8 @@ impl Tracer {
                 return Ok(Supervised::Exited(status));
             }
         };
+        // What the Python stacks need, while every thread is stopped.
+        let python = crate::python::live::keep(pid as u32);
         // SAFETY: syscall(2) with the documented tgkill arguments.
         unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, signal) };
         resume(Resume::Detach, tid, libc::SIGSTOP);
@@ -342,7 +344,10 @@ impl Tracer {
         drop(file);
         let dump = written
             .and_then(|()| check_has_threads(&path, || why_no_threads(pid as u32)))
-            .map(|()| path.clone());
+            .map(|()| {
+                append_kept(&path, &python);
+                path.clone()
+            });
         if dump.is_err() {
             let _ = std::fs::remove_file(&path);
         }
