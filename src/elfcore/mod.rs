@@ -187,17 +187,7 @@ fn requested_dump(core: &parse::Core) -> Option<String> {
 mod tests {
     use super::*;
     use minidump::{Minidump, MinidumpSystemInfo, MinidumpThreadList};
-
-    fn note(kind: u32, desc: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        out.extend(5u32.to_le_bytes());
-        out.extend((desc.len() as u32).to_le_bytes());
-        out.extend(kind.to_le_bytes());
-        out.extend(b"CORE\0\0\0\0");
-        out.extend(desc);
-        out.resize(out.len().next_multiple_of(4), 0);
-        out
-    }
+    use parse::tests::note;
 
     /// A minimal arm64 core: one thread (pc, sp, frame pointer and link
     /// register set), its process info, and one page of stack.

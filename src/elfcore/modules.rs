@@ -24,8 +24,6 @@ pub(crate) struct CoreModule {
     pub size: u64,
     pub path: String,
     pub build_id: Option<Vec<u8>>,
-    /// The build id came from the file on this machine, not the core.
-    pub id_from_disk: bool,
 }
 
 /// The core's modules, the executable first.
@@ -67,7 +65,6 @@ pub(crate) fn modules(
                     size: end - map.start,
                     path,
                     build_id: None,
-                    id_from_disk: false,
                 });
             }
             continue;
@@ -78,7 +75,6 @@ pub(crate) fn modules(
             size: end - map.start,
             build_id: build_id(&head, memory, map.start, &path, id_from_disk),
             path,
-            id_from_disk,
         };
         if is_program {
             out.insert(0, module);
@@ -94,7 +90,6 @@ pub(crate) fn modules(
                 size: segment.memsz - (vdso - segment.vaddr),
                 path: "linux-vdso.so.1".into(),
                 build_id: head.and_then(|h| build_id(&h, memory, vdso, "", false)),
-                id_from_disk: false,
             });
         }
     }

@@ -398,10 +398,11 @@ impl<'a> Memory<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn note(kind: u32, desc: &[u8]) -> Vec<u8> {
+    /// A CORE note, as the kernel writes it (for the tests of elfcore).
+    pub(in crate::elfcore) fn note(kind: u32, desc: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend(5u32.to_le_bytes());
         out.extend((desc.len() as u32).to_le_bytes());

@@ -72,10 +72,11 @@ pub(crate) const GLOBALS_RECORD: u64 = 0xfff0_0000_0000_0000;
 const GLOBALS_MAGIC: &[u8; 4] = b"PYG1";
 
 impl Globals {
-    pub fn to_record(self, major: u32, minor: u32) -> Vec<u8> {
+    /// The record a capture keeps, for the interpreter of `layout`.
+    pub fn to_record(self, layout: &Layout) -> Vec<u8> {
         let mut out = GLOBALS_MAGIC.to_vec();
-        out.extend((major as u16).to_le_bytes());
-        out.extend((minor as u16).to_le_bytes());
+        out.extend((layout.major as u16).to_le_bytes());
+        out.extend((layout.minor as u16).to_le_bytes());
         for value in [self.runtime, self.code_type, self.str_type, self.bytes_type] {
             out.extend(value.to_le_bytes());
         }

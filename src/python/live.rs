@@ -83,14 +83,17 @@ pub(crate) fn keep(pid: u32) -> Vec<u8> {
         kept: RefCell::new(BTreeMap::new()),
         used: RefCell::new(0),
     };
-    let _ = super::read(&modules, &recording);
+    // The binary is read once: for the walk, and for the record of the
+    // version and globals, so the dump needs no binary to be read.
+    let Some(Ok((layout, globals))) = super::find_globals(&modules, &recording) else {
+        return Vec::new();
+    };
+    let _ = super::walk(&layout, globals, &recording);
+    let record = globals.to_record(&layout);
     let mut out = Vec::new();
-    // The version and globals, so the dump needs no binary to be read.
-    if let Some((address, record)) = super::globals_record(&modules) {
-        out.extend_from_slice(&address.to_le_bytes());
-        out.extend_from_slice(&(record.len() as u32).to_le_bytes());
-        out.extend_from_slice(&record);
-    }
+    out.extend_from_slice(&super::GLOBALS_RECORD.to_le_bytes());
+    out.extend_from_slice(&(record.len() as u32).to_le_bytes());
+    out.extend_from_slice(&record);
     for (address, bytes) in recording.kept.borrow().iter() {
         out.extend_from_slice(&address.to_le_bytes());
         out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());

@@ -20,7 +20,7 @@ mod objects;
 mod walk;
 
 use crate::model::{Frame, FrameKind, Report, SymbolSource, Trust};
-use layout::GLOBALS_RECORD;
+pub(crate) use layout::GLOBALS_RECORD;
 pub(crate) use layout::{Globals, Layout};
 pub(crate) use walk::Memory;
 use walk::{PyState, PyThread, Walker};
@@ -79,18 +79,32 @@ fn globals(module: &LoadedModule) -> Result<Globals, String> {
         }
     }
     let first = elf.segments().map(|s| s.address()).min().unwrap_or(0) & !0xfff;
-    let find = |name: &str| {
-        elf.dynamic_symbols()
-            .chain(elf.symbols())
-            .find(|s| s.name() == Ok(name))
-            .map(|s| module.base.wrapping_sub(first).wrapping_add(s.address()))
-            .ok_or_else(|| format!("{} has no {name} symbol", module.path))
-    };
+    // One pass over the symbol tables for the four names.
+    const NAMES: [&str; 4] = [
+        "_PyRuntime",
+        "PyCode_Type",
+        "PyUnicode_Type",
+        "PyBytes_Type",
+    ];
+    let mut found = [None; 4];
+    for symbol in elf.dynamic_symbols().chain(elf.symbols()) {
+        let Ok(name) = symbol.name() else { continue };
+        if let Some(i) = NAMES.iter().position(|n| *n == name) {
+            found[i].get_or_insert(
+                module
+                    .base
+                    .wrapping_sub(first)
+                    .wrapping_add(symbol.address()),
+            );
+        }
+    }
+    let get =
+        |i: usize| found[i].ok_or_else(|| format!("{} has no {} symbol", module.path, NAMES[i]));
     Ok(Globals {
-        runtime: find("_PyRuntime")?,
-        code_type: find("PyCode_Type")?,
-        str_type: find("PyUnicode_Type")?,
-        bytes_type: find("PyBytes_Type")?,
+        runtime: get(0)?,
+        code_type: get(1)?,
+        str_type: get(2)?,
+        bytes_type: get(3)?,
     })
 }
 
@@ -107,7 +121,7 @@ fn interpreters(modules: &[LoadedModule]) -> Vec<(&LoadedModule, (u32, u32))> {
 
 /// The interpreter's version and globals: kept in the dump by the capture
 /// (so it needs no binary), else read from the interpreter's binary.
-fn find_globals(
+pub(crate) fn find_globals(
     modules: &[LoadedModule],
     memory: &dyn Memory,
 ) -> Option<Result<(Layout, Globals), String>> {
@@ -144,29 +158,24 @@ pub(crate) fn read(
     memory: &dyn Memory,
 ) -> Option<Result<(String, PyState), String>> {
     Some(
-        find_globals(modules, memory)?.and_then(|(layout, globals)| {
-            let walker = Walker {
-                memory,
-                layout: &layout,
-                globals,
-            };
-            walker
-                .state(globals.runtime)
-                .map(|state| (layout.version(), state))
-        }),
+        find_globals(modules, memory)?.and_then(|(layout, globals)| walk(&layout, globals, memory)),
     )
 }
 
-/// The version and globals record a capture keeps, for `modules` of a
-/// live process.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub(crate) fn globals_record(modules: &[LoadedModule]) -> Option<(u64, Vec<u8>)> {
-    interpreters(modules)
-        .into_iter()
-        .find_map(|(module, (major, minor))| {
-            let globals = globals(module).ok()?;
-            Some((GLOBALS_RECORD, globals.to_record(major, minor)))
-        })
+/// The walk of the interpreter state, once its layout and globals are known.
+pub(crate) fn walk(
+    layout: &Layout,
+    globals: Globals,
+    memory: &dyn Memory,
+) -> Result<(String, PyState), String> {
+    let walker = Walker {
+        memory,
+        layout,
+        globals,
+    };
+    walker
+        .state(globals.runtime)
+        .map(|state| (layout.version(), state))
 }
 
 /// Adds the Python frames to `report`'s threads, the finalizing state as

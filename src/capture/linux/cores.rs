@@ -33,8 +33,9 @@ pub(super) fn restore(pid: pid_t, limit: &rlimit) {
 /// the run started.
 pub(super) struct CoreWatch {
     started: SystemTime,
-    /// The folders searched, and the start of a core file's name there.
-    places: Vec<(PathBuf, String)>,
+    /// The folder the kernel writes cores to, and how their names start.
+    dir: PathBuf,
+    prefix: String,
     /// The limit the command was given, before it was raised.
     original: rlimit,
 }
@@ -72,7 +73,8 @@ impl CoreWatch {
             // the precise one by a tick: a second of slack (a core of this
             // process group cannot be older than the group anyway).
             started: SystemTime::now() - std::time::Duration::from_secs(1),
-            places: vec![(dir, prefix)],
+            dir,
+            prefix,
             original,
         })
     }
@@ -95,46 +97,48 @@ impl CoreWatch {
     /// `pgrp` other than `command`, moved into `dump_dir` as
     /// `NAME_PID_YYMMDD_HHMMSS.core`.
     pub fn collect(&self, pgrp: u32, command: u32, dump_dir: &Path) -> Vec<DescendantCore> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut candidates: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(self.prefix.as_str())
+            })
+            .filter(|e| {
+                e.metadata()
+                    .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|t| t >= self.started))
+            })
+            .map(|e| e.path())
+            .collect();
+        candidates.sort();
         let mut found = Vec::new();
-        for (dir, prefix) in &self.places {
-            let Ok(entries) = std::fs::read_dir(dir) else {
+        for path in candidates {
+            if found.len() == MAX_CORES {
+                break;
+            }
+            let Some(owner) = crate::elfcore::owner(&path) else {
                 continue;
             };
-            let mut candidates: Vec<PathBuf> = entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with(prefix.as_str()))
-                .filter(|e| {
-                    e.metadata()
-                        .is_ok_and(|m| m.is_file() && m.modified().is_ok_and(|t| t >= self.started))
-                })
-                .map(|e| e.path())
-                .collect();
-            candidates.sort();
-            for path in candidates {
-                if found.len() == MAX_CORES {
-                    break;
-                }
-                let Some(owner) = crate::elfcore::owner(&path) else {
-                    continue;
-                };
-                if owner.pgrp != pgrp || owner.pid == command {
-                    continue;
-                }
-                let name = crate::capture::naming::dump_file_name(
-                    &owner.name,
-                    owner.pid,
-                    crate::capture::naming::LocalTime::now(),
-                );
-                let mut to = dump_dir.join(name.replace(".dmp", ".core"));
-                if to.exists() {
-                    to = to.with_extension("2.core");
-                }
-                let kept = std::fs::rename(&path, &to)
-                    .or_else(|_| std::fs::copy(&path, &to).map(drop))
-                    .map(|()| to)
-                    .unwrap_or(path);
-                found.push((owner.pid, owner.signal, kept, command));
+            if owner.pgrp != pgrp || owner.pid == command {
+                continue;
             }
+            let name = crate::capture::naming::dump_file_name(
+                &owner.name,
+                owner.pid,
+                crate::capture::naming::LocalTime::now(),
+            );
+            let mut to = dump_dir.join(name.replace(".dmp", ".core"));
+            if to.exists() {
+                to = to.with_extension("2.core");
+            }
+            let kept = std::fs::rename(&path, &to)
+                .or_else(|_| std::fs::copy(&path, &to).map(drop))
+                .map(|()| to)
+                .unwrap_or(path);
+            found.push((owner.pid, owner.signal, kept, command));
         }
         found
     }
