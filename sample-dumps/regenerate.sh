@@ -99,7 +99,7 @@ build_all() {
     local B="$BUILD/bin"
     # capture tooling
     build_pe "$B/tools/crashcap.dll" "$SRC/capture/crashcap.c" "$SRC/capture/dtcollect.c" -- -ldbghelp -lpsapi -Wl,--image-base=0x18f000000
-    build_pe "$B/tools/capture.exe" "$SRC/capture/capture.c" "$SRC/capture/dtcollect.c" -- -municode -ldbghelp -lpsapi
+    build_pe "$B/tools/capture.exe" "$SRC/capture/capture.c" "$SRC/capture/dtcollect.c" "$SRC/capture/dtmemory.c" -- -municode -ldbghelp -lpsapi -lntdll
     local S="$SRC/scenarios"
     # Every DLL gets its own preferred base, as shipped DLLs do.
     base() { echo "-Wl,--image-base=$1"; }
@@ -164,6 +164,12 @@ build_all() {
     build_pe "$B/negatives/plugin_registry.exe" "$S/negatives/startup_ctor.cpp" -- -municode -lcrashcap
     build_pe "$B/negatives/telemetry.dll" "$S/negatives/telemetry.c" -- "$(base 0x18c000000)"
     build_pe "$B/negatives/plugin_host.exe" "$S/negatives/plugin_host.c" -- -municode
+    # Locks at exit: a deadlock through the loader lock, a critical section
+    # whose owner ended
+    build_pe "$B/locks/applog.dll" "$S/locks/applog.c" -- "$(base 0x194000000)"
+    build_pe "$B/locks/logsink.dll" "$S/locks/logsink.c" -- "$(base 0x195000000)"
+    build_pe "$B/locks/render_farm.exe" "$S/locks/render_farm.c" -- -municode -lapplog
+    build_pe "$B/locks/gpu_queue.exe" "$S/locks/gpu_queue.c" -- -municode
 }
 
 # ---------------------------------------------------------------- wine -----
@@ -311,6 +317,15 @@ scenario_negatives() {
     return 0
 }
 
+scenario_locks() {
+    install_into "apps/locks" "$BUILD/bin/locks/"*.exe "$BUILD/bin/locks/"*.dll
+    wants loader-lock-deadlock-at-exit && \
+        run_hang loader-lock-deadlock-at-exit 1500 'C:\apps\locks\render_farm.exe'
+    wants critical-section-owner-gone-at-exit && \
+        run_hang critical-section-owner-gone-at-exit 1500 'C:\apps\locks\gpu_queue.exe'
+    return 0
+}
+
 # ---------------------------------------------------------------- symbols --
 write_symbols() {
     say "writing Breakpad symbols into $SYM_DIR"
@@ -347,6 +362,7 @@ main() {
     scenario_opencl
     scenario_gpulibs
     scenario_negatives
+    scenario_locks
     write_symbols
     say "writing the Microsoft-style store of binaries and PDBs (poor twins) into $HERE/store"
     python3 "$SRC/tools/make_store.py" "$HERE/store" "$BUILD/bin" \

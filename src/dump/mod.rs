@@ -154,7 +154,27 @@ impl Analyzer {
         let mut kept = waits::kept_objects(dump.get_raw_stream(waits::WAIT_OBJECTS_STREAM).ok());
         // By address, for the Python reader's thousands of look-ups.
         kept.sort_by_key(|(address, _)| *address);
-        waits::find_waits(&state, memory.as_ref(), &kept, &mut report);
+        let threads: Vec<waits::DumpThread> = dump
+            .get_stream::<minidump::MinidumpThreadList>()
+            .map(|list| {
+                list.threads
+                    .iter()
+                    .map(|t| {
+                        let stack = &t.raw.stack;
+                        let start = stack.start_of_memory_range;
+                        waits::DumpThread {
+                            teb: t.raw.teb,
+                            stack: start..start.saturating_add(u64::from(stack.memory.data_size)),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let dump_memory = DumpMemory {
+            list: memory.as_ref(),
+            kept: &kept,
+        };
+        waits::find_waits(&state, &dump_memory, &threads, &mut report);
         // Which Python code each thread ran, when the process is CPython.
         let modules: Vec<crate::python::LoadedModule> = state
             .modules
@@ -165,14 +185,7 @@ impl Analyzer {
                 code_id: m.code_identifier().map(|id| id.to_string()),
             })
             .collect();
-        crate::python::annotate(
-            &mut report,
-            &modules,
-            &DumpMemory {
-                list: memory.as_ref(),
-                kept: &kept,
-            },
-        );
+        crate::python::annotate(&mut report, &modules, &dump_memory);
         // The command line, where the writer kept it (Breakpad's and
         // minidump-writer's Linux dumps: /proc/PID/cmdline, NUL-separated).
         if let (Some(process), Ok(raw)) =

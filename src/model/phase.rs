@@ -143,27 +143,68 @@ pub struct Blocked {
     pub certain: bool,
 }
 
-/// What a blocked thread waits for, where the dump can tell (Linux futex
-/// waits: a mutex, a thread to join, a condition variable).
+/// What a blocked thread waits for, and who holds it, where the dump can
+/// tell: Linux futex waits (a mutex, a thread to join, a condition
+/// variable), Windows critical sections (the loader lock among them), SRW
+/// locks, condition variables and handle waits.
 #[derive(Debug, Clone, Serialize)]
 pub struct Wait {
     pub kind: WaitKind,
-    /// The wait object's address (the mutex, the joined thread's tid word).
+    /// The wait object's address (the mutex, the joined thread's tid word,
+    /// the critical section).
     #[serde(serialize_with = "super::hex::hex_option")]
     pub address: Option<u64>,
-    /// The thread that holds the mutex, or the thread being joined, when
+    /// The thread that holds the lock, or the thread being joined, when
     /// the dump tells (its id).
     pub holder: Option<u32>,
+    /// The owner the lock records when that thread is not in the dump: it
+    /// ended while holding it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gone_owner: Option<u32>,
+    /// How the object was found when not from the wait's own registers
+    /// (a validated critical section on the wait's stack).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
     /// What could not be told, and why (never a guess).
     pub note: Option<String>,
 }
 
+impl Wait {
+    /// A wait whose holder is known.
+    pub fn held(kind: WaitKind, address: u64, holder: u32) -> Wait {
+        Wait {
+            kind,
+            address: Some(address),
+            holder: Some(holder),
+            gone_owner: None,
+            found: None,
+            note: None,
+        }
+    }
+
+    /// A wait whose holder is not known, and why.
+    pub fn unknown(kind: WaitKind, address: Option<u64>, why: &str) -> Wait {
+        Wait {
+            kind,
+            address,
+            holder: None,
+            gone_owner: None,
+            found: None,
+            note: Some(why.to_string()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "kebab-case")]
 pub enum WaitKind {
     Mutex,
     Join,
     Condition,
+    CriticalSection,
+    LoaderLock,
+    SrwLock,
+    Handle,
 }
 
 impl WaitKind {
@@ -172,6 +213,18 @@ impl WaitKind {
             WaitKind::Mutex => "mutex",
             WaitKind::Join => "join",
             WaitKind::Condition => "condition variable",
+            WaitKind::CriticalSection => "critical section",
+            WaitKind::LoaderLock => "the loader lock",
+            WaitKind::SrwLock => "SRW lock",
+            WaitKind::Handle => "kernel object handle",
+        }
+    }
+
+    /// The kind with its article: `a mutex`, `the loader lock`.
+    pub fn article(self) -> String {
+        match self {
+            WaitKind::LoaderLock => self.as_str().to_string(),
+            _ => format!("a {}", self.as_str()),
         }
     }
 }

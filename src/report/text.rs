@@ -68,7 +68,7 @@ fn render_brief_report(report: &Report, p: Paint) -> String {
         .or_else(|| report.blamed_thread());
     if let Some(thread) = about {
         s.push('\n');
-        render_thread(&mut s, thread, p);
+        render_thread(&mut s, thread, &report.threads, p);
     }
     let others = report
         .threads
@@ -225,7 +225,7 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     }
     for thread in &report.threads {
         s.push('\n');
-        render_thread(&mut s, thread, p);
+        render_thread(&mut s, thread, &report.threads, p);
         render_registers(&mut s, thread);
     }
     render_modules(&mut s, report);

@@ -90,6 +90,8 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 kind: w.kind,
                 address: Some(0x5000_0000 + u64::from(spec.id) * 0x40),
                 holder: w.holder,
+                gone_owner: None,
+                found: None,
                 note: None,
             }),
             holds_gil: false,

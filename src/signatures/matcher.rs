@@ -483,8 +483,14 @@ fn thread_conditions(
                     Some(id) if w.kind == crate::model::WaitKind::Join => {
                         format!(", joining thread {id}")
                     }
-                    Some(id) => format!(", waiting for a {} held by thread {id}", w.kind.as_str()),
-                    None => String::new(),
+                    Some(id) => format!(", waiting for {} held by thread {id}", w.kind.article()),
+                    None => match w.gone_owner {
+                        Some(id) => format!(
+                            ", waiting for {} whose owner, thread {id}, ended without releasing it",
+                            w.kind.article()
+                        ),
+                        None => String::new(),
+                    },
                 });
             found.fact(
                 id,

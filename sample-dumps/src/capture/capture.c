@@ -2,7 +2,8 @@
  * capture.exe - out-of-process minidump capture, in the manner of
  * `procdump -x` / a CI watchdog: start a program, give it a fixed time, and if
  * it has not exited by then, OpenProcess() its PID, read the facts Wine's
- * writer leaves out (sidecar), call MiniDumpWriteDump() on it, then kill it.
+ * writer leaves out (sidecar) and the memory of the wait objects (dtmemory.c),
+ * call MiniDumpWriteDump() on it, then kill it.
  *
  *   capture.exe <after-ms> <dump-path> <sidecar-path> <program> [args...]
  *
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <wchar.h>
 #include "dtcollect.h"
+#include "dtmemory.h"
 
 /* Rebuild a command line from argv[first..] with simple quoting. */
 static void join_args(int argc, wchar_t **argv, int first, wchar_t *out, size_t cap)
@@ -69,6 +71,8 @@ int wmain(int argc, wchar_t **argv)
     if (dtcollect_write_sidecar(proc, pid, sidecar_path, "out-of-process-openprocess")) {
         fwprintf(stderr, L"capture: cannot write sidecar %ls\n", sidecar_path);
     }
+    /* The memory the wait analysis reads (Wine's writer keeps only stacks). */
+    dtmemory_write(proc, pid, sidecar_path);
     HANDLE file = CreateFileW(dump_path, GENERIC_READ | GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
                               FILE_ATTRIBUTE_NORMAL, NULL);
     if (file == INVALID_HANDLE_VALUE) {

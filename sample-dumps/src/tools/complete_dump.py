@@ -12,7 +12,13 @@ to a copy of the raw dump:
     RSDS record (Wine's own DLLs) stay without one;
   * a MINIDUMP_UNLOADED_MODULE_LIST from ntdll's unload event trace;
   * a MINIDUMP_THREAD_NAME_LIST from GetThreadDescription, for threads that are
-    in the dump's thread list and have a name.
+    in the dump's thread list and have a name;
+  * the memory ranges capture.exe keeps for the wait analysis (dtmemory.c: the
+    PEB, TEB heads, the images' writable sections and the debug records of the
+    critical sections in them; what Windows' MiniDumpWithDataSegs and
+    MiniDumpWithProcessThreadData keep), added to a new memory list that
+    starts with Wine's descriptors unchanged (ranges Wine already wrote are
+    not repeated).
 
 The raw dump is never modified. New data is appended at the end of the file and
 a new, larger stream directory is written after it (the header then points to
@@ -26,13 +32,14 @@ import sys
 MD_SIGNATURE = 0x504D444D  # 'MDMP'
 THREAD_LIST = 3
 MODULE_LIST = 4
+MEMORY_LIST = 5
 UNLOADED_MODULE_LIST = 14
 THREAD_NAMES = 24
 MINIDUMP_WITH_UNLOADED_MODULES = 0x20
 
 
 def parse_sidecar(path):
-    names, unloaded, cv, modules, notes = {}, [], {}, {}, []
+    names, unloaded, cv, modules, notes, memory = {}, [], {}, {}, [], []
     with open(path, "r", encoding="ascii") as f:
         for line in f:
             parts = line.split()
@@ -47,11 +54,13 @@ def parse_sidecar(path):
                 unloaded.append((seq, base, size, checksum, stamp, name))
             elif kind == "cv":
                 cv[int(parts[1], 16)] = bytes.fromhex(parts[2])
+            elif kind == "memory":
+                memory.append((int(parts[1], 16), bytes.fromhex(parts[2])))
             elif kind == "module":
                 modules[int(parts[1], 16)] = bytes.fromhex(parts[5]).decode("utf-16-le") if len(parts) > 5 else ""
             elif kind in ("note", "capture", "cv_none", "thread_unnamed", "end"):
                 notes.append(line.rstrip("\n"))
-    return names, unloaded, cv, modules, notes
+    return names, unloaded, cv, modules, notes, memory
 
 
 def minidump_string(text):
@@ -84,7 +93,7 @@ def main():
         sys.exit(f"{raw_path}: not a minidump")
     directory = [struct.unpack_from("<III", raw, dir_rva + 12 * i) for i in range(nstreams)]
     present = {t for t, _, _ in directory if t}
-    names, unloaded, cv, _modules, _notes = parse_sidecar(sidecar_path)
+    names, unloaded, cv, _modules, _notes, memory = parse_sidecar(sidecar_path)
     out = Appender(raw)
 
     # 1. CodeView records, matched by module base address.
@@ -133,7 +142,30 @@ def main():
         blob = struct.pack("<I", len(records)) + b"".join(records)
         new_entries.append((THREAD_NAMES, len(blob), out.append(blob, 8)))
 
-    # New directory: Wine's entries unchanged, then ours.
+    # 4. Memory for the wait analysis: a new memory list, Wine's descriptors
+    # first (their bytes stay where Wine wrote them), then the kept ranges
+    # that do not overlap them.
+    added = 0
+    if memory:
+        for index, (stype, size, rva) in enumerate(directory):
+            if stype != MEMORY_LIST:
+                continue
+            (count,) = struct.unpack_from("<I", raw, rva)
+            old = [struct.unpack_from("<QII", raw, rva + 4 + 16 * i) for i in range(count)]
+            ranges = [(start, start + length) for start, length, _ in old]
+            descriptors = [struct.pack("<QII", *d) for d in old]
+            for start, data in sorted(memory):
+                end = start + len(data)
+                if any(start < e and s < end for s, e in ranges):
+                    continue
+                data_rva = out.append(data, 8)
+                descriptors.append(struct.pack("<QII", start, len(data), data_rva))
+                ranges.append((start, end))
+                added += 1
+            blob = struct.pack("<I", len(descriptors)) + b"".join(descriptors)
+            directory[index] = (MEMORY_LIST, len(blob), out.append(blob, 8))
+
+    # New directory: Wine's entries (the memory list's moved), then ours.
     all_entries = list(directory) + new_entries
     new_dir_rva = out.append(b"".join(struct.pack("<III", *e) for e in all_entries), 8)
     struct.pack_into("<IIIIIIQ", out.buf, 0, sig, ver, len(all_entries), new_dir_rva, checksum, stamp,
@@ -141,7 +173,7 @@ def main():
     with open(out_path, "wb") as f:
         f.write(out.buf)
     print(f"complete_dump: {out_path}: {patched} CodeView records, {len(unloaded)} unloaded modules, "
-          f"{sum(1 for t in dumped_tids if t in names)} thread names "
+          f"{sum(1 for t in dumped_tids if t in names)} thread names, {added} memory ranges "
           f"({len(raw)} -> {len(out.buf)} bytes)")
 
 

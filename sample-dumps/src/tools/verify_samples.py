@@ -31,6 +31,7 @@ OUR_MODULES = {
     "webgpu_dawn.dll", "node.exe", "onnxruntime_binding.node", "llamafile.exe", "ggml-vulkan.dll",
     "vulkan-1.dll", "amdvlk64.dll", "crashcap.dll", "hip_batch_infer.exe", "vkcube.exe",
     "plugin_registry.exe", "plugin_host.exe", "telemetry.dll",
+    "render_farm.exe", "applog.dll", "logsink.dll", "gpu_queue.exe",
 }
 
 # blamed: "exception" (the thread in the Exception stream), "main" (first thread), or None.
@@ -222,6 +223,21 @@ SAMPLES = [
          blamed=None, blamed_name=None, key_functions=[],
          threads={"plugin-host-main": ["start_uploader", "load_plugin", "load_plugins"]},
          unloaded=[], absent_functions=[]),
+    dict(file="loader-lock-deadlock-at-exit.dmp", signature="tls-teardown-hang-at-exit",
+         also_true=["loader-lock-at-exit", "deadlock", "hang-during-exit"], kind="hang",
+         process="render_farm.exe", exception_code=None,
+         capture="out-of-process: capture.exe (OpenProcess + MiniDumpWriteDump) after 1.5 s",
+         blamed="main", blamed_name="render-main",
+         key_functions=["close_sink", "applog_shutdown", "stop_logging_at_exit"],
+         threads={"encoder-worker": ["flush_thread_buffer", "DllMain"]},
+         unloaded=[], absent_functions=[]),
+    dict(file="critical-section-owner-gone-at-exit.dmp", signature="hang-during-exit",
+         also_true=[], kind="hang", process="gpu_queue.exe", exception_code=None,
+         capture="out-of-process: capture.exe (OpenProcess + MiniDumpWriteDump) after 1.5 s",
+         blamed="main", blamed_name="queue-main",
+         key_functions=["drain_queue_at_exit"],
+         threads={},
+         unloaded=[], absent_functions=["submit_thread"]),
 ]
 
 

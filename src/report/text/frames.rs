@@ -6,7 +6,7 @@ use super::paint::Paint;
 use crate::model::{hex, offset, Frame, FrameKind, SymbolSource, Thread, Trust, WaitKind, Walk};
 use crate::printable::clean;
 
-pub(super) fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
+pub(super) fn render_thread(s: &mut String, thread: &Thread, all: &[Thread], p: Paint) {
     let mut header = format!("Thread {}", thread.id);
     if let Some(name) = &thread.name {
         let _ = write!(header, " \"{}\"", clean(name));
@@ -45,16 +45,26 @@ pub(super) fn render_thread(s: &mut String, thread: &Thread, p: Paint) {
             .map(|a| format!(" {}", hex(a)))
             .unwrap_or_default();
         let holder = match (wait.kind, wait.holder) {
-            (WaitKind::Join, Some(id)) => format!(": it joins thread {id}"),
-            (_, Some(id)) => format!(" held by thread {id}"),
+            (WaitKind::Join, Some(id)) => format!(": it joins {}", describe_thread(id, all)),
+            (_, Some(id)) => format!(" held by {}", describe_thread(id, all)),
             (_, None) => String::new(),
         };
+        let found = wait
+            .found
+            .as_deref()
+            .map(|f| format!(" [{}]", clean(f)))
+            .unwrap_or_default();
         let note = wait
             .note
             .as_deref()
             .map(|n| format!(" ({})", clean(n)))
             .unwrap_or_default();
-        let _ = writeln!(s, "    waits for {}{at}{holder}{note}", wait.kind.as_str());
+        let _ = writeln!(
+            s,
+            "    waits for {}{at}{holder}{note}{}",
+            wait.kind.as_str(),
+            p.dim(&found)
+        );
     }
     if thread.walk != Walk::Ok {
         let _ = writeln!(
@@ -213,6 +223,28 @@ fn frame_text(frame: &Frame, p: Paint) -> String {
             (None, _) => hex(frame.instruction),
         },
     }
+}
+
+/// `thread 308 "encoder-worker" (blocked in RtlEnterCriticalSection)`: the
+/// thread a wait leads to, with its name and what it does itself.
+fn describe_thread(id: u32, all: &[Thread]) -> String {
+    let Some(thread) = all.iter().find(|t| t.id == id) else {
+        return format!("thread {id}");
+    };
+    let name = thread
+        .name
+        .as_deref()
+        .map(|n| format!(" \"{}\"", clean(n)))
+        .unwrap_or_default();
+    let doing = match (&thread.blocked, thread.frames.first()) {
+        (Some(blocked), _) => format!(" (blocked in {})", clean(&blocked.function)),
+        (None, Some(top)) => match top.names().next() {
+            Some(function) => format!(" (at {})", clean(function)),
+            None => String::new(),
+        },
+        (None, None) => String::new(),
+    };
+    format!("thread {id}{name}{doing}")
 }
 
 fn source_location(file: Option<&str>, line: Option<u32>) -> String {

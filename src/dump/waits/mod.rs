@@ -1,0 +1,83 @@
+//! What each blocked thread waits for, and who holds it (issue 28), where
+//! the dump can tell: Linux futex waits (linux.rs) and Windows critical
+//! sections, the loader lock, SRW locks, condition variables and handle
+//! waits (windows.rs). Nothing is guessed: a value that cannot be read is
+//! said, not inferred.
+
+mod linux;
+mod windows;
+
+use std::ops::Range;
+
+use minidump_processor::ProcessState;
+
+use crate::model::{bare_name, Report, Thread};
+use crate::python::Memory;
+
+/// The stream `run` and `attach` add with the bytes around each futex a
+/// thread waits on (the dump's own memory lists seldom hold a mutex in a
+/// program's data): entries of an address (u64), a length (u32) and the
+/// bytes, little-endian.
+pub(crate) const WAIT_OBJECTS_STREAM: u32 = 0x4454_0002;
+
+/// The wait-object stream's entries.
+pub(super) fn kept_objects(raw: Option<&[u8]>) -> Vec<(u64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let Some(mut raw) = raw else { return out };
+    while raw.len() >= 12 {
+        let address = u64::from_le_bytes(raw[..8].try_into().expect("8 bytes"));
+        let len = u32::from_le_bytes(raw[8..12].try_into().expect("4 bytes")) as usize;
+        let Some(bytes) = raw.get(12..12 + len) else {
+            break;
+        };
+        out.push((address, bytes.to_vec()));
+        raw = &raw[12 + len..];
+    }
+    out
+}
+
+/// A thread as the dump's thread list gives it.
+pub(super) struct DumpThread {
+    /// Its TEB (Windows).
+    pub teb: u64,
+    /// Its stack memory's range.
+    pub stack: Range<u64>,
+}
+
+/// Fills `wait` of each blocked thread.
+pub(super) fn find_waits(
+    state: &ProcessState,
+    memory: &dyn Memory,
+    threads: &[DumpThread],
+    report: &mut Report,
+) {
+    match report.system.as_ref().map(|s| s.os.as_str()) {
+        Some("Linux") => linux::find_waits(state, memory, report),
+        Some(os) if os.starts_with("Windows") => {
+            windows::find_waits(state, memory, threads, report)
+        }
+        _ => {}
+    }
+}
+
+fn read_u32(memory: &dyn Memory, address: u64) -> Option<u32> {
+    let bytes = memory.read(address, 4)?;
+    Some(u32::from_le_bytes(bytes.try_into().ok()?))
+}
+
+fn read_u64(memory: &dyn Memory, address: u64) -> Option<u64> {
+    let bytes = memory.read(address, 8)?;
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// The bare function names of a thread's top `depth` frames, with each
+/// frame's index.
+fn top_names(thread: &Thread, depth: usize) -> Vec<(usize, &str)> {
+    thread
+        .frames
+        .iter()
+        .take(depth)
+        .enumerate()
+        .flat_map(|(i, f)| f.names().map(move |n| (i, bare_name(n))))
+        .collect()
+}

@@ -1,0 +1,359 @@
+//! Windows waits, from the frames, the words of the wait's own stack
+//! frames and the memory the dump holds.
+//!
+//! - A critical section (`RtlEnterCriticalSection` and the functions it
+//!   waits in): the caller's pointer to the section stays on the wait's
+//!   stack (a saved register or a spilled argument), so every word there is
+//!   a candidate and only one that points at a valid, owned critical
+//!   section counts: `OwningThread` a thread id, `RecursionCount` at least
+//!   one, `LockCount` locked (the old and the Windows Server 2003 SP1+
+//!   encodings), and `DebugInfo` pointing back at it where the dump holds
+//!   the debug record. Its `OwningThread` is the holder. The loader lock is
+//!   the section the PEB names (TEB+0x60 -> PEB, PEB+0x110 -> LoaderLock).
+//! - An SRW lock and a condition variable: no owner, and the report says so.
+//! - A wait on handles: which object the handle is, the dump does not say.
+//!
+//! x64 only: the offsets above are the 64-bit layouts.
+
+use std::ops::Range;
+
+use minidump_processor::ProcessState;
+
+use super::{read_u64, top_names, DumpThread};
+use crate::model::{Report, Wait, WaitKind};
+use crate::python::Memory;
+
+/// Frames from the top looked at for the call that waits.
+const DEPTH: usize = 10;
+
+const CRITICAL_SECTION: [&str; 6] = [
+    "RtlEnterCriticalSection",
+    "RtlpEnterCriticalSectionContended",
+    "RtlpWaitOnCriticalSection",
+    "RtlpWaitForCriticalSection",
+    "EnterCriticalSection",
+    "LdrpAcquireLoaderLock",
+];
+const SRW_LOCK: [&str; 6] = [
+    "RtlAcquireSRWLockExclusive",
+    "RtlAcquireSRWLockShared",
+    "RtlpAcquireSRWLockExclusiveContended",
+    "RtlpAcquireSRWLockSharedContended",
+    "AcquireSRWLockExclusive",
+    "AcquireSRWLockShared",
+];
+const CONDITION: [&str; 4] = [
+    "RtlSleepConditionVariableCS",
+    "RtlSleepConditionVariableSRW",
+    "SleepConditionVariableCS",
+    "SleepConditionVariableSRW",
+];
+const HANDLES: [&str; 12] = [
+    "NtWaitForSingleObject",
+    "ZwWaitForSingleObject",
+    "NtWaitForMultipleObjects",
+    "ZwWaitForMultipleObjects",
+    "WaitForSingleObject",
+    "WaitForSingleObjectEx",
+    "WaitForMultipleObjects",
+    "WaitForMultipleObjectsEx",
+    "MsgWaitForMultipleObjects",
+    "MsgWaitForMultipleObjectsEx",
+    "SignalObjectAndWait",
+    "CoWaitForMultipleHandles",
+];
+/// The modules the wait machinery lives in: frames above the waiting call
+/// must all be theirs.
+const SYSTEM_MODULES: [&str; 5] = [
+    "ntdll.dll",
+    "kernelbase.dll",
+    "kernel32.dll",
+    "win32u.dll",
+    "combase.dll",
+];
+
+/// The stack words of a critical-section wait looked at, at most.
+const MAX_STACK_BYTES: u64 = 4096;
+
+/// Fills `wait` of each blocked thread of a Windows dump.
+pub(super) fn find_waits(
+    state: &ProcessState,
+    memory: &dyn Memory,
+    threads: &[DumpThread],
+    report: &mut Report,
+) {
+    let ids: Vec<u32> = report.threads.iter().map(|t| t.id).collect();
+    let stacks: Vec<Range<u64>> = threads.iter().map(|t| t.stack.clone()).collect();
+    let loader_lock = loader_lock(memory, threads);
+    // The crashing thread took a fault; it is not waiting.
+    let crashed = report
+        .exception
+        .as_ref()
+        .filter(|_| report.crashed())
+        .map(|e| e.thread_id);
+    for thread in &mut report.threads {
+        if crashed == Some(thread.id) {
+            continue;
+        }
+        let Some(stack) = state.threads.iter().find(|s| s.thread_id == thread.id) else {
+            continue;
+        };
+        let names = top_names(thread, DEPTH);
+        let system = |index: usize| {
+            thread.frames.get(index).is_some_and(|f| {
+                f.module
+                    .as_deref()
+                    .is_some_and(|m| SYSTEM_MODULES.iter().any(|s| m.eq_ignore_ascii_case(s)))
+            })
+        };
+        // The first waiting call from the top, with only system frames
+        // above it.
+        let first = |lists: &[&[&str]]| {
+            names
+                .iter()
+                .find(|(_, n)| lists.iter().any(|l| l.contains(n)))
+                .map(|(i, _)| *i)
+                .filter(|&i| (0..i).all(system))
+        };
+        let wait = if let Some(at) = first(&[&CRITICAL_SECTION, &SRW_LOCK, &CONDITION]) {
+            let name = names.iter().find(|(i, _)| *i == at).map_or("", |(_, n)| *n);
+            if CONDITION.contains(&name) {
+                Wait::unknown(
+                    WaitKind::Condition,
+                    None,
+                    "a condition variable has no owner",
+                )
+            } else if SRW_LOCK.contains(&name) {
+                Wait::unknown(
+                    WaitKind::SrwLock,
+                    None,
+                    "an SRW lock does not record its owner",
+                )
+            } else {
+                // The outermost frame of the critical-section code: the
+                // caller's pointer lies on the stack up to its caller.
+                let mut last = at;
+                while names
+                    .iter()
+                    .any(|(i, n)| *i == last + 1 && CRITICAL_SECTION.contains(n))
+                {
+                    last += 1;
+                }
+                let words = stack_words(stack, memory, last + 1);
+                critical_section_wait(thread.id, &words, memory, &ids, &stacks, loader_lock)
+            }
+        } else if first(&[&HANDLES]).is_some() {
+            Wait::unknown(
+                WaitKind::Handle,
+                None,
+                "which object the handle is, the dump does not say",
+            )
+        } else {
+            continue;
+        };
+        thread.wait = Some(wait);
+    }
+}
+
+/// The loader lock's address: the PEB's `LoaderLock`, the PEB found
+/// through any TEB the dump holds.
+fn loader_lock(memory: &dyn Memory, threads: &[DumpThread]) -> Option<u64> {
+    let peb = threads
+        .iter()
+        .find_map(|t| read_u64(memory, t.teb.checked_add(0x60)?))?;
+    read_u64(memory, peb.checked_add(0x110)?).filter(|&a| a != 0)
+}
+
+/// The 8-byte words of the stack from the top frame's stack pointer up to
+/// the stack pointer of frame `until` (the caller of the wait), and the
+/// top context's general registers.
+fn stack_words(stack: &minidump_unwind::CallStack, memory: &dyn Memory, until: usize) -> Vec<u64> {
+    let mut words = Vec::new();
+    let Some(top) = stack.frames.first() else {
+        return words;
+    };
+    for register in [
+        "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14",
+        "r15",
+    ] {
+        if let Some(value) = top.context.get_register(register) {
+            words.push(value);
+        }
+    }
+    let from = top.context.get_stack_pointer();
+    let to = stack
+        .frames
+        .get(until)
+        .map(|f| f.context.get_stack_pointer())
+        .filter(|&to| to > from)
+        .unwrap_or(from + 512)
+        .min(from.saturating_add(MAX_STACK_BYTES));
+    if let Some(bytes) = memory.read(from, (to - from) as usize) {
+        words.extend(
+            bytes
+                .chunks_exact(8)
+                .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes"))),
+        );
+    }
+    words
+}
+
+/// A critical section the dump holds at `address`, checked as one that
+/// is owned.
+struct Section {
+    owner: u32,
+    /// Its debug record points back at it (the strongest check).
+    debug_checked: bool,
+}
+
+fn section_at(memory: &dyn Memory, address: u64) -> Option<Section> {
+    if address == 0 || !address.is_multiple_of(8) {
+        return None;
+    }
+    let raw = memory.read(address, 0x28)?;
+    let u64_at = |at: usize| u64::from_le_bytes(raw[at..at + 8].try_into().expect("8 bytes"));
+    let i32_at = |at: usize| i32::from_le_bytes(raw[at..at + 4].try_into().expect("4 bytes"));
+    let (debug_info, lock_count, recursion, owner) =
+        (u64_at(0), i32_at(8), i32_at(0xc), u64_at(0x10));
+    if owner == 0 || owner > u64::from(u32::MAX) || !owner.is_multiple_of(4) {
+        return None;
+    }
+    if !(1..=0x10000).contains(&recursion) {
+        return None;
+    }
+    // Locked with a waiter (the thread that waits for it): in the old
+    // encoding (Wine, Windows before Server 2003 SP1) the count of waiters,
+    // 1 or more; in the newer one the low bit clear (locked) and the
+    // waiters counted in steps of 4 below -2.
+    let waited = if lock_count >= 0 {
+        lock_count >= 1
+    } else {
+        lock_count & 1 == 0 && lock_count <= -6
+    };
+    if !waited {
+        return None;
+    }
+    // The debug record (RTL_CRITICAL_SECTION_DEBUG): type 0, a pointer
+    // back at the section, and a consistent entry in the process's list of
+    // locks. Windows 8 and later give most sections none (-1).
+    let debug_checked = match debug_info {
+        0 | u64::MAX => false,
+        record if !record.is_multiple_of(8) => return None,
+        record => match memory.read(record, 0x20) {
+            Some(debug) => {
+                let u64_in =
+                    |at: usize| u64::from_le_bytes(debug[at..at + 8].try_into().expect("8 bytes"));
+                let kind = u16::from_le_bytes([debug[0], debug[1]]);
+                let (back, flink) = (u64_in(8), u64_in(0x10));
+                let listed = read_u64(memory, flink.checked_add(8)?)
+                    .is_none_or(|blink| blink == record + 0x10);
+                if kind != 0 || back != address || !listed {
+                    return None;
+                }
+                true
+            }
+            None => false,
+        },
+    };
+    Some(Section {
+        owner: owner as u32,
+        debug_checked,
+    })
+}
+
+fn critical_section_wait(
+    waiter: u32,
+    words: &[u64],
+    memory: &dyn Memory,
+    ids: &[u32],
+    stacks: &[Range<u64>],
+    loader_lock: Option<u64>,
+) -> Wait {
+    // Sections whose debug record checks out first; then, when there is
+    // none, sections without one (Windows 8 and later give most sections
+    // none) but only those a thread of the dump owns and that are not on
+    // a stack: without the record, an owner no thread has could be any
+    // word, and a stack holds many structure-like words.
+    let mut checked: Vec<(u64, Section)> = Vec::new();
+    let mut unchecked: Vec<(u64, Section)> = Vec::new();
+    for &word in words {
+        if checked.iter().chain(&unchecked).any(|(a, _)| *a == word) {
+            continue;
+        }
+        let Some(section) = section_at(memory, word).filter(|s| s.owner != waiter) else {
+            continue;
+        };
+        if section.debug_checked {
+            checked.push((word, section));
+        } else if ids.contains(&section.owner) && !stacks.iter().any(|r| r.contains(&word)) {
+            unchecked.push((word, section));
+        }
+    }
+    let found = if checked.is_empty() {
+        unchecked
+    } else {
+        checked
+    };
+    let kind_of = |address: u64| {
+        if Some(address) == loader_lock {
+            WaitKind::LoaderLock
+        } else {
+            WaitKind::CriticalSection
+        }
+    };
+    match found.as_slice() {
+        [] => {
+            // The loader lock's address on the stack, its memory absent.
+            if let Some(lock) = loader_lock.filter(|l| words.contains(l)) {
+                return Wait::unknown(
+                    WaitKind::LoaderLock,
+                    Some(lock),
+                    "the loader lock's memory is not in the dump: its owner is unknown",
+                );
+            }
+            Wait::unknown(
+                WaitKind::CriticalSection,
+                None,
+                "no critical section the dump holds is on the wait's stack: its holder is unknown \
+                 (a dump with data segments or full memory holds it)",
+            )
+        }
+        [(address, section)] => {
+            let how = if section.debug_checked {
+                "on the wait's stack; owner, lock count and debug record checked"
+            } else {
+                "on the wait's stack; owner and lock count checked"
+            };
+            let mut wait = if ids.contains(&section.owner) {
+                Wait::held(kind_of(*address), *address, section.owner)
+            } else {
+                Wait {
+                    gone_owner: Some(section.owner),
+                    ..Wait::unknown(
+                        kind_of(*address),
+                        Some(*address),
+                        &format!(
+                            "its owner, thread {}, is not in the dump: it ended without leaving it",
+                            section.owner
+                        ),
+                    )
+                }
+            };
+            wait.found = Some(how.to_string());
+            wait
+        }
+        several => Wait::unknown(
+            WaitKind::CriticalSection,
+            None,
+            &format!(
+                "{} owned critical sections are on the wait's stack ({}): which one it waits for is not certain",
+                several.len(),
+                several
+                    .iter()
+                    .map(|(a, _)| crate::model::hex(*a))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ),
+    }
+}
