@@ -223,8 +223,11 @@ SAMPLES = [
          blamed=None, blamed_name=None, key_functions=[],
          threads={"plugin-host-main": ["start_uploader", "load_plugin", "load_plugins"]},
          unloaded=[], absent_functions=[]),
-    dict(file="loader-lock-deadlock-at-exit.dmp", signature="tls-teardown-hang-at-exit",
-         also_true=["loader-lock-at-exit", "deadlock", "hang-during-exit"], kind="hang",
+    # Without ntdll's names (no system symbols or export tables) the thread
+    # teardown and the lock waits are not visible: tests/waits_windows.rs
+    # checks the answer with the store's export tables.
+    dict(file="loader-lock-deadlock-at-exit.dmp", signature="hang-during-exit",
+         also_true=[], kind="hang",
          process="render_farm.exe", exception_code=None,
          capture="out-of-process: capture.exe (OpenProcess + MiniDumpWriteDump) after 1.5 s",
          blamed="main", blamed_name="render-main",

@@ -357,3 +357,133 @@ fn critical_section_wait(
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Memory of a few ranges.
+    struct Ranges(Vec<(u64, Vec<u8>)>);
+
+    impl Memory for Ranges {
+        fn read(&self, address: u64, len: usize) -> Option<Vec<u8>> {
+            self.0.iter().find_map(|(base, bytes)| {
+                let at = usize::try_from(address.checked_sub(*base)?).ok()?;
+                bytes.get(at..at.checked_add(len)?).map(<[u8]>::to_vec)
+            })
+        }
+    }
+
+    const SECTION: u64 = 0x1_4000_60f0;
+    const RECORD: u64 = 0x24_6000;
+
+    fn section(debug: u64, lock_count: i32, recursion: i32, owner: u64) -> Vec<u8> {
+        let mut raw = Vec::new();
+        raw.extend(debug.to_le_bytes());
+        raw.extend(lock_count.to_le_bytes());
+        raw.extend(recursion.to_le_bytes());
+        raw.extend(owner.to_le_bytes());
+        raw.extend([0u8; 16]);
+        raw
+    }
+
+    fn record(kind: u16, back: u64) -> Vec<u8> {
+        let mut raw = vec![0u8; 0x30];
+        raw[..2].copy_from_slice(&kind.to_le_bytes());
+        raw[8..16].copy_from_slice(&back.to_le_bytes());
+        raw
+    }
+
+    #[test]
+    fn owned_sections_with_a_waiter_are_recognised_in_both_lock_count_encodings() {
+        // Old encoding (Wine): one waiter; its debug record points back.
+        let memory = Ranges(vec![
+            (SECTION, section(RECORD, 1, 1, 0x10c)),
+            (RECORD, record(0, SECTION)),
+        ]);
+        let found = section_at(&memory, SECTION).expect("a section");
+        assert_eq!(found.owner, 0x10c);
+        assert!(found.debug_checked);
+        // Newer encoding: locked (low bit clear) with one waiter (-6); no
+        // debug record (-1), as Windows 8 and later give most sections.
+        let memory = Ranges(vec![(SECTION, section(u64::MAX, -6, 1, 0x2a8c))]);
+        let found = section_at(&memory, SECTION).expect("a section");
+        assert!(!found.debug_checked);
+    }
+
+    #[test]
+    fn words_that_only_resemble_a_section_are_not_one() {
+        let cases = [
+            // Free (old and new encodings), locked without a waiter.
+            section(u64::MAX, -1, 0, 0),
+            section(u64::MAX, -2, 1, 0x10c),
+            section(u64::MAX, 0, 1, 0x10c),
+            // No owner, an owner that is no thread id, no recursion.
+            section(u64::MAX, 1, 1, 0),
+            section(u64::MAX, 1, 1, 0x10d),
+            section(u64::MAX, 1, 1, 0x1_0000_0000),
+            section(u64::MAX, 1, 0, 0x10c),
+            // A debug record that is not this section's.
+            section(RECORD, 1, 1, 0x10c),
+        ];
+        for raw in cases {
+            let memory = Ranges(vec![
+                (SECTION, raw.clone()),
+                (RECORD, record(0, SECTION + 8)),
+            ]);
+            assert!(section_at(&memory, SECTION).is_none(), "{raw:02x?}");
+        }
+        // A record of another type (a resource, not a critical section).
+        let memory = Ranges(vec![
+            (SECTION, section(RECORD, 1, 1, 0x10c)),
+            (RECORD, record(1, SECTION)),
+        ]);
+        assert!(section_at(&memory, SECTION).is_none());
+        // Unaligned, or not in the dump.
+        assert!(section_at(&memory, SECTION + 4).is_none());
+        assert!(section_at(&Ranges(Vec::new()), SECTION).is_none());
+    }
+
+    #[test]
+    fn the_holder_is_named_only_when_one_section_is_certain() {
+        let ids = [0x10c, 0x110];
+        let one = Ranges(vec![
+            (SECTION, section(RECORD, 1, 1, 0x110)),
+            (RECORD, record(0, SECTION)),
+        ]);
+        let wait = critical_section_wait(0x10c, &[7, SECTION, 9], &one, &ids, &[], None);
+        assert_eq!(wait.holder, Some(0x110));
+        assert_eq!(wait.kind, WaitKind::CriticalSection);
+        // The loader lock, by the PEB's address.
+        let wait = critical_section_wait(0x10c, &[SECTION], &one, &ids, &[], Some(SECTION));
+        assert_eq!(wait.kind, WaitKind::LoaderLock);
+        // An owner that ended.
+        let wait = critical_section_wait(0x10c, &[SECTION], &one, &[0x10c], &[], None);
+        assert_eq!((wait.holder, wait.gone_owner), (None, Some(0x110)));
+        // Without its debug record, an owner no thread has is no evidence.
+        let bare = Ranges(vec![(SECTION, section(u64::MAX, 1, 1, 0x110))]);
+        let wait = critical_section_wait(0x10c, &[SECTION], &bare, &[0x10c], &[], None);
+        assert_eq!(
+            (wait.holder, wait.gone_owner, wait.address),
+            (None, None, None)
+        );
+        // Nor is a section-like structure on a stack.
+        let stack = SECTION - 0x100..SECTION + 0x100;
+        let wait = critical_section_wait(0x10c, &[SECTION], &bare, &ids, &[stack], None);
+        assert_eq!(wait.holder, None);
+        // Two owned sections on the wait's stack: which one is not certain.
+        let second = SECTION + 0x100;
+        let two = Ranges(vec![
+            (SECTION, section(RECORD, 1, 1, 0x110)),
+            (RECORD, record(0, SECTION)),
+            (second, section(RECORD + 0x40, 1, 1, 0x110)),
+            (RECORD + 0x40, record(0, second)),
+        ]);
+        let wait = critical_section_wait(0x10c, &[SECTION, second], &two, &ids, &[], None);
+        assert_eq!(wait.holder, None);
+        assert!(wait.note.unwrap().contains("not certain"));
+        // The waiter's own section (it holds it) is not what it waits for.
+        let wait = critical_section_wait(0x110, &[SECTION], &one, &ids, &[], None);
+        assert_eq!(wait.holder, None);
+    }
+}
