@@ -513,6 +513,8 @@ fn windbg_renderings_of_the_windows_samples_give_the_dumps_diagnosis() {
         // walker's scan marks: neither is in text.
         "pal-fence-wait-at-exit:",
         "hip-dllmain-detach-hang:",
+        "loader-lock-deadlock-at-exit:",
+        "critical-section-owner-gone-at-exit:",
     ];
     let unexpected: Vec<&String> = differ
         .iter()

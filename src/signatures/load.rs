@@ -510,6 +510,8 @@ fn compile_conditions(
         process_exiting: spec.process_exiting,
         thread_exiting: spec.thread_exiting,
         thread_blocked: spec.thread_blocked,
+        waits_for: spec.waits_for,
+        holder_blocked: spec.holder_blocked,
         ip_in_unloaded_module,
         access_in_unloaded_module,
         access_in_module,
@@ -570,6 +572,7 @@ fn describe_match(spec: &MatchSpec) -> String {
         (spec.process_exiting, "process exiting"),
         (spec.thread_exiting, "thread exiting"),
         (spec.thread_blocked, "thread blocked"),
+        (spec.holder_blocked, "holder blocked"),
     ] {
         match flag {
             Some(true) => parts.push(name.to_string()),
@@ -579,6 +582,9 @@ fn describe_match(spec: &MatchSpec) -> String {
     }
     if spec.deadlock == Some(true) {
         parts.push("deadlock".to_string());
+    }
+    if let Some(kind) = spec.waits_for {
+        parts.push(format!("waits for {}", kind.article()));
     }
     if let Some(reason) = spec.captured {
         parts.push(format!("captured at {}", reason.as_str()));

@@ -11,7 +11,9 @@ use crate::model::{
 use crate::pattern::Pattern;
 
 mod evidence;
+mod waits;
 use evidence::{describe, describe_hit, with_stack_hits};
+use waits::{holder_phrase, wait_facts};
 
 /// Confidence factors, documented in docs/signatures.md ("Confidence").
 const SPECIFIC_BASE: f64 = 1.0;
@@ -476,22 +478,7 @@ fn thread_conditions(
                 " (inferred: unsymbolized system call)"
             };
             // What it waits for and who holds it, where the dump tells.
-            let holder = thread
-                .wait
-                .as_ref()
-                .map_or(String::new(), |w| match w.holder {
-                    Some(id) if w.kind == crate::model::WaitKind::Join => {
-                        format!(", joining thread {id}")
-                    }
-                    Some(id) => format!(", waiting for {} held by thread {id}", w.kind.article()),
-                    None => match w.gone_owner {
-                        Some(id) => format!(
-                            ", waiting for {} whose owner, thread {id}, ended without releasing it",
-                            w.kind.article()
-                        ),
-                        None => String::new(),
-                    },
-                });
+            let holder = thread.wait.as_ref().map_or(String::new(), holder_phrase);
             found.fact(
                 id,
                 Some(blocked.frame_index),
@@ -504,6 +491,14 @@ fn thread_conditions(
                 found.confidence *= INFERRED_WAIT;
             }
         }
+    }
+    match wait_facts(c, thread, report) {
+        Some(facts) => {
+            for (id, frame, text) in facts {
+                found.fact(Some(id), Some(frame), text);
+            }
+        }
+        None => return false,
     }
     if let Some(wanted) = &c.ip_in_unloaded_module {
         let Some(top) = thread.frames.first() else {

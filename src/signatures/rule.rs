@@ -41,6 +41,8 @@ pub struct Conditions {
     pub process_exiting: Option<bool>,
     pub thread_exiting: Option<bool>,
     pub thread_blocked: Option<bool>,
+    pub waits_for: Option<crate::model::WaitKind>,
+    pub holder_blocked: Option<bool>,
     pub ip_in_unloaded_module: Option<Option<Pattern>>,
     /// The access fault's data address lies in an unloaded module (any, or
     /// one matching the pattern).
@@ -76,6 +78,8 @@ impl Conditions {
             self.process_exiting == Some(true),
             self.thread_exiting == Some(true),
             self.thread_blocked == Some(true),
+            self.waits_for.is_some(),
+            self.holder_blocked == Some(true),
             self.ip_in_unloaded_module.is_some(),
             self.access_in_unloaded_module.is_some(),
             self.access_in_module.is_some(),

@@ -44,6 +44,11 @@ pub(crate) struct MatchSpec {
     pub process_exiting: Option<bool>,
     pub thread_exiting: Option<bool>,
     pub thread_blocked: Option<bool>,
+    /// The kind of object the chosen thread waits for (its `wait.kind`).
+    pub waits_for: Option<crate::model::WaitKind>,
+    /// The chosen thread's wait is held by a thread that is itself blocked
+    /// (`true`), or by one that is not (`false`).
+    pub holder_blocked: Option<bool>,
     pub ip_in_unloaded_module: Option<UnloadedChoice>,
     pub access_in_unloaded_module: Option<UnloadedChoice>,
     pub access_in_module: Option<String>,

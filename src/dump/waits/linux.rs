@@ -11,7 +11,7 @@
 
 use minidump_processor::ProcessState;
 
-use super::{read_u32, top_names};
+use super::common::{read_u32, top_names};
 use crate::model::{Report, Wait, WaitKind};
 use crate::python::Memory;
 

@@ -4,15 +4,15 @@
 //! waits (windows.rs). Nothing is guessed: a value that cannot be read is
 //! said, not inferred.
 
+mod common;
 mod linux;
 mod windows;
 
-use std::ops::Range;
-
 use minidump_processor::ProcessState;
 
-use crate::model::{bare_name, Report, Thread};
+use crate::model::Report;
 use crate::python::Memory;
+pub(super) use common::DumpThread;
 
 /// The stream `run` and `attach` add with the bytes around each futex a
 /// thread waits on (the dump's own memory lists seldom hold a mutex in a
@@ -36,14 +36,6 @@ pub(super) fn kept_objects(raw: Option<&[u8]>) -> Vec<(u64, Vec<u8>)> {
     out
 }
 
-/// A thread as the dump's thread list gives it.
-pub(super) struct DumpThread {
-    /// Its TEB (Windows).
-    pub teb: u64,
-    /// Its stack memory's range.
-    pub stack: Range<u64>,
-}
-
 /// Fills `wait` of each blocked thread.
 pub(super) fn find_waits(
     state: &ProcessState,
@@ -58,26 +50,4 @@ pub(super) fn find_waits(
         }
         _ => {}
     }
-}
-
-fn read_u32(memory: &dyn Memory, address: u64) -> Option<u32> {
-    let bytes = memory.read(address, 4)?;
-    Some(u32::from_le_bytes(bytes.try_into().ok()?))
-}
-
-fn read_u64(memory: &dyn Memory, address: u64) -> Option<u64> {
-    let bytes = memory.read(address, 8)?;
-    Some(u64::from_le_bytes(bytes.try_into().ok()?))
-}
-
-/// The bare function names of a thread's top `depth` frames, with each
-/// frame's index.
-fn top_names(thread: &Thread, depth: usize) -> Vec<(usize, &str)> {
-    thread
-        .frames
-        .iter()
-        .take(depth)
-        .enumerate()
-        .flat_map(|(i, f)| f.names().map(move |n| (i, bare_name(n))))
-        .collect()
 }

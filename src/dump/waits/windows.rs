@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use minidump_processor::ProcessState;
 
-use super::{read_u64, top_names, DumpThread};
+use super::common::{read_u64, top_names, DumpThread};
 use crate::model::{Report, Wait, WaitKind};
 use crate::python::Memory;
 
