@@ -21,12 +21,17 @@ use serde_json::Value;
 /// tests/programs/ that hangs (status 124), in a folder kept as long as
 /// the returned guard.
 fn hang_dump(program: &str) -> (tempfile::TempDir, PathBuf) {
+    hang_dump_with(program, &[])
+}
+
+fn hang_dump_with(program: &str, args: &[&str]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let status = bin()
         .args(["run", "--hang-timeout", "2", "-q", "--dump-dir"])
         .arg(dir.path())
         .arg("--")
         .arg(programs().join(program))
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -390,4 +395,45 @@ fn a_descendants_crash_is_diagnosed_from_its_core() {
         .filter(|n| n.to_string_lossy().starts_with("core"))
         .collect();
     assert!(cores.is_empty(), "{cores:?}");
+}
+
+/// The holder is found for every glibc mutex type (a recursive one held
+/// twice, a robust one), and a semaphore is said to have no owner.
+#[test]
+fn mutex_types_name_their_holder_and_a_semaphore_has_none() {
+    for mode in ["recursive", "robust", "semaphore"] {
+        let (_dir, dump) = hang_dump_with("exit_lock_hang", &[mode]);
+        let out = bin()
+            .args(["analyze", "--format", "json"])
+            .arg(&dump)
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let report = &doc["reports"][0];
+        let threads = report["threads"].as_array().unwrap();
+        let exiting = threads.iter().find(|t| !t["exiting"].is_null()).unwrap();
+        let wait = &exiting["wait"];
+        if mode == "semaphore" {
+            assert_eq!(wait["kind"], "semaphore", "{exiting:#}");
+            assert!(wait["holder"].is_null());
+            assert!(
+                wait["note"].as_str().unwrap().contains("no owner"),
+                "{wait}"
+            );
+            continue;
+        }
+        assert_eq!(wait["kind"], "mutex", "{mode}: {exiting:#}");
+        let writer = threads
+            .iter()
+            .find(|t| t["id"] == wait["holder"])
+            .unwrap_or_else(|| panic!("{mode}: the holder is a thread of the dump: {wait}"));
+        assert!(
+            writer["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["function"] == "writer"),
+            "{mode}: {writer:#}"
+        );
+    }
 }

@@ -7,7 +7,8 @@
 //!   the awaited value its tid: the joined thread, no memory needed.
 //! - a mutex (`__lll_lock_wait`, `pthread_mutex_lock`): the futex word is
 //!   the mutex; glibc keeps the owner's tid 8 bytes further.
-//! - a condition variable: no owner, and the report says so.
+//! - a condition variable or a semaphore: no owner, and the report says
+//!   so.
 
 use minidump_processor::ProcessState;
 
@@ -44,6 +45,16 @@ const CONDITION: [&str; 6] = [
     "pthread_cond_clockwait",
 ];
 
+const SEMAPHORE: [&str; 7] = [
+    "sem_wait",
+    "__new_sem_wait",
+    "__new_sem_wait_slow",
+    "__new_sem_wait_slow64",
+    "sem_timedwait",
+    "sem_clockwait",
+    "__old_sem_wait",
+];
+
 /// Fills `wait` of each blocked thread of a Linux dump.
 pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut Report) {
     let ids: Vec<u32> = report.threads.iter().map(|t| t.id).collect();
@@ -56,13 +67,21 @@ pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut
             continue;
         };
         let names = top_names(thread, DEPTH);
-        let has = |list: &[&str]| names.iter().any(|(_, n)| list.contains(n));
+        // GCC's clones keep their function's name before a dot
+        // (`__new_sem_wait_slow64.constprop.0`).
+        let has = |list: &[&str]| {
+            names
+                .iter()
+                .any(|(_, n)| list.contains(&n.split_once('.').map_or(*n, |(name, _)| name)))
+        };
         let kind = if has(&JOIN) {
             WaitKind::Join
         } else if has(&MUTEX) {
             WaitKind::Mutex
         } else if has(&CONDITION) {
             WaitKind::Condition
+        } else if has(&SEMAPHORE) {
+            WaitKind::Semaphore
         } else {
             continue;
         };
@@ -71,7 +90,10 @@ pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut
         let in_futex = thread.frames.first().is_some_and(|f| {
             f.names()
                 .any(|n| n.contains("futex") || n.contains("lll_lock_wait") || n == "syscall")
-        });
+        }) || (names
+            .iter()
+            .any(|(i, n)| *i == 0 && (MUTEX.contains(n) || JOIN.contains(n)))
+            && in_system_call(&top.context));
         // The exception's thread away from its futex call took a fault (a
         // crash on a freed mutex): it is not waiting. (A dump requested of
         // a hung process names a thread that is.)
@@ -94,6 +116,11 @@ pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut
             (WaitKind::Condition, address, _) => {
                 Wait::unknown(kind, address, "a condition variable has no owner")
             }
+            (WaitKind::Semaphore, address, _) => Wait::unknown(
+                kind,
+                address,
+                "a semaphore has no owner: any thread may post it",
+            ),
             (_, None, _) | (_, _, None) => Wait::unknown(
                 kind,
                 None,
@@ -133,4 +160,15 @@ pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut
         };
         thread.wait = Some(wait);
     }
+}
+
+/// Whether an x86-64 thread was stopped inside a system call: the kernel
+/// leaves rax at a restart code (-ERESTARTSYS and its kin) for a call a
+/// stop interrupted. glibc makes some futex calls inline (robust and
+/// priority-inheriting mutexes in `__pthread_mutex_lock_full`), so the top
+/// frame is the lock function itself.
+fn in_system_call(context: &minidump::MinidumpContext) -> bool {
+    context
+        .get_register("rax")
+        .is_some_and(|rax| (-516..=-512).contains(&(rax as i64)))
 }
