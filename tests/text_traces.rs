@@ -175,6 +175,48 @@ stack backtrace:
         "none",
         "rust",
     ),
+    (
+        "compute-sanitizer-exit.log",
+        "\
+========= COMPUTE-SANITIZER
+========= Program hit cudaErrorCudartUnloading (error 4) due to \"driver shutting down\" on CUDA API call to cudaFree.
+=========     Saved host backtrace up to driver entry point at error
+=========     Host Frame: [0x2f1a3c]
+=========                in /usr/lib/x86_64-linux-gnu/libcuda.so.1
+=========     Host Frame:cudaFree [0x51b2e]
+=========                in /opt/app/lib/libcudart.so.12
+=========     Host Frame:DevicePool::~DevicePool() in /src/pool.cu:88 [0x1a2b3]
+=========                in /opt/app/bin/solver
+=========     Host Frame:__run_exit_handlers in ./stdlib/exit.c:113 [0x455f4]
+=========                in /lib/x86_64-linux-gnu/libc.so.6
+=========     Host Frame:exit in ./stdlib/exit.c:143 [0x45729]
+=========                in /lib/x86_64-linux-gnu/libc.so.6
+========= ERROR SUMMARY: 1 error
+",
+        "cuda-runtime-teardown-at-exit",
+        "cuda-sanitizer",
+    ),
+    (
+        "compute-sanitizer-work.log",
+        "\
+========= COMPUTE-SANITIZER
+========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid argument\" on CUDA API call to cudaMemcpy.
+=========     Saved host backtrace up to driver entry point at error
+=========     Host Frame: [0x2f1a3c]
+=========                in /usr/lib/x86_64-linux-gnu/libcuda.so.1
+=========     Host Frame:cudaMemcpy [0x6c1d2]
+=========                in /opt/app/lib/libcudart.so.12
+=========     Host Frame:Trainer::step(int) in /src/train.cu:140 [0x2b3c4]
+=========                in /opt/app/bin/solver
+=========     Host Frame:main in /src/main.cu:12 [0x1f00]
+=========                in /opt/app/bin/solver
+=========     Host Frame:__libc_start_call_main in ../sysdeps/nptl/libc_start_call_main.h:58 [0x29d90]
+=========                in /lib/x86_64-linux-gnu/libc.so.6
+========= ERROR SUMMARY: 1 error
+",
+        "none",
+        "cuda-sanitizer",
+    ),
 ];
 
 #[test]

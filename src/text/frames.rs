@@ -186,17 +186,17 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
     }
     if trimmed.contains("Host Frame:") {
         if let Some(c) = CUDA_HOST_FRAME.captures(trimmed) {
-            let function = text(&c, 2).map(|f| demangle(&f));
-            return at(
-                Format::CudaSanitizer,
-                TextFrame {
-                    module: Some(base(&c[1])),
-                    function_offset: function.as_ref().and(text(&c, 3)).and_then(|o| hex(&o)),
-                    function,
-                    address: hex(&c[4]),
-                    ..TextFrame::default()
-                },
-            );
+            let mut frame = cuda_host_frame(&c[1]);
+            frame.address = hex(&c[2]);
+            if let Some(module) = text(&c, 3) {
+                frame.module = Some(base(&module));
+            }
+            return at(Format::CudaSanitizer, frame);
+        }
+    }
+    if inside == Some(Format::CudaSanitizer) {
+        if let Some(c) = CUDA_MODULE_LINE.captures(trimmed) {
+            return Some(Line::Module(base(&c[1])));
         }
     }
     if first == b'@' {
@@ -329,6 +329,49 @@ fn windbg_frame(c: &Captures) -> Option<Line> {
             ..TextFrame::default()
         },
     ))
+}
+
+/// What a compute-sanitizer or cuda-memcheck host frame says before its
+/// address: a module path (cuda-memcheck, with the function in
+/// parentheses), `FUNC in FILE:LINE`, `FILE:LINE:FUNC`, a bare function, or
+/// nothing.
+fn cuda_host_frame(site: &str) -> TextFrame {
+    if let Some(c) = CUDA_MODULE_FIRST.captures(site) {
+        let function = demangle(&c[2]);
+        return TextFrame {
+            module: Some(base(&c[1])),
+            function_offset: text(&c, 3).and_then(|o| hex(&o)),
+            function: Some(function),
+            ..TextFrame::default()
+        };
+    }
+    if (site.starts_with('/') || site.starts_with("./") || is_library(site)) && !site.contains(':')
+    {
+        return TextFrame {
+            module: Some(base(site)),
+            ..TextFrame::default()
+        };
+    }
+    if let Some(c) = CUDA_FILE_LINE_FUNC.captures(site) {
+        return TextFrame {
+            file: text(&c, 1),
+            line: number(&c, 2),
+            function: Some(demangle(&c[3])),
+            ..TextFrame::default()
+        };
+    }
+    if let Some(c) = CUDA_FUNC_IN_FILE.captures(site) {
+        return TextFrame {
+            function: named(Some(demangle(&c[1]))),
+            file: text(&c, 2),
+            line: number(&c, 3),
+            ..TextFrame::default()
+        };
+    }
+    TextFrame {
+        function: named(Some(demangle(site))),
+        ..TextFrame::default()
+    }
 }
 
 /// A path that names a shared library or executable image, not a source

@@ -92,11 +92,17 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         }
         b'=' => {
             if let Some(c) = SAN_START.captures(line) {
-                let _ = c;
                 return Some(Line::Crash {
                     what: format!("sanitizer: {}", &c[1]),
                     thread: None,
                 });
+            }
+            if let Some(c) = CUDA_ERROR.captures(trimmed) {
+                let what = match c.get(2) {
+                    Some(error) => format!("CUDA API error {}", error.as_str()),
+                    None => format!("compute-sanitizer: {}", &c[1]),
+                };
+                return Some(Line::Crash { what, thread: None });
             }
         }
         b'C' => {
@@ -338,6 +344,68 @@ mod tests {
                 Some("libamdhip64.so.6")
             )
         );
+    }
+
+    /// compute-sanitizer's host frames (the module on the next line, read
+    /// inside its trace) and cuda-memcheck's (the module first).
+    #[test]
+    fn cuda_sanitizer_host_frames() {
+        for (line, module, function, file_line) in [
+            (
+                "=========     Host Frame:/usr/lib64/libcuda.so.1 [0x311153]",
+                Some("libcuda.so.1"),
+                None,
+                None,
+            ),
+            (
+                "=========     Host Frame:/opt/app/solver (_ZN4Pool5clearEv + 0x73) [0x1c673]",
+                Some("solver"),
+                Some("Pool::clear()"),
+                None,
+            ),
+            ("=========     Host Frame: [0x2f1a3c]", None, None, None),
+            (
+                "=========     Host Frame:cudaFree [0x51b2e]",
+                None,
+                Some("cudaFree"),
+                None,
+            ),
+            (
+                "=========     Host Frame:Pool::~Pool() in /src/pool.cu:88 [0x1a2b3]",
+                None,
+                Some("Pool::~Pool()"),
+                Some(("/src/pool.cu", 88)),
+            ),
+            (
+                "=========     Host Frame:/src/interp.c:127:do_call [0xe9b65]",
+                None,
+                Some("do_call"),
+                Some(("/src/interp.c", 127)),
+            ),
+        ] {
+            let (format, f) = frame_of(line, None);
+            assert_eq!(format, Format::CudaSanitizer, "{line}");
+            assert_eq!(f.module.as_deref(), module, "{line}");
+            assert_eq!(f.function.as_deref(), function, "{line}");
+            assert_eq!(f.file.as_deref().zip(f.line), file_line, "{line}");
+        }
+        assert_eq!(
+            classify(
+                "=========                in /usr/lib/libcudart.so.12",
+                Some(Format::CudaSanitizer)
+            ),
+            Some(Line::Module("libcudart.so.12".to_string()))
+        );
+        // Outside its trace, and a report's other lines, are nothing.
+        assert_eq!(
+            classify("=========                in /usr/lib/libcudart.so.12", None),
+            None
+        );
+        assert_eq!(classify("========= ERROR SUMMARY: 1 error", None), None);
+        assert!(matches!(
+            classify("========= Program hit cudaErrorLaunchFailure (error 719) due to \"unspecified launch failure\" on CUDA API call to cudaStreamSynchronize.", None),
+            Some(Line::Crash { what, .. }) if what == "CUDA API error cudaErrorLaunchFailure"
+        ));
     }
 
     /// WinDbg's other layouts: `!analyze -v`'s STACK_TEXT (arguments

@@ -241,6 +241,11 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 }
                 current.last_line = number;
             }
+            Line::Module(module) => {
+                if let Some(frame) = current.threads.last_mut().and_then(|t| t.frames.last_mut()) {
+                    frame.module.get_or_insert(module);
+                }
+            }
             Line::Location { file, line } => {
                 if let Some(frame) = current.threads.last_mut().and_then(|t| t.frames.last_mut()) {
                     if frame.file.is_none() {

@@ -80,6 +80,8 @@ pub(super) enum Line {
         name: Option<String>,
         current: bool,
     },
+    /// The module of the frame above (compute-sanitizer's `in LIBRARY`).
+    Module(String),
     /// The source location of the frame above (Rust's `at file:line`).
     Location {
         file: String,
@@ -190,9 +192,27 @@ re!(
     RUST_FRAME,
     r"^\s*(\d+):\s+(?:(0x[0-9a-fA-F]+) - )?(.+?)\s*$"
 );
+// compute-sanitizer's and cuda-memcheck's host frames: cuda-memcheck puts
+// the module first (`Host Frame:/lib/libcuda.so.1 (cuLaunch + 0x1a)
+// [0x2f1a3]`), compute-sanitizer the function (`Host Frame:main in
+// main.cu:12 [0x8e75]`, older `FILE:LINE:FUNC [0x..]`, or nothing) and the
+// module on the next line (`=========     in /lib/libcuda.so.1`).
 re!(
     CUDA_HOST_FRAME,
-    r"Host Frame:\s*(\S+?)(?: \((.+?)(?: \+ (0x[0-9a-fA-F]+))?\))? \[(0x[0-9a-fA-F]+)\]"
+    r"Host Frame:\s*(.*?)\s*\[(0x[0-9a-fA-F]+)\](?:\s+in (\S+))?\s*$"
+);
+re!(
+    CUDA_MODULE_FIRST,
+    r"^(\S+?) \((.+?)(?: \+ (0x[0-9a-fA-F]+))?\)$"
+);
+re!(CUDA_FILE_LINE_FUNC, r"^(\S+?):(\d+):([^\s:][^\s]*)$");
+re!(CUDA_FUNC_IN_FILE, r"^(.+?) in (\S+?):(\d+)$");
+re!(CUDA_MODULE_LINE, r"^=+\s+in (\S+)\s*$");
+// What compute-sanitizer (and cuda-memcheck) reports before the host
+// backtrace of each error: a CUDA API call that failed, or a memory error.
+re!(
+    CUDA_ERROR,
+    r"^=+ (Program hit (\w+) \(error \d+\).*|Invalid __\w+__ \w+.*|Host API memory access error.*)$"
 );
 re!(
     APPLE_FRAME,

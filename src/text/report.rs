@@ -353,6 +353,11 @@ fn is_windows(trace: &Trace, modules: &[String], crash: Option<&str>) -> bool {
 
 /// The exception code and name for what the text says crashed.
 fn crash_code(what: &str, windows: bool) -> (u32, String) {
+    // An error compute-sanitizer reports is no signal and no abort: the
+    // process goes on. It is the failure the trace is about, by its name.
+    if what.starts_with("CUDA API error ") || what.starts_with("compute-sanitizer: ") {
+        return (0, what.to_string());
+    }
     let lower = what.to_ascii_lowercase();
     if let Ok(code) = u32::from_str_radix(lower.trim_start_matches("0x"), 16) {
         if lower.len() >= 8 {
