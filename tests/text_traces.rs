@@ -217,6 +217,61 @@ stack backtrace:
         "none",
         "cuda-sanitizer",
     ),
+    (
+        "coredumpctl-info.txt",
+        "\
+           PID: 4242 (powerctl)
+           UID: 1000 (dev)
+        Signal: 11 (SEGV)
+     Timestamp: Mon 2026-03-02 10:11:12 UTC (1min ago)
+  Command Line: /usr/bin/python3 /usr/bin/powerctl
+    Executable: /usr/bin/python3.13
+       Message: Process 4242 (powerctl) of user 1000 dumped core.
+
+                Module libglib-2.0.so.0 from rpm glib2-2.84.1-1.fc42.x86_64
+                Module libpython3.13.so.1.0 from rpm python3-libs-3.13.3-1.fc42.x86_64
+                Stack trace of thread 4250:
+                #0  0x00007f3a16eaa612 n/a (libpython3.13.so.1.0 + 0x2aa612)
+                #1  0x00007f3a16e393ad take_gil (libpython3.13.so.1.0 + 0x2393ad)
+                #2  0x00007f3a16f2a66a PyGILState_Ensure (libpython3.13.so.1.0 + 0x32a66a)
+                #3  0x00007f3a15c1b0c4 n/a (_gi.cpython-313-x86_64-linux-gnu.so + 0x2b0c4)
+                #4  0x00007f3a15a0d2e1 g_main_context_dispatch (libglib-2.0.so.0 + 0x5d2e1)
+                #5  0x00007f3a16c8a1f2 start_thread (libc.so.6 + 0x8a1f2)
+                
+                Stack trace of thread 4242:
+                #0  0x00007f3a16c9e3d1 __futex_abstimed_wait_common (libc.so.6 + 0x9e3d1)
+                #1  0x00007f3a16d41a20 _dl_fini (ld-linux-x86-64.so.2 + 0x6a20)
+                #2  0x00007f3a16c41b75 __run_exit_handlers (libc.so.6 + 0x41b75)
+                #3  0x00007f3a16c41c3e exit (libc.so.6 + 0x41c3e)
+                ELF object binary architecture: AMD x86-64
+",
+        "python-thread-after-finalization",
+        "systemd-coredump",
+    ),
+    (
+        "coredumpctl-work.txt",
+        "\
+        Signal: 11 (SEGV)
+       Message: Process 4242 (powerctl) of user 1000 dumped core.
+
+                Stack trace of thread 4250:
+                #0  0x00007f3a16eaa612 n/a (libpython3.13.so.1.0 + 0x2aa612)
+                #1  0x00007f3a16e393ad take_gil (libpython3.13.so.1.0 + 0x2393ad)
+                #2  0x00007f3a16f2a66a PyGILState_Ensure (libpython3.13.so.1.0 + 0x32a66a)
+                #3  0x00007f3a15a0d2e1 g_main_context_dispatch (libglib-2.0.so.0 + 0x5d2e1)
+                #4  0x00007f3a16c8a1f2 start_thread (libc.so.6 + 0x8a1f2)
+
+                Stack trace of thread 4242:
+                #0  0x00007f3a16d1a2b0 __poll (libc.so.6 + 0x11a2b0)
+                #1  0x00007f3a15a0e5c4 g_main_loop_run (libglib-2.0.so.0 + 0x5e5c4)
+                #2  0x00007f3a16e12345 _PyEval_EvalFrameDefault (libpython3.13.so.1.0 + 0x212345)
+                #3  0x00007f3a16e2e9b1 pymain_run_python (libpython3.13.so.1.0 + 0x22e9b1)
+                #4  0x00007f3a16e2f0aa Py_RunMain (libpython3.13.so.1.0 + 0x22f0aa)
+                #5  0x00007f3a16c2a1ca __libc_start_call_main (libc.so.6 + 0x2a1ca)
+",
+        "none",
+        "systemd-coredump",
+    ),
 ];
 
 #[test]

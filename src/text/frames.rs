@@ -9,6 +9,28 @@ use super::parse::*;
 /// read inside their own trace only.
 pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>) -> Option<Line> {
     let at = |format: Format, frame: TextFrame| Some(Line::Frame(format, frame));
+    // Before gdb's: its regular expression would take `0x... NAME` for a
+    // function name.
+    if first == b'#' && trimmed.ends_with(')') && trimmed.contains(" 0x") {
+        // (Not a sanitizer's `#1 0x... in NAME (/lib/MODULE+0x...)`.)
+        if let Some(c) = COREDUMP_FRAME
+            .captures(line)
+            .filter(|c| !c[3].starts_with("in ") && (&c[4] == "n/a" || !c[4].contains('/')))
+        {
+            let module = c[4].to_string();
+            return at(
+                Format::SystemdCoredump,
+                TextFrame {
+                    index: number(&c, 1),
+                    address: text(&c, 2).and_then(|a| hex(&a)),
+                    function: named(text(&c, 3)).map(|f| demangle(&f)),
+                    module_offset: text(&c, 5).and_then(|o| hex(&o)),
+                    module: (module != "n/a").then_some(module),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
     let gdb_like =
         first == b'#' || (first.is_ascii_digit() && line.contains(" 0x") && line.contains(" in "));
     if gdb_like && !line.starts_with(' ') {

@@ -144,6 +144,24 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         }
         _ => {}
     }
+    if trimmed.starts_with("Stack trace of thread ") {
+        if let Some(c) = COREDUMP_THREAD.captures(line) {
+            return Some(Line::Thread {
+                format: Format::SystemdCoredump,
+                id: number(&c, 1),
+                name: text(&c, 2),
+                current: false,
+            });
+        }
+    }
+    if trimmed.starts_with("Signal: ") {
+        if let Some(c) = COREDUMP_SIGNAL.captures(line) {
+            return Some(Line::Crash {
+                what: format!("SIG{}", &c[1]),
+                thread: None,
+            });
+        }
+    }
     if trimmed.starts_with("thread #") || trimmed.starts_with("* thread #") {
         if let Some(c) = LLDB_THREAD.captures(line) {
             return Some(Line::Thread {
@@ -406,6 +424,46 @@ mod tests {
             classify("========= Program hit cudaErrorLaunchFailure (error 719) due to \"unspecified launch failure\" on CUDA API call to cudaStreamSynchronize.", None),
             Some(Line::Crash { what, .. }) if what == "CUDA API error cudaErrorLaunchFailure"
         ));
+    }
+
+    /// systemd-coredump's stacks: `NAME (MODULE + 0xOFFSET)` after the
+    /// address, `n/a` for none; not gdb's `0x... in NAME (ARGS)`.
+    #[test]
+    fn systemd_coredump_stacks() {
+        let (format, f) = frame_of(
+            "                #1  0x00007f3a16e393ad take_gil (libpython3.13.so.1.0 + 0x2393ad)",
+            None,
+        );
+        assert_eq!(format, Format::SystemdCoredump);
+        assert_eq!(
+            (f.function.as_deref(), f.module.as_deref(), f.module_offset),
+            (
+                Some("take_gil"),
+                Some("libpython3.13.so.1.0"),
+                Some(0x2393ad)
+            )
+        );
+        let (_, f) = frame_of("#0  0x00007f3a16eaa612 n/a (n/a + 0x0)", None);
+        assert_eq!((f.function, f.module), (None, None));
+        let (format, _) = frame_of(
+            "#1  0x00007f3a16e393ad in take_gil (tstate=0x1) at Python/ceval_gil.c:331",
+            None,
+        );
+        assert_eq!(format, Format::Gdb);
+        assert!(matches!(
+            classify("                Stack trace of thread 4250 (gdbus):", None),
+            Some(Line::Thread {
+                format: Format::SystemdCoredump,
+                id: Some(4250),
+                name: Some(n),
+                ..
+            }) if n == "gdbus"
+        ));
+        assert!(matches!(
+            classify("        Signal: 6 (ABRT)", None),
+            Some(Line::Crash { what, .. }) if what == "SIGABRT"
+        ));
+        assert_eq!(classify("Signal: strong", None), None);
     }
 
     /// WinDbg's other layouts: `!analyze -v`'s STACK_TEXT (arguments

@@ -175,7 +175,13 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                     finish(&mut current, &mut traces);
                 }
                 if let Some((what, thread, at)) = pending_crash.take() {
-                    if number - at <= 40 {
+                    // systemd-coredump lists every module between its
+                    // `Signal:` line and the first stack.
+                    let reach = match format {
+                        Format::SystemdCoredump => 1000,
+                        _ => 40,
+                    };
+                    if number - at <= reach {
                         current.crash.get_or_insert((what, thread));
                         current.first_line = match current.first_line {
                             0 => at,

@@ -24,6 +24,7 @@ pub(super) enum Format {
     CudaSanitizer,
     AppleCrashReport,
     Glog,
+    SystemdCoredump,
 }
 
 impl Format {
@@ -44,6 +45,7 @@ impl Format {
             Format::CudaSanitizer => "cuda-sanitizer",
             Format::AppleCrashReport => "apple-crash-report",
             Format::Glog => "glog",
+            Format::SystemdCoredump => "systemd-coredump",
         }
     }
 
@@ -171,6 +173,19 @@ re!(
     PYSTACK_FRAME,
     r#"^\s+\((Python|C)\) File "(.+)", line (\d+), in (\S+)(?: \((\S+)\))?"#
 );
+// systemd-coredump's stacks (`coredumpctl info`, the journal):
+// `Stack trace of thread 4242:` (some versions add the thread's name), then
+// `#0  0x00007f... FUNCTION (MODULE + 0xOFFSET)`, `n/a` for no name; the
+// signal is on a `Signal: 11 (SEGV)` line above.
+re!(
+    COREDUMP_THREAD,
+    r"^\s*Stack trace of thread (\d+)(?: \(([^)]*)\))?:\s*$"
+);
+re!(
+    COREDUMP_FRAME,
+    r"^\s*#(\d+)\s+(0x[0-9a-fA-F]+)\s+(.+?) \(([^()\s]+)(?: \+ (0x[0-9a-fA-F]+))?\)\s*$"
+);
+re!(COREDUMP_SIGNAL, r"^\s*Signal: \d+ \((\w+)\)\s*$");
 re!(EU_THREAD, r"^TID (\d+):\s*$");
 re!(
     EU_FRAME,
@@ -249,5 +264,10 @@ pub(super) fn base(path: &str) -> String {
 
 /// A name a debugger prints for "no name".
 pub(super) fn named(name: Option<String>) -> Option<String> {
-    name.filter(|n| !matches!(n.as_str(), "??" | "???" | "<unknown>" | "_start_" | ""))
+    name.filter(|n| {
+        !matches!(
+            n.as_str(),
+            "??" | "???" | "<unknown>" | "_start_" | "n/a" | ""
+        )
+    })
 }
