@@ -329,6 +329,54 @@ fn a_log_with_several_traces_gives_a_report_each() {
     );
 }
 
+/// How many threads a trace is read as: Visual Studio stacks pasted apart
+/// with words between are two stacks, one with `[External Code]` inside
+/// is one; a debugger's stop frame printed again by `bt` is not a thread
+/// of its own, two different headerless stacks are two.
+#[test]
+fn stacks_pasted_apart_and_stacks_printed_twice() {
+    let threads = |name: &str, text: &str| -> Vec<usize> {
+        analyze_text(name, text)
+            .iter()
+            .map(|r| r["threads"].as_array().unwrap().len())
+            .collect()
+    };
+    let vs_two = "\
+The driver is detached first:
+ \tgpudrv64.dll!dllmain_dispatch(HINSTANCE__ * const instance, const unsigned long reason, void * const reserved) Line 281\tC++
+ \tntdll.dll!LdrShutdownProcess()\tUnknown
+ \tntdll.dll!RtlExitUserProcess()\tUnknown
+then our static destructor runs:
+ \trender.dll!`dynamic atexit destructor for 'g_device''()\tC++
+ \tucrtbase.dll!_execute_onexit_table()\tUnknown
+";
+    assert_eq!(threads("vs-two.txt", vs_two), [2]);
+    let vs_one = "\
+ \trender.dll!Device::~Device() Line 40\tC++
+ \t[External Code]\t
+ \tucrtbase.dll!_execute_onexit_table()\tUnknown
+";
+    assert_eq!(threads("vs-one.txt", vs_one), [1]);
+    let gdb_again = "\
+#0  0x00007f0e1c2d3e4f in ?? () from /lib/x86_64-linux-gnu/libc.so.6
+(gdb) bt
+#0  0x00007f0e1c2d3e4f in ?? () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f0e1a8c2f11 in Pool::drain() () from /opt/app/lib/libpool.so
+#2  0x00007f0e1c23e495 in __run_exit_handlers () from /lib/x86_64-linux-gnu/libc.so.6
+";
+    assert_eq!(threads("gdb-again.txt", gdb_again), [1]);
+    let gdb_two = "\
+#0  0x00007f0e1c2d3e4f in ?? () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f0e1a8c2f11 in Pool::worker() () from /opt/app/lib/libpool.so
+(gdb) thread 1
+(gdb) bt
+#0  0x00007f0e1c2d3e4f in ?? () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f0e1a8c2f11 in Pool::drain() () from /opt/app/lib/libpool.so
+#2  0x00007f0e1c23e495 in __run_exit_handlers () from /lib/x86_64-linux-gnu/libc.so.6
+";
+    assert_eq!(threads("gdb-two.txt", gdb_two), [2]);
+}
+
 /// A text with no trace, binary junk and a 100 MB line: one clear line
 /// each, status 2, and the other inputs are read.
 #[test]

@@ -186,9 +186,10 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         let what = text(&c, 1).or_else(|| text(&c, 3)).unwrap_or_default();
         return Some(Line::Crash { what, thread: None });
     }
-    if trimmed == "[External Code]"
+    // (Visual Studio copies its columns with tabs between, empty ones too.)
+    if trimmed.trim_end() == "[External Code]"
         || trimmed.starts_with("note: Some details are omitted")
-        || trimmed == "..."
+        || trimmed.trim_end() == "..."
         || trimmed.starts_with("(More stack frames follow")
     {
         return Some(Line::Elided);

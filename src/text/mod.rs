@@ -125,8 +125,12 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     // Where the next native frames of faulthandler's C stack go: that
     // many frames into the current thread (they are its innermost).
     let mut native_at: Option<usize> = None;
+    // A line that is no part of any trace (a reporter's words) since the
+    // last frame.
+    let mut prose = false;
     let finish = |current: &mut Trace, traces: &mut Vec<Trace>| {
-        let done = std::mem::take(current);
+        let mut done = std::mem::take(current);
+        drop_reprinted(&mut done);
         // A crash with its thread header but no frame (faulthandler's
         // "<no Python frame>") is a trace too: the crash is what it says.
         if done.has_frames() || (done.crash.is_some() && !done.threads.is_empty()) {
@@ -139,6 +143,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
         let inside = current.format;
         let Some(kind) = classify(line, inside) else {
             since += 1;
+            prose |= !line.trim().is_empty();
             if current.has_frames() && since > GAP {
                 finish(&mut current, &mut traces);
             }
@@ -171,6 +176,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 current: marked,
             } => {
                 native_at = None;
+                prose = false;
                 if current.format.is_some_and(|f| !compatible(f, format)) && current.has_frames() {
                     finish(&mut current, &mut traces);
                 }
@@ -207,6 +213,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 current.last_line = number;
             }
             Line::Frame(format, frame) => {
+                let after_prose = std::mem::take(&mut prose);
                 if current.format.is_some_and(|f| !compatible(f, format)) && current.has_frames() {
                     finish(&mut current, &mut traces);
                 }
@@ -236,8 +243,13 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 native_at = None;
                 // A frame numbered 0 again, with no header between: the
                 // next thread (gdb's `bt` run twice, `k` per thread).
+                // Visual Studio numbers no frame: a stack copied from its
+                // Call Stack window is one run of lines, so frames after a
+                // reporter's words are another stack.
+                let again =
+                    frame.index == Some(0) || (format == Format::VisualStudio && after_prose);
                 let thread = current.thread();
-                if frame.index == Some(0) && !thread.frames.is_empty() {
+                if again && !thread.frames.is_empty() {
                     current.threads.push(TextThread::default());
                 }
                 let thread = current.thread();
@@ -274,6 +286,23 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     }
     finish(&mut current, &mut traces);
     traces
+}
+
+/// A debugger prints the frame it stopped in, then the whole stack when
+/// asked (`#0 ...`, `(gdb) bt`, `#0 ... #1 ...`): a thread without a header
+/// whose frames all begin the next headerless thread's is that same stack
+/// printed twice, not a thread of its own.
+fn drop_reprinted(trace: &mut Trace) {
+    let mut i = 0;
+    while i + 1 < trace.threads.len() {
+        let (a, b) = (&trace.threads[i], &trace.threads[i + 1]);
+        let anonymous = |t: &TextThread| t.id.is_none() && t.name.is_none();
+        if anonymous(a) && anonymous(b) && !a.frames.is_empty() && b.frames.starts_with(&a.frames) {
+            trace.threads.remove(i);
+        } else {
+            i += 1;
+        }
+    }
 }
 
 /// A stop reason that is a crash (not a breakpoint, a step or a Ctrl-C).
