@@ -272,6 +272,78 @@ stack backtrace:
         "none",
         "systemd-coredump",
     ),
+    (
+        "gdb-dl-call-fini.txt",
+        "\
+Program terminated with signal SIGSEGV, Segmentation fault.
+#0  0x00007f3a1c2d3e4f in ?? () from /opt/gpu/lib/libgpurt.so.2
+#1  0x00007f3a1c2a0b11 in ?? () from /opt/gpu/lib/libgpurt.so.2
+#2  0x00007f3a1d9d26aa in _dl_call_fini () from /lib64/ld-linux-x86-64.so.2
+",
+        "crash-during-exit",
+        "gdb",
+    ),
+    (
+        "gdb-dl-init.txt",
+        "\
+Program terminated with signal SIGSEGV, Segmentation fault.
+#0  0x00007f3a1c2d3e4f in ?? () from /opt/gpu/lib/libgpurt.so.2
+#1  0x00007f3a1c2a0b11 in ?? () from /opt/gpu/lib/libgpurt.so.2
+#2  0x00007f3a1d9d1f2e in call_init () from /lib64/ld-linux-x86-64.so.2
+#3  0x00007f3a1d9d2034 in _dl_init () from /lib64/ld-linux-x86-64.so.2
+",
+        "none",
+        "gdb",
+    ),
+    (
+        "vs-exit-process-implementation.txt",
+        "\
+Exception thrown at 0x00007FFB5C2A1F10 (gpudrv64.dll) in viewer.exe: 0xC0000005: Access violation reading location 0x0000000000000010.
+>\tgpudrv64.dll!00007ffb5c2a1f10()\tUnknown
+ \tgpudrv64.dll!DllMain(HINSTANCE__ * hinst, unsigned long reason, void * reserved) Line 77\tC++
+ \tntdll.dll!00007ffb6f0a9a1d()\tUnknown
+ \tntdll.dll!00007ffb6f0d4a21()\tUnknown
+ \tkernel32.dll!ExitProcessImplementation()\tUnknown
+ \tucrtbase.dll!exit_or_terminate_process()\tUnknown
+",
+        "crash-during-exit",
+        "visual-studio",
+    ),
+    (
+        "gdb-pyo3-after-finalize.txt",
+        "\
+Thread 3 \"py-callback\" received signal SIGSEGV, Segmentation fault.
+Thread 3 (Thread 0x7f0e1a2b3c40 (LWP 4244) \"py-callback\"):
+#0  0x00007f0e1c6a2e11 in ?? () from /usr/lib/libpython3.12.so.1.0
+#1  0x00007f0e1b1c2a3d in pyo3::gil::GILGuard::acquire () at src/gil.rs:198
+#2  0x00007f0e1b1a0c5e in sensor::stream::on_frame () at src/stream.rs:57
+#3  0x00007f0e1c28bac3 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442
+Thread 1 (Thread 0x7f0e1c5e8740 (LWP 4242) \"python3\"):
+#0  __futex_abstimed_wait_common64 (private=0, cancel=true) at ./nptl/futex-internal.c:57
+#1  0x00007f0e1c6f1a20 in Py_FinalizeEx () from /usr/lib/libpython3.12.so.1.0
+#2  0x00007f0e1c6f2b10 in Py_RunMain () from /usr/lib/libpython3.12.so.1.0
+",
+        "python-thread-after-finalization",
+        "gdb",
+    ),
+    (
+        "gdb-pyo3-at-work.txt",
+        "\
+Thread 3 \"py-callback\" received signal SIGSEGV, Segmentation fault.
+Thread 3 (Thread 0x7f0e1a2b3c40 (LWP 4244) \"py-callback\"):
+#0  0x00007f0e1c6a2e11 in ?? () from /usr/lib/libpython3.12.so.1.0
+#1  0x00007f0e1b1c2a3d in pyo3::gil::GILGuard::acquire () at src/gil.rs:198
+#2  0x00007f0e1b1a0c5e in sensor::stream::on_frame () at src/stream.rs:57
+#3  0x00007f0e1c28bac3 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442
+Thread 1 (Thread 0x7f0e1c5e8740 (LWP 4242) \"python3\"):
+#0  __futex_abstimed_wait_common64 (private=0, cancel=true) at ./nptl/futex-internal.c:57
+#1  0x00007f0e1c6e0a20 in _PyEval_EvalFrameDefault () from /usr/lib/libpython3.12.so.1.0
+#2  0x00007f0e1c6f0b10 in pymain_run_python () from /usr/lib/libpython3.12.so.1.0
+#3  0x00007f0e1c6f2b10 in Py_RunMain () from /usr/lib/libpython3.12.so.1.0
+",
+        "none",
+        "gdb",
+    ),
 ];
 
 #[test]
