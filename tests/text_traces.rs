@@ -344,6 +344,34 @@ Thread 1 (Thread 0x7f0e1c5e8740 (LWP 4242) \"python3\"):
         "none",
         "gdb",
     ),
+    (
+        "glog-exit.log",
+        "\
+F0301 10:11:12.345678  4242 pool.cc:88] Check failed: status == cudaSuccess (4 vs. 0)  driver shutting down
+*** Check failure stack trace: ***
+    @     0x7f0e1c2d3e4f  google::LogMessage::Fail()
+    @     0x7f0e1c2d5a11  google::LogMessageFatal::~LogMessageFatal()
+    @     0x7f0e1b1c2a3d  DevicePool::~DevicePool()
+    @     0x7f0e1c23e495  __run_exit_handlers
+    @     0x7f0e1c23e610  exit
+",
+        "abort-during-exit",
+        "glog",
+    ),
+    (
+        "glog-work.log",
+        "\
+F0301 10:11:12.345678  4242 math.cu:81] Check failed: error == cudaSuccess (77 vs. 0)  an illegal memory access was encountered
+*** Check failure stack trace: ***
+    @     0x7f0e1c2d3e4f  google::LogMessage::Fail()
+    @     0x7f0e1c2d5a11  google::LogMessageFatal::~LogMessageFatal()
+    @     0x7f0e1b1c2a3d  Net::Forward()
+    @     0x7f0e1b1a0c5e  Solver::Step()
+    @     0x7f0e1b1a0111  main
+",
+        "none",
+        "glog",
+    ),
 ];
 
 #[test]

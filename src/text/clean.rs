@@ -51,7 +51,12 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     if fence.starts_with("```") || (fence.len() >= 3 && fence.chars().all(|c| c == '~')) {
         return None;
     }
-    // Markdown emphasis a reporter put on a frame: `**ntdll!Foo()**`.
+    // Markdown emphasis a reporter put on a frame: `**ntdll!Foo()**`; not
+    // the asterisks a runtime prints itself (glog's `*** Check failure
+    // stack trace: ***`, glibc's `*** Error in ...`).
+    if text.trim_start().starts_with("***") {
+        return Some(text.to_string());
+    }
     let unbold = text.trim_end().trim_end_matches("**");
     let indent = unbold.len() - unbold.trim_start().len();
     if unbold[indent..].starts_with("**") {
@@ -194,6 +199,10 @@ mod tests {
                 Some("  ntdll.dll!LdrpDrainWorkQueue()"),
             ),
             ("[External Code]", Some("[External Code]")),
+            (
+                "*** Check failure stack trace: ***",
+                Some("*** Check failure stack trace: ***"),
+            ),
         ];
         for (raw, want) in cases {
             assert_eq!(clean_line(raw).as_deref(), want, "{raw:?}");
