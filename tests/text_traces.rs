@@ -372,6 +372,35 @@ F0301 10:11:12.345678  4242 math.cu:81] Check failed: error == cudaSuccess (77 v
         "none",
         "glog",
     ),
+    (
+        "signal-handler-exit.log",
+        "\
+Error: signal 11:
+./viewer(+0x8ebb)[0x5647584cdebb]
+/lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f3b8995a520]
+/opt/gpu/lib/libgpudrv.so.1(+0x2d9367)[0x7f3b86a76367]
+./viewer(+0x6697)[0x5647584cb697] ./src/device.c:212
+/lib/x86_64-linux-gnu/libc.so.6(__cxa_finalize+0x9a)[0x7f3b8995c5aa]
+/lib/x86_64-linux-gnu/libc.so.6(exit+0x20)[0x7f3b8995e610]
+",
+        "crash-in-static-destructor",
+        "backtrace-symbols",
+    ),
+    (
+        "signal-handler-work.log",
+        "\
+Error: signal 11:
+./viewer(+0x8ebb)[0x5647584cdebb]
+/lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f3b8995a520]
+/opt/gpu/lib/libgpudrv.so.1(+0x2d9367)[0x7f3b86a76367]
+./viewer(+0x6697)[0x5647584cb697] ./src/device.c:212
+./viewer(+0x8540)[0x5647584cd540] ./src/main.c:88
+./viewer(main+0xcf)[0x5647584cdfd1]
+/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0xeb)[0x7f3b8993db6b]
+",
+        "none",
+        "backtrace-symbols",
+    ),
 ];
 
 #[test]

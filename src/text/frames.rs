@@ -186,7 +186,7 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
             );
         }
     }
-    if trimmed.ends_with(']') && trimmed.contains("(") && trimmed.contains(")[0x") {
+    if trimmed.contains("(") && trimmed.contains(")[0x") {
         if let Some(c) = BT_SYMBOLS.captures(trimmed) {
             let function = text(&c, 2).map(|f| demangle(&f));
             let (function_offset, module_offset) = match &function {
@@ -201,6 +201,8 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
                     function_offset,
                     module_offset,
                     address: hex(&c[4]),
+                    file: text(&c, 5),
+                    line: number(&c, 6),
                     ..TextFrame::default()
                 },
             );

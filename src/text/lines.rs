@@ -427,6 +427,32 @@ mod tests {
         ));
     }
 
+    /// backtrace_symbols lines a handler passed through addr2line keep
+    /// their frame, with the location.
+    #[test]
+    fn backtrace_symbols_with_a_location() {
+        let (format, f) = frame_of("./viewer(+0x6697)[0x5647584cb697] ./src/device.c:212", None);
+        assert_eq!(format, Format::BacktraceSymbols);
+        assert_eq!(
+            (
+                f.module.as_deref(),
+                f.module_offset,
+                f.file.as_deref(),
+                f.line
+            ),
+            (
+                Some("viewer"),
+                Some(0x6697),
+                Some("./src/device.c"),
+                Some(212)
+            )
+        );
+        assert_eq!(
+            classify("see ./viewer(+0x6697)[0x5647584cb697] for more", None),
+            None
+        );
+    }
+
     /// systemd-coredump's stacks: `NAME (MODULE + 0xOFFSET)` after the
     /// address, `n/a` for none; not gdb's `0x... in NAME (ARGS)`.
     #[test]

@@ -191,9 +191,17 @@ re!(
     EU_FRAME,
     r"^#(\d+)\s+(0x[0-9a-fA-F]+)(?:\s+-\s*1)?(?:\s+(\S+))?(?:\s+-\s+(\S+))?\s*$"
 );
+// (A signal handler that pipes each line through addr2line leaves its
+// `FILE:LINE` after the address.)
 re!(
     BT_SYMBOLS,
-    r"^(\S+)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\]\s*$"
+    r"^(\S+)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\](?:\s+(\S+?):(\d+))?\s*$"
+);
+// A signal a program's own handler names (`Error: signal 11:`, `Caught
+// signal 6`, `received SIGSEGV`): Linux numbering.
+re!(
+    SIGNAL_SAID,
+    r"(?i)\b(?:signal (4|6|7|8|11)\b|(SIG(?:SEGV|ABRT|BUS|FPE|ILL))\b)"
 );
 re!(
     SAN_FRAME,

@@ -236,6 +236,17 @@ fn crash_near(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option
         if let Some(Line::Crash { what, thread }) = classify(line, None) {
             return Some((what, thread));
         }
+        if let Some(c) = super::parse::SIGNAL_SAID.captures(line) {
+            let name = match c.get(1).map(|n| n.as_str()) {
+                Some("4") => "SIGILL".to_string(),
+                Some("6") => "SIGABRT".to_string(),
+                Some("7") => "SIGBUS".to_string(),
+                Some("8") => "SIGFPE".to_string(),
+                Some(_) => "SIGSEGV".to_string(),
+                None => c[2].to_ascii_uppercase(),
+            };
+            return Some((name, None));
+        }
         for (needle, what) in [
             ("0xc0000005", "access violation"),
             ("3221225477", "access violation"),
@@ -364,7 +375,7 @@ fn crash_code(what: &str, windows: bool) -> (u32, String) {
             return (code, format!("exception {code:#010x}"));
         }
     }
-    let pairs: [(&str, u32, u32, &str); 12] = [
+    let pairs: [(&str, u32, u32, &str); 13] = [
         (
             "access violation",
             0xC000_0005,
@@ -392,6 +403,7 @@ fn crash_code(what: &str, windows: bool) -> (u32, String) {
         ("abort", 0xC000_0409, 6, "SIGABRT"),
         ("sigbus", 0xC000_0005, 7, "SIGBUS"),
         ("floating", 0xC000_0094, 8, "SIGFPE"),
+        ("sigfpe", 0xC000_0094, 8, "SIGFPE"),
     ];
     for (needle, win, sig, name) in pairs {
         if lower.contains(needle) {
