@@ -51,6 +51,18 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     if fence.starts_with("```") || (fence.len() >= 3 && fence.chars().all(|c| c == '~')) {
         return None;
     }
+    // Markdown inline code around a frame (`` `#0 0x... in f ()` ``), or
+    // opened on one line and closed on another: the backticks go. A
+    // single backtick alone on a line is such a delimiter too.
+    let bare = text.trim();
+    if bare == "`" {
+        return None;
+    }
+    if let Some(inner) = bare.strip_prefix('`').filter(|i| !i.starts_with('`')) {
+        let inner = inner.strip_suffix('`').unwrap_or(inner);
+        let indent = &text[..text.len() - text.trim_start().len()];
+        return Some(format!("{indent}{inner}"));
+    }
     // Markdown emphasis a reporter put on a frame: `**ntdll!Foo()**`; not
     // the asterisks a runtime prints itself (glog's `*** Check failure
     // stack trace: ***`, glibc's `*** Error in ...`).
@@ -199,6 +211,19 @@ mod tests {
                 Some("  ntdll.dll!LdrpDrainWorkQueue()"),
             ),
             ("[External Code]", Some("[External Code]")),
+            ("`", None),
+            (
+                "` \tapp.dll!Run()\tUnknown",
+                Some(" \tapp.dll!Run()\tUnknown"),
+            ),
+            (
+                "`#0  0x00007f in raise () from /lib/libc.so.6`",
+                Some("#0  0x00007f in raise () from /lib/libc.so.6"),
+            ),
+            (
+                "  File \"x.py\", line 3 in `f`",
+                Some("  File \"x.py\", line 3 in `f`"),
+            ),
             (
                 "*** Check failure stack trace: ***",
                 Some("*** Check failure stack trace: ***"),
