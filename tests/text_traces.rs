@@ -619,8 +619,9 @@ fn a_big_log_is_read_quickly() {
 /// Every Linux sample's failure rendered by gdb (`thread apply all bt`: at
 /// the crash under `run`, attached to the hang) gives the dump's own
 /// diagnosis: the same programs (sample-dumps/linux/bin), the same rules.
-/// (python-thread-after-finalization needs the interpreter it was built
-/// against, so it is not here.)
+/// python-thread-after-finalization runs this machine's python3 with the
+/// sample's extension, as its dump did (Debian 12's python3.11, which is
+/// linked statically: gdb names no Python library).
 #[cfg(target_os = "linux")]
 #[test]
 fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
@@ -651,12 +652,34 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
         }
     };
     let mut failures = Vec::new();
-    for (program, sample) in [
+    let python = Path::new("/usr/bin/python3");
+    let python_ok = std::process::Command::new(python)
+        .args(["-c", "import sys; assert sys.version_info[:2] == (3, 11)"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !python_ok {
+        common::skip::skip(
+            "text_traces::gdb_python_round_trip",
+            "/usr/bin/python3 is not Debian 12's python3.11, which pyfinal_ext.so is built for",
+        );
+    }
+    let mut crashes: Vec<(&str, &str, Vec<std::path::PathBuf>)> = [
         ("cuda_exit_crash", "cuda-runtime-teardown-at-exit"),
         ("tls_exit_crash", "tls-destructor-crash-at-exit"),
         ("unload_crash", "crash-at-exit-after-dlclose"),
         ("static_dtor_throw", "abort-during-exit"),
-    ] {
+    ]
+    .into_iter()
+    .map(|(program, sample)| (program, sample, vec![bin.join(program)]))
+    .collect();
+    if python_ok {
+        crashes.push((
+            "pyfinal_ext",
+            "python-thread-after-finalization",
+            vec![python.into(), "-c".into(), "import pyfinal_ext".into()],
+        ));
+    }
+    for (program, sample, command) in crashes {
         let out = std::process::Command::new("gdb")
             .args([
                 "-q",
@@ -666,8 +689,9 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
                 "run",
                 "-ex",
                 "thread apply all bt",
+                "--args",
             ])
-            .arg(bin.join(program))
+            .args(&command)
             .current_dir(&bin)
             .stdin(Stdio::null())
             .output()

@@ -355,16 +355,22 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
         };
         found.fact(None, None, format!("{} was unloaded", module.name));
     }
-    for pattern in &c.functions_absent {
-        let present = report.threads.iter().any(|t| {
-            t.frames
-                .iter()
-                .any(|f| f.names().any(|n| name_matches(pattern, n)))
+    let absent = c.functions_absent.iter().map(|p| (p, false));
+    for (pattern, want) in absent.chain(c.functions_present.iter().map(|p| (p, true))) {
+        let running = report.threads.iter().find_map(|t| {
+            let named = |f: &&Frame| f.names().any(|n| name_matches(pattern, n));
+            t.frames.iter().find(named).map(|f| (t.id, f.index))
         });
-        if present {
-            return false;
+        match running {
+            Some(_) if !want => return false,
+            None if want => return false,
+            None => found.fact(None, None, format!("no thread runs {}", pattern.source())),
+            Some((thread, frame)) => found.fact(
+                Some(thread),
+                Some(frame),
+                format!("thread {thread} runs {}", pattern.source()),
+            ),
         }
-        found.fact(None, None, format!("no thread runs {}", pattern.source()));
     }
     true
 }
