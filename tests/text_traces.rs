@@ -506,6 +506,43 @@ then our static destructor runs:
     assert_eq!(threads("gdb-two.txt", gdb_two), [2]);
 }
 
+/// gdb lists threads from the highest number down and names the crashing
+/// one by its own number (`Thread 2 "worker" received signal`, or on a
+/// core `[Current thread is 2 (...)]`), not by the LWP its headers show:
+/// the crash is that thread's, wherever it is listed.
+#[test]
+fn the_crashing_thread_is_the_one_gdb_names() {
+    let threads = "\
+Thread 3 (Thread 0x7ffff6dfe6c0 (LWP 18300) \"idle\"):
+#0  0x00007ffff7d2e2b6 in __futex_abstimed_wait_common () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007ffff7d331f5 in start_thread () from /lib/x86_64-linux-gnu/libc.so.6
+
+Thread 2 (Thread 0x7ffff75ff6c0 (LWP 18299) \"worker\"):
+#0  0x00007ffff79e727f in Pool::release () from /opt/app/lib/libpool.so
+#1  0x00007ffff7d331f5 in start_thread () from /lib/x86_64-linux-gnu/libc.so.6
+
+Thread 1 (Thread 0x7ffff7ca9040 (LWP 18296) \"app\"):
+#0  0x00007ffff7d35c11 in __pthread_clockjoin_ex () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00005555555551a0 in main ()
+";
+    let crashed = |name: &str, before: &str| -> u64 {
+        let reports = analyze_text(name, &format!("{before}{threads}"));
+        // The stop frame gdb printed first is not a fourth thread.
+        assert_eq!(reports[0]["threads"].as_array().unwrap().len(), 3, "{name}");
+        reports[0]["exception"]["thread_id"].as_u64().unwrap()
+    };
+    let live = "Thread 2 \"worker\" received signal SIGSEGV, Segmentation fault.\n\
+                [Switching to Thread 0x7ffff75ff6c0 (LWP 18299)]\n(gdb) thread apply all bt\n\n";
+    assert_eq!(crashed("live.txt", live), 18299);
+    let core = "Program terminated with signal SIGSEGV, Segmentation fault.\n\
+                #0  0x00007ffff79e727f in Pool::release () from /opt/app/lib/libpool.so\n\
+                [Current thread is 2 (Thread 0x7ffff75ff6c0 (LWP 18299))]\n(gdb) thread apply all bt\n\n";
+    assert_eq!(crashed("core.txt", core), 18299);
+    // Named by nothing: the first thread listed, as before.
+    let unnamed = "Program terminated with signal SIGSEGV, Segmentation fault.\n";
+    assert_eq!(crashed("unnamed.txt", unnamed), 18300);
+}
+
 /// A text with no trace, binary junk and a 100 MB line: one clear line
 /// each, status 2, and the other inputs are read.
 #[test]

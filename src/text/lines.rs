@@ -19,6 +19,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = GDB_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::Gdb,
+                    number: number(&c, 1),
                     id: number(&c, 3),
                     name: text(&c, 4).or_else(|| text(&c, 5)),
                     current: false,
@@ -33,6 +34,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                 });
                 return Some(Line::Thread {
                     format: Format::PySpy,
+                    number: None,
                     id,
                     name: text(&c, 3),
                     current: false,
@@ -41,6 +43,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = FAULT_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::Faulthandler,
+                    number: None,
                     id: text(&c, 2).and_then(|t| hex(&t)),
                     name: text(&c, 3),
                     current: &c[1] == "Current thread",
@@ -49,6 +52,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = PYSTACK_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::Pystack,
+                    number: None,
                     id: number(&c, 1),
                     name: text(&c, 2),
                     current: false,
@@ -57,6 +61,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = EU_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::EuStack,
+                    number: None,
                     id: number(&c, 1),
                     name: None,
                     current: false,
@@ -109,6 +114,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = FAULT_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::Faulthandler,
+                    number: None,
                     id: text(&c, 2).and_then(|t| hex(&t)),
                     name: text(&c, 3),
                     current: &c[1] == "Current thread",
@@ -122,6 +128,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = PYTEST_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::PythonTraceback,
+                    number: None,
                     id: number(&c, 2),
                     name: text(&c, 1),
                     current: false,
@@ -144,10 +151,19 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         }
         _ => {}
     }
+    if trimmed.starts_with("[Current thread is ") {
+        if let Some(c) = GDB_CURRENT.captures(trimmed) {
+            return Some(Line::Stopped {
+                number: number(&c, 1),
+                id: number(&c, 2),
+            });
+        }
+    }
     if trimmed.starts_with("Stack trace of thread ") {
         if let Some(c) = COREDUMP_THREAD.captures(line) {
             return Some(Line::Thread {
                 format: Format::SystemdCoredump,
+                number: None,
                 id: number(&c, 1),
                 name: text(&c, 2),
                 current: false,
@@ -166,6 +182,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         if let Some(c) = LLDB_THREAD.captures(line) {
             return Some(Line::Thread {
                 format: Format::Lldb,
+                number: None,
                 id: number(&c, 2),
                 name: text(&c, 3),
                 current: c.get(1).is_some() || c.get(4).is_some(),
@@ -176,6 +193,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         if let Some(c) = WINDBG_THREAD.captures(line) {
             return Some(Line::Thread {
                 format: Format::WinDbg,
+                number: None,
                 id: text(&c, 4).and_then(|t| hex(&t)),
                 name: None,
                 current: c.get(1).is_some_and(|m| m.as_str() == "."),

@@ -171,6 +171,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
             }
             Line::Thread {
                 format,
+                number: thread_number,
                 id,
                 name,
                 current: marked,
@@ -204,6 +205,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                     current.crash.get_or_insert((reason.trim().to_string(), id));
                 }
                 current.threads.push(TextThread {
+                    number: thread_number,
                     id,
                     name,
                     current: marked,
@@ -259,6 +261,17 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 }
                 current.last_line = number;
             }
+            // The thread the debugger stopped in is the crash's, when
+            // the crash line did not say.
+            Line::Stopped { number, id } => {
+                let thread = number.or(id);
+                match (&mut pending_crash, &mut current.crash) {
+                    (Some((_, named @ None, _)), _) | (None, Some((_, named @ None))) => {
+                        *named = thread;
+                    }
+                    _ => {}
+                }
+            }
             Line::Module(module) => {
                 if let Some(frame) = current.threads.last_mut().and_then(|t| t.frames.last_mut()) {
                     frame.module.get_or_insert(module);
@@ -289,15 +302,22 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
 }
 
 /// A debugger prints the frame it stopped in, then the whole stack when
-/// asked (`#0 ...`, `(gdb) bt`, `#0 ... #1 ...`): a thread without a header
-/// whose frames all begin the next headerless thread's is that same stack
-/// printed twice, not a thread of its own.
+/// asked (`#0 ...`, `(gdb) bt` or `thread apply all bt`, `#0 ... #1 ...`):
+/// a thread without a header whose frames all begin another thread's is
+/// that same stack printed twice, not a thread of its own.
 fn drop_reprinted(trace: &mut Trace) {
     let mut i = 0;
-    while i + 1 < trace.threads.len() {
-        let (a, b) = (&trace.threads[i], &trace.threads[i + 1]);
-        let anonymous = |t: &TextThread| t.id.is_none() && t.name.is_none();
-        if anonymous(a) && anonymous(b) && !a.frames.is_empty() && b.frames.starts_with(&a.frames) {
+    while i < trace.threads.len() {
+        let a = &trace.threads[i];
+        let again = a.id.is_none()
+            && a.name.is_none()
+            && !a.frames.is_empty()
+            && trace
+                .threads
+                .iter()
+                .enumerate()
+                .any(|(j, b)| j > i && b.frames.starts_with(&a.frames));
+        if again {
             trace.threads.remove(i);
         } else {
             i += 1;

@@ -78,6 +78,9 @@ pub(super) enum Line {
     /// format marks it as the thread that crashed or was stopped.
     Thread {
         format: Format,
+        /// The debugger's own number for the thread (gdb's `Thread 2`),
+        /// which its crash line names.
+        number: Option<u64>,
         id: Option<u64>,
         name: Option<String>,
         current: bool,
@@ -99,6 +102,12 @@ pub(super) enum Line {
     /// ERROR line, a Rust panic, pytest-timeout's banner): a new trace when
     /// one is already being read.
     Start(Format),
+    /// The thread a debugger stopped in, by its number and id (gdb's
+    /// `[Current thread is 1 (Thread 0x... (LWP 42))]` on a core).
+    Stopped {
+        number: Option<u64>,
+        id: Option<u64>,
+    },
     /// Frames were left out (`[External Code]`, `...`, Rust's note).
     Elided,
     /// The native stack of the thread just shown follows (faulthandler's
@@ -121,6 +130,10 @@ re!(
 re!(
     GDB_THREAD,
     r#"^Thread (\d+) \((?:Thread (0x[0-9a-fA-F]+) )?\(?(?:LWP|process) (\d+)\)?(?: "([^"]*)")?\)?(?: "([^"]*)")?(?: \(Exiting\))?\)?:?\s*$"#
+);
+re!(
+    GDB_CURRENT,
+    r"^\[Current thread is (\d+) \((?:Thread 0x[0-9a-fA-F]+ \()?(?:LWP|process) (\d+)\)"
 );
 re!(
     GDB_SIGNAL,

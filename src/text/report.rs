@@ -46,6 +46,8 @@ pub(super) struct Trace {
 
 #[derive(Debug, Default)]
 pub(super) struct TextThread {
+    /// The debugger's own number for it (gdb's `Thread 2`).
+    pub(super) number: Option<u64>,
     pub(super) id: Option<u64>,
     pub(super) name: Option<String>,
     pub(super) current: bool,
@@ -75,13 +77,14 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
         .clone()
         .or_else(|| crash_near(trace, lines))
         .or_else(|| crash_in_frames(trace, lines));
-    // Which thread crashed: the one the crash line names, else the one
-    // the format marks as current, else the first.
+    // Which thread crashed: the one the crash line names (by the
+    // debugger's number for it, or its id), else the one the format marks
+    // as current, else the first.
     let crashing = crash.as_ref().map(|(_, named)| {
-        trace
-            .threads
-            .iter()
-            .position(|t| named.is_some() && t.id == *named)
+        let threads = || trace.threads.iter();
+        threads()
+            .position(|t| named.is_some() && t.number == *named)
+            .or_else(|| threads().position(|t| named.is_some() && t.id == *named))
             .or_else(|| trace.threads.iter().position(|t| t.current))
             .unwrap_or(0)
     });
