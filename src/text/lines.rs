@@ -445,6 +445,30 @@ mod tests {
         ));
     }
 
+    /// lldb's marks after a frame's location are not part of its name.
+    #[test]
+    fn lldb_frame_marks() {
+        for line in [
+            "  * frame #0: 0x0000000100003f84 libgpu.dylib`Device::release(this=0x0) at device.cc:3:10 [inlined]",
+            "    frame #0: 0x0000000100003f84 libgpu.dylib`Device::release(this=0x0) at device.cc:3:10 [opt]",
+            "    frame #0: 0x0000000100003f84 libgpu.dylib`Device::release(this=0x0) at device.cc:3 [opt] [inlined]",
+        ] {
+            let (format, f) = frame_of(line, None);
+            assert_eq!(format, Format::Lldb, "{line}");
+            assert_eq!(
+                (f.function.as_deref(), f.file.as_deref(), f.line),
+                (Some("Device::release(this=0x0)"), Some("device.cc"), Some(3)),
+                "{line}"
+            );
+        }
+        // A name that has brackets of its own keeps them.
+        let (_, f) = frame_of(
+            "    frame #1: 0x0000000100003f84 libgpu.dylib`operator[](unsigned long) + 12",
+            None,
+        );
+        assert_eq!(f.function.as_deref(), Some("operator[](unsigned long)"));
+    }
+
     /// backtrace_symbols lines a handler passed through addr2line keep
     /// their frame, with the location.
     #[test]

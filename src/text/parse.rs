@@ -139,9 +139,11 @@ re!(
     GDB_SIGNAL,
     r#"^(?:Thread (\d+) "[^"]*" received|Program received|Program terminated with) signal (SIG\w+)"#
 );
+// lldb marks optimized, inlined and compiler-made frames after the
+// location: `[opt]`, `[inlined]`, `[artificial]`.
 re!(
     LLDB_FRAME,
-    r"^\s*\*?\s*frame #(\d+):\s+(0x[0-9a-fA-F]+)?(?:\s*(\S+?)`(.+?)(?: \+ (\d+))?(?: at (\S+?):(\d+)(?::\d+)?)?)?\s*$"
+    r"^\s*\*?\s*frame #(\d+):\s+(0x[0-9a-fA-F]+)?(?:\s*(\S+?)`(.+?)(?: \+ (\d+))?(?: at (\S+?):(\d+)(?::\d+)?)?)?(?:\s+\[(?:opt|inlined|artificial)\])*\s*$"
 );
 re!(
     LLDB_THREAD,
