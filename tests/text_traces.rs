@@ -543,6 +543,37 @@ Thread 1 (Thread 0x7ffff7ca9040 (LWP 18296) \"app\"):
     assert_eq!(crashed("unnamed.txt", unnamed), 18300);
 }
 
+/// gdb's `bt full`: however many locals a frame has, the frames below it
+/// are the same trace; an ordinary log line after the trace still ends it.
+#[test]
+fn gdb_bt_full_locals_stay_in_the_trace() {
+    let mut text = String::from(
+        "Program received signal SIGSEGV, Segmentation fault.\n\
+         #0  0x00007ffff79e727f in Pool::release (this=0x0) at pool.cc:40\n",
+    );
+    for i in 0..30 {
+        text.push_str(&format!(
+            "        slot{i} = {{\n          used = {i},\n        }}\n"
+        ));
+    }
+    text.push_str(
+        "#1  0x00007ffff79e72cf in Pool::~Pool (this=0x555555559eb0) at pool.cc:52\n\
+         \x20       No locals.\n\
+         #2  0x00007ffff7c45495 in __run_exit_handlers (status=0) at ./stdlib/exit.c:113\n\
+         #3  0x00007ffff7c45610 in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:143\n",
+    );
+    let reports = analyze_text("bt-full.txt", &text);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(answer(&reports[0]), "crash-in-static-destructor");
+    // Not part of it: log lines that are not locals end the trace as before.
+    let mut two = text.clone();
+    for i in 0..20 {
+        two.push_str(&format!("build step {i} done\n"));
+    }
+    two.push_str("#0  0x00007ffff79e727f in Other::run () at other.cc:9\n");
+    assert_eq!(analyze_text("two.txt", &two).len(), 2);
+}
+
 /// A text with no trace, binary junk and a 100 MB line: one clear line
 /// each, status 2, and the other inputs are read.
 #[test]

@@ -22,6 +22,9 @@ use report::{to_report, TextThread, Trace};
 const GAP: usize = 12;
 /// Most traces read from one input: a log with more is cut with a warning.
 const MAX_TRACES: usize = 1000;
+/// Most lines of locals (gdb's `bt full`) under one frame before the
+/// trace is taken to have ended.
+const MAX_LOCALS: usize = 400;
 /// Most frames kept per thread.
 const MAX_FRAMES: usize = 512;
 
@@ -128,6 +131,8 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     // A line that is no part of any trace (a reporter's words) since the
     // last frame.
     let mut prose = false;
+    // Lines of gdb's `bt full` locals since the last trace line.
+    let mut locals = 0usize;
     let finish = |current: &mut Trace, traces: &mut Vec<Trace>| {
         let mut done = std::mem::take(current);
         drop_reprinted(&mut done);
@@ -142,6 +147,12 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
         let Some(line) = line else { continue };
         let inside = current.format;
         let Some(kind) = classify(line, inside) else {
+            // gdb's `bt full` prints each frame's locals under it: part of
+            // the trace (up to MAX_LOCALS lines under one frame).
+            if inside == Some(Format::Gdb) && gdb_locals(line) && locals < MAX_LOCALS {
+                locals += 1;
+                continue;
+            }
             since += 1;
             prose |= !line.trim().is_empty();
             if current.has_frames() && since > GAP {
@@ -150,6 +161,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
             continue;
         };
         since = 0;
+        locals = 0;
         match kind {
             Line::Start(format) => {
                 if current.has_frames() {
@@ -323,6 +335,16 @@ fn drop_reprinted(trace: &mut Trace) {
             i += 1;
         }
     }
+}
+
+/// A line of the locals gdb's `bt full` prints under a frame: indented by
+/// eight spaces (a struct's value goes on over several such lines), or its
+/// notes that there are none.
+fn gdb_locals(line: &str) -> bool {
+    let trimmed = line.trim();
+    line.starts_with("        ")
+        || trimmed == "No locals."
+        || trimmed.starts_with("No symbol table info available")
 }
 
 /// A stop reason that is a crash (not a breakpoint, a step or a Ctrl-C).
