@@ -8,10 +8,11 @@ use crate::model::{
     bare_name, offset, Alternative, Diagnosis, Evidence, ExitStage, Frame, FrameKind, Report,
     Thread, Trust,
 };
-use crate::pattern::Pattern;
 
 mod evidence;
 use evidence::{describe, describe_hit, with_stack_hits};
+mod functions;
+use functions::function_facts;
 
 /// Confidence factors, documented in docs/signatures.md ("Confidence").
 const SPECIFIC_BASE: f64 = 1.0;
@@ -355,22 +356,11 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
         };
         found.fact(None, None, format!("{} was unloaded", module.name));
     }
-    let absent = c.functions_absent.iter().map(|p| (p, false));
-    for (pattern, want) in absent.chain(c.functions_present.iter().map(|p| (p, true))) {
-        let running = report.threads.iter().find_map(|t| {
-            let named = |f: &&Frame| f.names().any(|n| name_matches(pattern, n));
-            t.frames.iter().find(named).map(|f| (t.id, f.index))
-        });
-        match running {
-            Some(_) if !want => return false,
-            None if want => return false,
-            None => found.fact(None, None, format!("no thread runs {}", pattern.source())),
-            Some((thread, frame)) => found.fact(
-                Some(thread),
-                Some(frame),
-                format!("thread {thread} runs {}", pattern.source()),
-            ),
-        }
+    let Some(facts) = function_facts(c, report) else {
+        return false;
+    };
+    for (thread, frame, fact) in facts {
+        found.fact(thread, frame, fact);
     }
     true
 }
@@ -640,9 +630,4 @@ pub(super) fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
         }
     }
     true
-}
-
-/// A function pattern matches a name with or without its parameter list.
-fn name_matches(pattern: &Pattern, name: &str) -> bool {
-    pattern.matches(name) || pattern.matches(bare_name(name))
 }
