@@ -175,6 +175,232 @@ stack backtrace:
         "none",
         "rust",
     ),
+    (
+        "compute-sanitizer-exit.log",
+        "\
+========= COMPUTE-SANITIZER
+========= Program hit cudaErrorCudartUnloading (error 4) due to \"driver shutting down\" on CUDA API call to cudaFree.
+=========     Saved host backtrace up to driver entry point at error
+=========     Host Frame: [0x2f1a3c]
+=========                in /usr/lib/x86_64-linux-gnu/libcuda.so.1
+=========     Host Frame:cudaFree [0x51b2e]
+=========                in /opt/app/lib/libcudart.so.12
+=========     Host Frame:DevicePool::~DevicePool() in /src/pool.cu:88 [0x1a2b3]
+=========                in /opt/app/bin/solver
+=========     Host Frame:__run_exit_handlers in ./stdlib/exit.c:113 [0x455f4]
+=========                in /lib/x86_64-linux-gnu/libc.so.6
+=========     Host Frame:exit in ./stdlib/exit.c:143 [0x45729]
+=========                in /lib/x86_64-linux-gnu/libc.so.6
+========= ERROR SUMMARY: 1 error
+",
+        "cuda-runtime-teardown-at-exit",
+        "cuda-sanitizer",
+    ),
+    (
+        "compute-sanitizer-work.log",
+        "\
+========= COMPUTE-SANITIZER
+========= Program hit cudaErrorInvalidValue (error 1) due to \"invalid argument\" on CUDA API call to cudaMemcpy.
+=========     Saved host backtrace up to driver entry point at error
+=========     Host Frame: [0x2f1a3c]
+=========                in /usr/lib/x86_64-linux-gnu/libcuda.so.1
+=========     Host Frame:cudaMemcpy [0x6c1d2]
+=========                in /opt/app/lib/libcudart.so.12
+=========     Host Frame:Trainer::step(int) in /src/train.cu:140 [0x2b3c4]
+=========                in /opt/app/bin/solver
+=========     Host Frame:main in /src/main.cu:12 [0x1f00]
+=========                in /opt/app/bin/solver
+=========     Host Frame:__libc_start_call_main in ../sysdeps/nptl/libc_start_call_main.h:58 [0x29d90]
+=========                in /lib/x86_64-linux-gnu/libc.so.6
+========= ERROR SUMMARY: 1 error
+",
+        "none",
+        "cuda-sanitizer",
+    ),
+    (
+        "coredumpctl-info.txt",
+        "\
+           PID: 4242 (powerctl)
+           UID: 1000 (dev)
+        Signal: 11 (SEGV)
+     Timestamp: Mon 2026-03-02 10:11:12 UTC (1min ago)
+  Command Line: /usr/bin/python3 /usr/bin/powerctl
+    Executable: /usr/bin/python3.13
+       Message: Process 4242 (powerctl) of user 1000 dumped core.
+
+                Module libglib-2.0.so.0 from rpm glib2-2.84.1-1.fc42.x86_64
+                Module libpython3.13.so.1.0 from rpm python3-libs-3.13.3-1.fc42.x86_64
+                Stack trace of thread 4250:
+                #0  0x00007f3a16eaa612 n/a (libpython3.13.so.1.0 + 0x2aa612)
+                #1  0x00007f3a16e393ad take_gil (libpython3.13.so.1.0 + 0x2393ad)
+                #2  0x00007f3a16f2a66a PyGILState_Ensure (libpython3.13.so.1.0 + 0x32a66a)
+                #3  0x00007f3a15c1b0c4 n/a (_gi.cpython-313-x86_64-linux-gnu.so + 0x2b0c4)
+                #4  0x00007f3a15a0d2e1 g_main_context_dispatch (libglib-2.0.so.0 + 0x5d2e1)
+                #5  0x00007f3a16c8a1f2 start_thread (libc.so.6 + 0x8a1f2)
+                
+                Stack trace of thread 4242:
+                #0  0x00007f3a16c9e3d1 __futex_abstimed_wait_common (libc.so.6 + 0x9e3d1)
+                #1  0x00007f3a16d41a20 _dl_fini (ld-linux-x86-64.so.2 + 0x6a20)
+                #2  0x00007f3a16c41b75 __run_exit_handlers (libc.so.6 + 0x41b75)
+                #3  0x00007f3a16c41c3e exit (libc.so.6 + 0x41c3e)
+                ELF object binary architecture: AMD x86-64
+",
+        "python-thread-after-finalization",
+        "systemd-coredump",
+    ),
+    (
+        "coredumpctl-work.txt",
+        "\
+        Signal: 11 (SEGV)
+       Message: Process 4242 (powerctl) of user 1000 dumped core.
+
+                Stack trace of thread 4250:
+                #0  0x00007f3a16eaa612 n/a (libpython3.13.so.1.0 + 0x2aa612)
+                #1  0x00007f3a16e393ad take_gil (libpython3.13.so.1.0 + 0x2393ad)
+                #2  0x00007f3a16f2a66a PyGILState_Ensure (libpython3.13.so.1.0 + 0x32a66a)
+                #3  0x00007f3a15a0d2e1 g_main_context_dispatch (libglib-2.0.so.0 + 0x5d2e1)
+                #4  0x00007f3a16c8a1f2 start_thread (libc.so.6 + 0x8a1f2)
+
+                Stack trace of thread 4242:
+                #0  0x00007f3a16d1a2b0 __poll (libc.so.6 + 0x11a2b0)
+                #1  0x00007f3a15a0e5c4 g_main_loop_run (libglib-2.0.so.0 + 0x5e5c4)
+                #2  0x00007f3a16e12345 _PyEval_EvalFrameDefault (libpython3.13.so.1.0 + 0x212345)
+                #3  0x00007f3a16e2e9b1 pymain_run_python (libpython3.13.so.1.0 + 0x22e9b1)
+                #4  0x00007f3a16e2f0aa Py_RunMain (libpython3.13.so.1.0 + 0x22f0aa)
+                #5  0x00007f3a16c2a1ca __libc_start_call_main (libc.so.6 + 0x2a1ca)
+",
+        "none",
+        "systemd-coredump",
+    ),
+    (
+        "gdb-dl-call-fini.txt",
+        "\
+Program terminated with signal SIGSEGV, Segmentation fault.
+#0  0x00007f3a1c2d3e4f in ?? () from /opt/gpu/lib/libgpurt.so.2
+#1  0x00007f3a1c2a0b11 in ?? () from /opt/gpu/lib/libgpurt.so.2
+#2  0x00007f3a1d9d26aa in _dl_call_fini () from /lib64/ld-linux-x86-64.so.2
+",
+        "crash-during-exit",
+        "gdb",
+    ),
+    (
+        "gdb-dl-init.txt",
+        "\
+Program terminated with signal SIGSEGV, Segmentation fault.
+#0  0x00007f3a1c2d3e4f in ?? () from /opt/gpu/lib/libgpurt.so.2
+#1  0x00007f3a1c2a0b11 in ?? () from /opt/gpu/lib/libgpurt.so.2
+#2  0x00007f3a1d9d1f2e in call_init () from /lib64/ld-linux-x86-64.so.2
+#3  0x00007f3a1d9d2034 in _dl_init () from /lib64/ld-linux-x86-64.so.2
+",
+        "none",
+        "gdb",
+    ),
+    (
+        "vs-exit-process-implementation.txt",
+        "\
+Exception thrown at 0x00007FFB5C2A1F10 (gpudrv64.dll) in viewer.exe: 0xC0000005: Access violation reading location 0x0000000000000010.
+>\tgpudrv64.dll!00007ffb5c2a1f10()\tUnknown
+ \tgpudrv64.dll!DllMain(HINSTANCE__ * hinst, unsigned long reason, void * reserved) Line 77\tC++
+ \tntdll.dll!00007ffb6f0a9a1d()\tUnknown
+ \tntdll.dll!00007ffb6f0d4a21()\tUnknown
+ \tkernel32.dll!ExitProcessImplementation()\tUnknown
+ \tucrtbase.dll!exit_or_terminate_process()\tUnknown
+",
+        "crash-during-exit",
+        "visual-studio",
+    ),
+    (
+        "gdb-pyo3-after-finalize.txt",
+        "\
+Thread 3 \"py-callback\" received signal SIGSEGV, Segmentation fault.
+Thread 3 (Thread 0x7f0e1a2b3c40 (LWP 4244) \"py-callback\"):
+#0  0x00007f0e1c6a2e11 in ?? () from /usr/lib/libpython3.12.so.1.0
+#1  0x00007f0e1b1c2a3d in pyo3::gil::GILGuard::acquire () at src/gil.rs:198
+#2  0x00007f0e1b1a0c5e in sensor::stream::on_frame () at src/stream.rs:57
+#3  0x00007f0e1c28bac3 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442
+Thread 1 (Thread 0x7f0e1c5e8740 (LWP 4242) \"python3\"):
+#0  __futex_abstimed_wait_common64 (private=0, cancel=true) at ./nptl/futex-internal.c:57
+#1  0x00007f0e1c6f1a20 in Py_FinalizeEx () from /usr/lib/libpython3.12.so.1.0
+#2  0x00007f0e1c6f2b10 in Py_RunMain () from /usr/lib/libpython3.12.so.1.0
+",
+        "python-thread-after-finalization",
+        "gdb",
+    ),
+    (
+        "gdb-pyo3-at-work.txt",
+        "\
+Thread 3 \"py-callback\" received signal SIGSEGV, Segmentation fault.
+Thread 3 (Thread 0x7f0e1a2b3c40 (LWP 4244) \"py-callback\"):
+#0  0x00007f0e1c6a2e11 in ?? () from /usr/lib/libpython3.12.so.1.0
+#1  0x00007f0e1b1c2a3d in pyo3::gil::GILGuard::acquire () at src/gil.rs:198
+#2  0x00007f0e1b1a0c5e in sensor::stream::on_frame () at src/stream.rs:57
+#3  0x00007f0e1c28bac3 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442
+Thread 1 (Thread 0x7f0e1c5e8740 (LWP 4242) \"python3\"):
+#0  __futex_abstimed_wait_common64 (private=0, cancel=true) at ./nptl/futex-internal.c:57
+#1  0x00007f0e1c6e0a20 in _PyEval_EvalFrameDefault () from /usr/lib/libpython3.12.so.1.0
+#2  0x00007f0e1c6f0b10 in pymain_run_python () from /usr/lib/libpython3.12.so.1.0
+#3  0x00007f0e1c6f2b10 in Py_RunMain () from /usr/lib/libpython3.12.so.1.0
+",
+        "none",
+        "gdb",
+    ),
+    (
+        "glog-exit.log",
+        "\
+F0301 10:11:12.345678  4242 pool.cc:88] Check failed: status == cudaSuccess (4 vs. 0)  driver shutting down
+*** Check failure stack trace: ***
+    @     0x7f0e1c2d3e4f  google::LogMessage::Fail()
+    @     0x7f0e1c2d5a11  google::LogMessageFatal::~LogMessageFatal()
+    @     0x7f0e1b1c2a3d  DevicePool::~DevicePool()
+    @     0x7f0e1c23e495  __run_exit_handlers
+    @     0x7f0e1c23e610  exit
+",
+        "abort-during-exit",
+        "glog",
+    ),
+    (
+        "glog-work.log",
+        "\
+F0301 10:11:12.345678  4242 math.cu:81] Check failed: error == cudaSuccess (77 vs. 0)  an illegal memory access was encountered
+*** Check failure stack trace: ***
+    @     0x7f0e1c2d3e4f  google::LogMessage::Fail()
+    @     0x7f0e1c2d5a11  google::LogMessageFatal::~LogMessageFatal()
+    @     0x7f0e1b1c2a3d  Net::Forward()
+    @     0x7f0e1b1a0c5e  Solver::Step()
+    @     0x7f0e1b1a0111  main
+",
+        "none",
+        "glog",
+    ),
+    (
+        "signal-handler-exit.log",
+        "\
+Error: signal 11:
+./viewer(+0x8ebb)[0x5647584cdebb]
+/lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f3b8995a520]
+/opt/gpu/lib/libgpudrv.so.1(+0x2d9367)[0x7f3b86a76367]
+./viewer(+0x6697)[0x5647584cb697] ./src/device.c:212
+/lib/x86_64-linux-gnu/libc.so.6(__cxa_finalize+0x9a)[0x7f3b8995c5aa]
+/lib/x86_64-linux-gnu/libc.so.6(exit+0x20)[0x7f3b8995e610]
+",
+        "crash-in-static-destructor",
+        "backtrace-symbols",
+    ),
+    (
+        "signal-handler-work.log",
+        "\
+Error: signal 11:
+./viewer(+0x8ebb)[0x5647584cdebb]
+/lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f3b8995a520]
+/opt/gpu/lib/libgpudrv.so.1(+0x2d9367)[0x7f3b86a76367]
+./viewer(+0x6697)[0x5647584cb697] ./src/device.c:212
+./viewer(+0x8540)[0x5647584cd540] ./src/main.c:88
+./viewer(main+0xcf)[0x5647584cdfd1]
+/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0xeb)[0x7f3b8993db6b]
+",
+        "none",
+        "backtrace-symbols",
+    ),
 ];
 
 #[test]
@@ -230,6 +456,122 @@ fn a_log_with_several_traces_gives_a_report_each() {
         names[0].ends_with("ci.log:4") && names[1].contains("ci.log:"),
         "{names:?}"
     );
+}
+
+/// How many threads a trace is read as: Visual Studio stacks pasted apart
+/// with words between are two stacks, one with `[External Code]` inside
+/// is one; a debugger's stop frame printed again by `bt` is not a thread
+/// of its own, two different headerless stacks are two.
+#[test]
+fn stacks_pasted_apart_and_stacks_printed_twice() {
+    let threads = |name: &str, text: &str| -> Vec<usize> {
+        analyze_text(name, text)
+            .iter()
+            .map(|r| r["threads"].as_array().unwrap().len())
+            .collect()
+    };
+    let vs_two = "\
+The driver is detached first:
+ \tgpudrv64.dll!dllmain_dispatch(HINSTANCE__ * const instance, const unsigned long reason, void * const reserved) Line 281\tC++
+ \tntdll.dll!LdrShutdownProcess()\tUnknown
+ \tntdll.dll!RtlExitUserProcess()\tUnknown
+then our static destructor runs:
+ \trender.dll!`dynamic atexit destructor for 'g_device''()\tC++
+ \tucrtbase.dll!_execute_onexit_table()\tUnknown
+";
+    assert_eq!(threads("vs-two.txt", vs_two), [2]);
+    let vs_one = "\
+ \trender.dll!Device::~Device() Line 40\tC++
+ \t[External Code]\t
+ \tucrtbase.dll!_execute_onexit_table()\tUnknown
+";
+    assert_eq!(threads("vs-one.txt", vs_one), [1]);
+    let gdb_again = "\
+#0  0x00007f0e1c2d3e4f in ?? () from /lib/x86_64-linux-gnu/libc.so.6
+(gdb) bt
+#0  0x00007f0e1c2d3e4f in ?? () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f0e1a8c2f11 in Pool::drain() () from /opt/app/lib/libpool.so
+#2  0x00007f0e1c23e495 in __run_exit_handlers () from /lib/x86_64-linux-gnu/libc.so.6
+";
+    assert_eq!(threads("gdb-again.txt", gdb_again), [1]);
+    let gdb_two = "\
+#0  0x00007f0e1c2d3e4f in ?? () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f0e1a8c2f11 in Pool::worker() () from /opt/app/lib/libpool.so
+(gdb) thread 1
+(gdb) bt
+#0  0x00007f0e1c2d3e4f in ?? () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f0e1a8c2f11 in Pool::drain() () from /opt/app/lib/libpool.so
+#2  0x00007f0e1c23e495 in __run_exit_handlers () from /lib/x86_64-linux-gnu/libc.so.6
+";
+    assert_eq!(threads("gdb-two.txt", gdb_two), [2]);
+}
+
+/// gdb lists threads from the highest number down and names the crashing
+/// one by its own number (`Thread 2 "worker" received signal`, or on a
+/// core `[Current thread is 2 (...)]`), not by the LWP its headers show:
+/// the crash is that thread's, wherever it is listed.
+#[test]
+fn the_crashing_thread_is_the_one_gdb_names() {
+    let threads = "\
+Thread 3 (Thread 0x7ffff6dfe6c0 (LWP 18300) \"idle\"):
+#0  0x00007ffff7d2e2b6 in __futex_abstimed_wait_common () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007ffff7d331f5 in start_thread () from /lib/x86_64-linux-gnu/libc.so.6
+
+Thread 2 (Thread 0x7ffff75ff6c0 (LWP 18299) \"worker\"):
+#0  0x00007ffff79e727f in Pool::release () from /opt/app/lib/libpool.so
+#1  0x00007ffff7d331f5 in start_thread () from /lib/x86_64-linux-gnu/libc.so.6
+
+Thread 1 (Thread 0x7ffff7ca9040 (LWP 18296) \"app\"):
+#0  0x00007ffff7d35c11 in __pthread_clockjoin_ex () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00005555555551a0 in main ()
+";
+    let crashed = |name: &str, before: &str| -> u64 {
+        let reports = analyze_text(name, &format!("{before}{threads}"));
+        // The stop frame gdb printed first is not a fourth thread.
+        assert_eq!(reports[0]["threads"].as_array().unwrap().len(), 3, "{name}");
+        reports[0]["exception"]["thread_id"].as_u64().unwrap()
+    };
+    let live = "Thread 2 \"worker\" received signal SIGSEGV, Segmentation fault.\n\
+                [Switching to Thread 0x7ffff75ff6c0 (LWP 18299)]\n(gdb) thread apply all bt\n\n";
+    assert_eq!(crashed("live.txt", live), 18299);
+    let core = "Program terminated with signal SIGSEGV, Segmentation fault.\n\
+                #0  0x00007ffff79e727f in Pool::release () from /opt/app/lib/libpool.so\n\
+                [Current thread is 2 (Thread 0x7ffff75ff6c0 (LWP 18299))]\n(gdb) thread apply all bt\n\n";
+    assert_eq!(crashed("core.txt", core), 18299);
+    // Named by nothing: the first thread listed, as before.
+    let unnamed = "Program terminated with signal SIGSEGV, Segmentation fault.\n";
+    assert_eq!(crashed("unnamed.txt", unnamed), 18300);
+}
+
+/// gdb's `bt full`: however many locals a frame has, the frames below it
+/// are the same trace; an ordinary log line after the trace still ends it.
+#[test]
+fn gdb_bt_full_locals_stay_in_the_trace() {
+    let mut text = String::from(
+        "Program received signal SIGSEGV, Segmentation fault.\n\
+         #0  0x00007ffff79e727f in Pool::release (this=0x0) at pool.cc:40\n",
+    );
+    for i in 0..30 {
+        text.push_str(&format!(
+            "        slot{i} = {{\n          used = {i},\n        }}\n"
+        ));
+    }
+    text.push_str(
+        "#1  0x00007ffff79e72cf in Pool::~Pool (this=0x555555559eb0) at pool.cc:52\n\
+         \x20       No locals.\n\
+         #2  0x00007ffff7c45495 in __run_exit_handlers (status=0) at ./stdlib/exit.c:113\n\
+         #3  0x00007ffff7c45610 in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:143\n",
+    );
+    let reports = analyze_text("bt-full.txt", &text);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(answer(&reports[0]), "crash-in-static-destructor");
+    // Not part of it: log lines that are not locals end the trace as before.
+    let mut two = text.clone();
+    for i in 0..20 {
+        two.push_str(&format!("build step {i} done\n"));
+    }
+    two.push_str("#0  0x00007ffff79e727f in Other::run () at other.cc:9\n");
+    assert_eq!(analyze_text("two.txt", &two).len(), 2);
 }
 
 /// A text with no trace, binary junk and a 100 MB line: one clear line
@@ -345,8 +687,9 @@ fn a_big_log_is_read_quickly() {
 /// Every Linux sample's failure rendered by gdb (`thread apply all bt`: at
 /// the crash under `run`, attached to the hang) gives the dump's own
 /// diagnosis: the same programs (sample-dumps/linux/bin), the same rules.
-/// (python-thread-after-finalization needs the interpreter it was built
-/// against, so it is not here.)
+/// python-thread-after-finalization runs this machine's python3 with the
+/// sample's extension, as its dump did (Debian 12's python3.11, which is
+/// linked statically: gdb names no Python library).
 #[cfg(target_os = "linux")]
 #[test]
 fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
@@ -377,12 +720,34 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
         }
     };
     let mut failures = Vec::new();
-    for (program, sample) in [
+    let python = Path::new("/usr/bin/python3");
+    let python_ok = std::process::Command::new(python)
+        .args(["-c", "import sys; assert sys.version_info[:2] == (3, 11)"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !python_ok {
+        common::skip::skip(
+            "text_traces::gdb_python_round_trip",
+            "/usr/bin/python3 is not Debian 12's python3.11, which pyfinal_ext.so is built for",
+        );
+    }
+    let mut crashes: Vec<(&str, &str, Vec<std::path::PathBuf>)> = [
         ("cuda_exit_crash", "cuda-runtime-teardown-at-exit"),
         ("tls_exit_crash", "tls-destructor-crash-at-exit"),
         ("unload_crash", "crash-at-exit-after-dlclose"),
         ("static_dtor_throw", "abort-during-exit"),
-    ] {
+    ]
+    .into_iter()
+    .map(|(program, sample)| (program, sample, vec![bin.join(program)]))
+    .collect();
+    if python_ok {
+        crashes.push((
+            "pyfinal_ext",
+            "python-thread-after-finalization",
+            vec![python.into(), "-c".into(), "import pyfinal_ext".into()],
+        ));
+    }
+    for (program, sample, command) in crashes {
         let out = std::process::Command::new("gdb")
             .args([
                 "-q",
@@ -392,8 +757,9 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
                 "run",
                 "-ex",
                 "thread apply all bt",
+                "--args",
             ])
-            .arg(bin.join(program))
+            .args(&command)
             .current_dir(&bin)
             .stdin(Stdio::null())
             .output()

@@ -413,12 +413,11 @@ fn compile_conditions(
         Case::Insensitive,
         &mut pattern,
     );
-    let functions_absent = list(
-        "functions_absent",
-        &spec.functions_absent,
-        Case::Sensitive,
-        &mut pattern,
-    );
+    let [functions_absent, functions_present] = [
+        ("functions_absent", &spec.functions_absent),
+        ("functions_present", &spec.functions_present),
+    ]
+    .map(|(key, items)| list(key, items, Case::Sensitive, &mut pattern));
     let mut unloaded_choice = |key: &str, choice: &Option<UnloadedChoice>| match choice {
         None | Some(UnloadedChoice::Any(false)) => None,
         Some(UnloadedChoice::Any(true)) => Some(None),
@@ -520,6 +519,7 @@ fn compile_conditions(
         modules_loaded,
         modules_unloaded,
         functions_absent,
+        functions_present,
         frames,
     };
     if conditions.specificity() == 0 && conditions.crash.is_none() {
@@ -597,6 +597,9 @@ fn describe_match(spec: &MatchSpec) -> String {
     }
     if !spec.modules_loaded.is_empty() {
         parts.push(format!("loaded {}", spec.modules_loaded.join(", ")));
+    }
+    if !spec.functions_present.is_empty() {
+        parts.push(format!("running {}", spec.functions_present.join(", ")));
     }
     if parts.is_empty() {
         "no condition".to_string()

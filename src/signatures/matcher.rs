@@ -8,11 +8,12 @@ use crate::model::{
     bare_name, offset, Alternative, Diagnosis, Evidence, ExitStage, Frame, FrameKind, Report,
     Thread, Trust,
 };
-use crate::pattern::Pattern;
 
 mod evidence;
+mod functions;
 mod waits;
 use evidence::{describe, describe_hit, with_stack_hits};
+use functions::function_facts;
 use waits::{holder_phrase, wait_facts};
 
 /// Confidence factors, documented in docs/signatures.md ("Confidence").
@@ -357,16 +358,11 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
         };
         found.fact(None, None, format!("{} was unloaded", module.name));
     }
-    for pattern in &c.functions_absent {
-        let present = report.threads.iter().any(|t| {
-            t.frames
-                .iter()
-                .any(|f| f.names().any(|n| name_matches(pattern, n)))
-        });
-        if present {
-            return false;
-        }
-        found.fact(None, None, format!("no thread runs {}", pattern.source()));
+    let Some(facts) = function_facts(c, report) else {
+        return false;
+    };
+    for (thread, frame, fact) in facts {
+        found.fact(thread, frame, fact);
     }
     true
 }
@@ -635,9 +631,4 @@ pub(super) fn frame_matches(pattern: &FramePattern, frame: &Frame) -> bool {
         }
     }
     true
-}
-
-/// A function pattern matches a name with or without its parameter list.
-fn name_matches(pattern: &Pattern, name: &str) -> bool {
-    pattern.matches(name) || pattern.matches(bare_name(name))
 }

@@ -57,6 +57,7 @@ pub struct Conditions {
     pub modules_loaded: Vec<Pattern>,
     pub modules_unloaded: Vec<Pattern>,
     pub functions_absent: Vec<Pattern>,
+    pub functions_present: Vec<Pattern>,
     pub frames: Vec<FramePattern>,
 }
 
@@ -92,7 +93,8 @@ impl Conditions {
             + flags
             + (self.modules_loaded.len()
                 + self.modules_unloaded.len()
-                + self.functions_absent.len()) as u32
+                + self.functions_absent.len()
+                + self.functions_present.len()) as u32
     }
 }
 

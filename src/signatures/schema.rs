@@ -65,6 +65,11 @@ pub(crate) struct MatchSpec {
     pub modules_unloaded: Vec<String>,
     #[serde(default)]
     pub functions_absent: Vec<String>,
+    /// Function patterns some frame of some thread must match: what a
+    /// module list would show, said by the frames (a text trace of a
+    /// statically linked interpreter has no module for it).
+    #[serde(default)]
+    pub functions_present: Vec<String>,
     #[serde(default)]
     pub frames: Vec<FrameSpec>,
 }

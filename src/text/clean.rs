@@ -51,7 +51,24 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     if fence.starts_with("```") || (fence.len() >= 3 && fence.chars().all(|c| c == '~')) {
         return None;
     }
-    // Markdown emphasis a reporter put on a frame: `**ntdll!Foo()**`.
+    // Markdown inline code around a frame (`` `#0 0x... in f ()` ``), or
+    // opened on one line and closed on another: the backticks go. A
+    // single backtick alone on a line is such a delimiter too.
+    let bare = text.trim();
+    if bare == "`" {
+        return None;
+    }
+    if let Some(inner) = bare.strip_prefix('`').filter(|i| !i.starts_with('`')) {
+        let inner = inner.strip_suffix('`').unwrap_or(inner);
+        let indent = &text[..text.len() - text.trim_start().len()];
+        return Some(format!("{indent}{inner}"));
+    }
+    // Markdown emphasis a reporter put on a frame: `**ntdll!Foo()**`; not
+    // the asterisks a runtime prints itself (glog's `*** Check failure
+    // stack trace: ***`, glibc's `*** Error in ...`).
+    if text.trim_start().starts_with("***") {
+        return Some(text.to_string());
+    }
     let unbold = text.trim_end().trim_end_matches("**");
     let indent = unbold.len() - unbold.trim_start().len();
     if unbold[indent..].starts_with("**") {
@@ -194,6 +211,23 @@ mod tests {
                 Some("  ntdll.dll!LdrpDrainWorkQueue()"),
             ),
             ("[External Code]", Some("[External Code]")),
+            ("`", None),
+            (
+                "` \tapp.dll!Run()\tUnknown",
+                Some(" \tapp.dll!Run()\tUnknown"),
+            ),
+            (
+                "`#0  0x00007f in raise () from /lib/libc.so.6`",
+                Some("#0  0x00007f in raise () from /lib/libc.so.6"),
+            ),
+            (
+                "  File \"x.py\", line 3 in `f`",
+                Some("  File \"x.py\", line 3 in `f`"),
+            ),
+            (
+                "*** Check failure stack trace: ***",
+                Some("*** Check failure stack trace: ***"),
+            ),
         ];
         for (raw, want) in cases {
             assert_eq!(clean_line(raw).as_deref(), want, "{raw:?}");

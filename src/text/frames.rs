@@ -9,6 +9,28 @@ use super::parse::*;
 /// read inside their own trace only.
 pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>) -> Option<Line> {
     let at = |format: Format, frame: TextFrame| Some(Line::Frame(format, frame));
+    // Before gdb's: its regular expression would take `0x... NAME` for a
+    // function name.
+    if first == b'#' && trimmed.ends_with(')') && trimmed.contains(" 0x") {
+        // (Not a sanitizer's `#1 0x... in NAME (/lib/MODULE+0x...)`.)
+        if let Some(c) = COREDUMP_FRAME
+            .captures(line)
+            .filter(|c| !c[3].starts_with("in ") && (&c[4] == "n/a" || !c[4].contains('/')))
+        {
+            let module = c[4].to_string();
+            return at(
+                Format::SystemdCoredump,
+                TextFrame {
+                    index: number(&c, 1),
+                    address: text(&c, 2).and_then(|a| hex(&a)),
+                    function: named(text(&c, 3)).map(|f| demangle(&f)),
+                    module_offset: text(&c, 5).and_then(|o| hex(&o)),
+                    module: (module != "n/a").then_some(module),
+                    ..TextFrame::default()
+                },
+            );
+        }
+    }
     let gdb_like =
         first == b'#' || (first.is_ascii_digit() && line.contains(" 0x") && line.contains(" in "));
     if gdb_like && !line.starts_with(' ') {
@@ -164,7 +186,7 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
             );
         }
     }
-    if trimmed.ends_with(']') && trimmed.contains("(") && trimmed.contains(")[0x") {
+    if trimmed.contains("(") && trimmed.contains(")[0x") {
         if let Some(c) = BT_SYMBOLS.captures(trimmed) {
             let function = text(&c, 2).map(|f| demangle(&f));
             let (function_offset, module_offset) = match &function {
@@ -179,6 +201,8 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
                     function_offset,
                     module_offset,
                     address: hex(&c[4]),
+                    file: text(&c, 5),
+                    line: number(&c, 6),
                     ..TextFrame::default()
                 },
             );
@@ -186,17 +210,17 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
     }
     if trimmed.contains("Host Frame:") {
         if let Some(c) = CUDA_HOST_FRAME.captures(trimmed) {
-            let function = text(&c, 2).map(|f| demangle(&f));
-            return at(
-                Format::CudaSanitizer,
-                TextFrame {
-                    module: Some(base(&c[1])),
-                    function_offset: function.as_ref().and(text(&c, 3)).and_then(|o| hex(&o)),
-                    function,
-                    address: hex(&c[4]),
-                    ..TextFrame::default()
-                },
-            );
+            let mut frame = cuda_host_frame(&c[1]);
+            frame.address = hex(&c[2]);
+            if let Some(module) = text(&c, 3) {
+                frame.module = Some(base(&module));
+            }
+            return at(Format::CudaSanitizer, frame);
+        }
+    }
+    if inside == Some(Format::CudaSanitizer) {
+        if let Some(c) = CUDA_MODULE_LINE.captures(trimmed) {
+            return Some(Line::Module(base(&c[1])));
         }
     }
     if first == b'@' {
@@ -329,6 +353,49 @@ fn windbg_frame(c: &Captures) -> Option<Line> {
             ..TextFrame::default()
         },
     ))
+}
+
+/// What a compute-sanitizer or cuda-memcheck host frame says before its
+/// address: a module path (cuda-memcheck, with the function in
+/// parentheses), `FUNC in FILE:LINE`, `FILE:LINE:FUNC`, a bare function, or
+/// nothing.
+fn cuda_host_frame(site: &str) -> TextFrame {
+    if let Some(c) = CUDA_MODULE_FIRST.captures(site) {
+        let function = demangle(&c[2]);
+        return TextFrame {
+            module: Some(base(&c[1])),
+            function_offset: text(&c, 3).and_then(|o| hex(&o)),
+            function: Some(function),
+            ..TextFrame::default()
+        };
+    }
+    if (site.starts_with('/') || site.starts_with("./") || is_library(site)) && !site.contains(':')
+    {
+        return TextFrame {
+            module: Some(base(site)),
+            ..TextFrame::default()
+        };
+    }
+    if let Some(c) = CUDA_FILE_LINE_FUNC.captures(site) {
+        return TextFrame {
+            file: text(&c, 1),
+            line: number(&c, 2),
+            function: Some(demangle(&c[3])),
+            ..TextFrame::default()
+        };
+    }
+    if let Some(c) = CUDA_FUNC_IN_FILE.captures(site) {
+        return TextFrame {
+            function: named(Some(demangle(&c[1]))),
+            file: text(&c, 2),
+            line: number(&c, 3),
+            ..TextFrame::default()
+        };
+    }
+    TextFrame {
+        function: named(Some(demangle(site))),
+        ..TextFrame::default()
+    }
 }
 
 /// A path that names a shared library or executable image, not a source

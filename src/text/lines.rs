@@ -19,6 +19,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = GDB_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::Gdb,
+                    number: number(&c, 1),
                     id: number(&c, 3),
                     name: text(&c, 4).or_else(|| text(&c, 5)),
                     current: false,
@@ -33,6 +34,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                 });
                 return Some(Line::Thread {
                     format: Format::PySpy,
+                    number: None,
                     id,
                     name: text(&c, 3),
                     current: false,
@@ -41,6 +43,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = FAULT_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::Faulthandler,
+                    number: None,
                     id: text(&c, 2).and_then(|t| hex(&t)),
                     name: text(&c, 3),
                     current: &c[1] == "Current thread",
@@ -49,6 +52,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = PYSTACK_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::Pystack,
+                    number: None,
                     id: number(&c, 1),
                     name: text(&c, 2),
                     current: false,
@@ -57,6 +61,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = EU_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::EuStack,
+                    number: None,
                     id: number(&c, 1),
                     name: None,
                     current: false,
@@ -92,17 +97,24 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         }
         b'=' => {
             if let Some(c) = SAN_START.captures(line) {
-                let _ = c;
                 return Some(Line::Crash {
                     what: format!("sanitizer: {}", &c[1]),
                     thread: None,
                 });
+            }
+            if let Some(c) = CUDA_ERROR.captures(trimmed) {
+                let what = match c.get(2) {
+                    Some(error) => format!("CUDA API error {}", error.as_str()),
+                    None => format!("compute-sanitizer: {}", &c[1]),
+                };
+                return Some(Line::Crash { what, thread: None });
             }
         }
         b'C' => {
             if let Some(c) = FAULT_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::Faulthandler,
+                    number: None,
                     id: text(&c, 2).and_then(|t| hex(&t)),
                     name: text(&c, 3),
                     current: &c[1] == "Current thread",
@@ -116,6 +128,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             if let Some(c) = PYTEST_THREAD.captures(line) {
                 return Some(Line::Thread {
                     format: Format::PythonTraceback,
+                    number: None,
                     id: number(&c, 2),
                     name: text(&c, 1),
                     current: false,
@@ -138,10 +151,38 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         }
         _ => {}
     }
+    if trimmed.starts_with("[Current thread is ") {
+        if let Some(c) = GDB_CURRENT.captures(trimmed) {
+            return Some(Line::Stopped {
+                number: number(&c, 1),
+                id: number(&c, 2),
+            });
+        }
+    }
+    if trimmed.starts_with("Stack trace of thread ") {
+        if let Some(c) = COREDUMP_THREAD.captures(line) {
+            return Some(Line::Thread {
+                format: Format::SystemdCoredump,
+                number: None,
+                id: number(&c, 1),
+                name: text(&c, 2),
+                current: false,
+            });
+        }
+    }
+    if trimmed.starts_with("Signal: ") {
+        if let Some(c) = COREDUMP_SIGNAL.captures(line) {
+            return Some(Line::Crash {
+                what: format!("SIG{}", &c[1]),
+                thread: None,
+            });
+        }
+    }
     if trimmed.starts_with("thread #") || trimmed.starts_with("* thread #") {
         if let Some(c) = LLDB_THREAD.captures(line) {
             return Some(Line::Thread {
                 format: Format::Lldb,
+                number: None,
                 id: number(&c, 2),
                 name: text(&c, 3),
                 current: c.get(1).is_some() || c.get(4).is_some(),
@@ -152,6 +193,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         if let Some(c) = WINDBG_THREAD.captures(line) {
             return Some(Line::Thread {
                 format: Format::WinDbg,
+                number: None,
                 id: text(&c, 4).and_then(|t| hex(&t)),
                 name: None,
                 current: c.get(1).is_some_and(|m| m.as_str() == "."),
@@ -162,9 +204,10 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         let what = text(&c, 1).or_else(|| text(&c, 3)).unwrap_or_default();
         return Some(Line::Crash { what, thread: None });
     }
-    if trimmed == "[External Code]"
+    // (Visual Studio copies its columns with tabs between, empty ones too.)
+    if trimmed.trim_end() == "[External Code]"
         || trimmed.starts_with("note: Some details are omitted")
-        || trimmed == "..."
+        || trimmed.trim_end() == "..."
         || trimmed.starts_with("(More stack frames follow")
     {
         return Some(Line::Elided);
@@ -338,6 +381,158 @@ mod tests {
                 Some("libamdhip64.so.6")
             )
         );
+    }
+
+    /// compute-sanitizer's host frames (the module on the next line, read
+    /// inside its trace) and cuda-memcheck's (the module first).
+    #[test]
+    fn cuda_sanitizer_host_frames() {
+        for (line, module, function, file_line) in [
+            (
+                "=========     Host Frame:/usr/lib64/libcuda.so.1 [0x311153]",
+                Some("libcuda.so.1"),
+                None,
+                None,
+            ),
+            (
+                "=========     Host Frame:/opt/app/solver (_ZN4Pool5clearEv + 0x73) [0x1c673]",
+                Some("solver"),
+                Some("Pool::clear()"),
+                None,
+            ),
+            ("=========     Host Frame: [0x2f1a3c]", None, None, None),
+            (
+                "=========     Host Frame:cudaFree [0x51b2e]",
+                None,
+                Some("cudaFree"),
+                None,
+            ),
+            (
+                "=========     Host Frame:Pool::~Pool() in /src/pool.cu:88 [0x1a2b3]",
+                None,
+                Some("Pool::~Pool()"),
+                Some(("/src/pool.cu", 88)),
+            ),
+            (
+                "=========     Host Frame:/src/interp.c:127:do_call [0xe9b65]",
+                None,
+                Some("do_call"),
+                Some(("/src/interp.c", 127)),
+            ),
+        ] {
+            let (format, f) = frame_of(line, None);
+            assert_eq!(format, Format::CudaSanitizer, "{line}");
+            assert_eq!(f.module.as_deref(), module, "{line}");
+            assert_eq!(f.function.as_deref(), function, "{line}");
+            assert_eq!(f.file.as_deref().zip(f.line), file_line, "{line}");
+        }
+        assert_eq!(
+            classify(
+                "=========                in /usr/lib/libcudart.so.12",
+                Some(Format::CudaSanitizer)
+            ),
+            Some(Line::Module("libcudart.so.12".to_string()))
+        );
+        // Outside its trace, and a report's other lines, are nothing.
+        assert_eq!(
+            classify("=========                in /usr/lib/libcudart.so.12", None),
+            None
+        );
+        assert_eq!(classify("========= ERROR SUMMARY: 1 error", None), None);
+        assert!(matches!(
+            classify("========= Program hit cudaErrorLaunchFailure (error 719) due to \"unspecified launch failure\" on CUDA API call to cudaStreamSynchronize.", None),
+            Some(Line::Crash { what, .. }) if what == "CUDA API error cudaErrorLaunchFailure"
+        ));
+    }
+
+    /// lldb's marks after a frame's location are not part of its name.
+    #[test]
+    fn lldb_frame_marks() {
+        for line in [
+            "  * frame #0: 0x0000000100003f84 libgpu.dylib`Device::release(this=0x0) at device.cc:3:10 [inlined]",
+            "    frame #0: 0x0000000100003f84 libgpu.dylib`Device::release(this=0x0) at device.cc:3:10 [opt]",
+            "    frame #0: 0x0000000100003f84 libgpu.dylib`Device::release(this=0x0) at device.cc:3 [opt] [inlined]",
+        ] {
+            let (format, f) = frame_of(line, None);
+            assert_eq!(format, Format::Lldb, "{line}");
+            assert_eq!(
+                (f.function.as_deref(), f.file.as_deref(), f.line),
+                (Some("Device::release(this=0x0)"), Some("device.cc"), Some(3)),
+                "{line}"
+            );
+        }
+        // A name that has brackets of its own keeps them.
+        let (_, f) = frame_of(
+            "    frame #1: 0x0000000100003f84 libgpu.dylib`operator[](unsigned long) + 12",
+            None,
+        );
+        assert_eq!(f.function.as_deref(), Some("operator[](unsigned long)"));
+    }
+
+    /// backtrace_symbols lines a handler passed through addr2line keep
+    /// their frame, with the location.
+    #[test]
+    fn backtrace_symbols_with_a_location() {
+        let (format, f) = frame_of("./viewer(+0x6697)[0x5647584cb697] ./src/device.c:212", None);
+        assert_eq!(format, Format::BacktraceSymbols);
+        assert_eq!(
+            (
+                f.module.as_deref(),
+                f.module_offset,
+                f.file.as_deref(),
+                f.line
+            ),
+            (
+                Some("viewer"),
+                Some(0x6697),
+                Some("./src/device.c"),
+                Some(212)
+            )
+        );
+        assert_eq!(
+            classify("see ./viewer(+0x6697)[0x5647584cb697] for more", None),
+            None
+        );
+    }
+
+    /// systemd-coredump's stacks: `NAME (MODULE + 0xOFFSET)` after the
+    /// address, `n/a` for none; not gdb's `0x... in NAME (ARGS)`.
+    #[test]
+    fn systemd_coredump_stacks() {
+        let (format, f) = frame_of(
+            "                #1  0x00007f3a16e393ad take_gil (libpython3.13.so.1.0 + 0x2393ad)",
+            None,
+        );
+        assert_eq!(format, Format::SystemdCoredump);
+        assert_eq!(
+            (f.function.as_deref(), f.module.as_deref(), f.module_offset),
+            (
+                Some("take_gil"),
+                Some("libpython3.13.so.1.0"),
+                Some(0x2393ad)
+            )
+        );
+        let (_, f) = frame_of("#0  0x00007f3a16eaa612 n/a (n/a + 0x0)", None);
+        assert_eq!((f.function, f.module), (None, None));
+        let (format, _) = frame_of(
+            "#1  0x00007f3a16e393ad in take_gil (tstate=0x1) at Python/ceval_gil.c:331",
+            None,
+        );
+        assert_eq!(format, Format::Gdb);
+        assert!(matches!(
+            classify("                Stack trace of thread 4250 (gdbus):", None),
+            Some(Line::Thread {
+                format: Format::SystemdCoredump,
+                id: Some(4250),
+                name: Some(n),
+                ..
+            }) if n == "gdbus"
+        ));
+        assert!(matches!(
+            classify("        Signal: 6 (ABRT)", None),
+            Some(Line::Crash { what, .. }) if what == "SIGABRT"
+        ));
+        assert_eq!(classify("Signal: strong", None), None);
     }
 
     /// WinDbg's other layouts: `!analyze -v`'s STACK_TEXT (arguments

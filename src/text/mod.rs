@@ -22,6 +22,9 @@ use report::{to_report, TextThread, Trace};
 const GAP: usize = 12;
 /// Most traces read from one input: a log with more is cut with a warning.
 const MAX_TRACES: usize = 1000;
+/// Most lines of locals (gdb's `bt full`) under one frame before the
+/// trace is taken to have ended.
+const MAX_LOCALS: usize = 400;
 /// Most frames kept per thread.
 const MAX_FRAMES: usize = 512;
 
@@ -125,8 +128,14 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     // Where the next native frames of faulthandler's C stack go: that
     // many frames into the current thread (they are its innermost).
     let mut native_at: Option<usize> = None;
+    // A line that is no part of any trace (a reporter's words) since the
+    // last frame.
+    let mut prose = false;
+    // Lines of gdb's `bt full` locals since the last trace line.
+    let mut locals = 0usize;
     let finish = |current: &mut Trace, traces: &mut Vec<Trace>| {
-        let done = std::mem::take(current);
+        let mut done = std::mem::take(current);
+        drop_reprinted(&mut done);
         // A crash with its thread header but no frame (faulthandler's
         // "<no Python frame>") is a trace too: the crash is what it says.
         if done.has_frames() || (done.crash.is_some() && !done.threads.is_empty()) {
@@ -138,13 +147,21 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
         let Some(line) = line else { continue };
         let inside = current.format;
         let Some(kind) = classify(line, inside) else {
+            // gdb's `bt full` prints each frame's locals under it: part of
+            // the trace (up to MAX_LOCALS lines under one frame).
+            if inside == Some(Format::Gdb) && gdb_locals(line) && locals < MAX_LOCALS {
+                locals += 1;
+                continue;
+            }
             since += 1;
+            prose |= !line.trim().is_empty();
             if current.has_frames() && since > GAP {
                 finish(&mut current, &mut traces);
             }
             continue;
         };
         since = 0;
+        locals = 0;
         match kind {
             Line::Start(format) => {
                 if current.has_frames() {
@@ -166,16 +183,24 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
             }
             Line::Thread {
                 format,
+                number: thread_number,
                 id,
                 name,
                 current: marked,
             } => {
                 native_at = None;
+                prose = false;
                 if current.format.is_some_and(|f| !compatible(f, format)) && current.has_frames() {
                     finish(&mut current, &mut traces);
                 }
                 if let Some((what, thread, at)) = pending_crash.take() {
-                    if number - at <= 40 {
+                    // systemd-coredump lists every module between its
+                    // `Signal:` line and the first stack.
+                    let reach = match format {
+                        Format::SystemdCoredump => 1000,
+                        _ => 40,
+                    };
+                    if number - at <= reach {
                         current.crash.get_or_insert((what, thread));
                         current.first_line = match current.first_line {
                             0 => at,
@@ -192,6 +217,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                     current.crash.get_or_insert((reason.trim().to_string(), id));
                 }
                 current.threads.push(TextThread {
+                    number: thread_number,
                     id,
                     name,
                     current: marked,
@@ -201,6 +227,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 current.last_line = number;
             }
             Line::Frame(format, frame) => {
+                let after_prose = std::mem::take(&mut prose);
                 if current.format.is_some_and(|f| !compatible(f, format)) && current.has_frames() {
                     finish(&mut current, &mut traces);
                 }
@@ -230,8 +257,13 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 native_at = None;
                 // A frame numbered 0 again, with no header between: the
                 // next thread (gdb's `bt` run twice, `k` per thread).
+                // Visual Studio numbers no frame: a stack copied from its
+                // Call Stack window is one run of lines, so frames after a
+                // reporter's words are another stack.
+                let again =
+                    frame.index == Some(0) || (format == Format::VisualStudio && after_prose);
                 let thread = current.thread();
-                if frame.index == Some(0) && !thread.frames.is_empty() {
+                if again && !thread.frames.is_empty() {
                     current.threads.push(TextThread::default());
                 }
                 let thread = current.thread();
@@ -240,6 +272,22 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                     thread.frames.push(frame);
                 }
                 current.last_line = number;
+            }
+            // The thread the debugger stopped in is the crash's, when
+            // the crash line did not say.
+            Line::Stopped { number, id } => {
+                let thread = number.or(id);
+                match (&mut pending_crash, &mut current.crash) {
+                    (Some((_, named @ None, _)), _) | (None, Some((_, named @ None))) => {
+                        *named = thread;
+                    }
+                    _ => {}
+                }
+            }
+            Line::Module(module) => {
+                if let Some(frame) = current.threads.last_mut().and_then(|t| t.frames.last_mut()) {
+                    frame.module.get_or_insert(module);
+                }
             }
             Line::Location { file, line } => {
                 if let Some(frame) = current.threads.last_mut().and_then(|t| t.frames.last_mut()) {
@@ -263,6 +311,40 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
     }
     finish(&mut current, &mut traces);
     traces
+}
+
+/// A debugger prints the frame it stopped in, then the whole stack when
+/// asked (`#0 ...`, `(gdb) bt` or `thread apply all bt`, `#0 ... #1 ...`):
+/// a thread without a header whose frames all begin another thread's is
+/// that same stack printed twice, not a thread of its own.
+fn drop_reprinted(trace: &mut Trace) {
+    let mut i = 0;
+    while i < trace.threads.len() {
+        let a = &trace.threads[i];
+        let again = a.id.is_none()
+            && a.name.is_none()
+            && !a.frames.is_empty()
+            && trace
+                .threads
+                .iter()
+                .enumerate()
+                .any(|(j, b)| j > i && b.frames.starts_with(&a.frames));
+        if again {
+            trace.threads.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// A line of the locals gdb's `bt full` prints under a frame: indented by
+/// eight spaces (a struct's value goes on over several such lines), or its
+/// notes that there are none.
+fn gdb_locals(line: &str) -> bool {
+    let trimmed = line.trim();
+    line.starts_with("        ")
+        || trimmed == "No locals."
+        || trimmed.starts_with("No symbol table info available")
 }
 
 /// A stop reason that is a crash (not a breakpoint, a step or a Ctrl-C).

@@ -24,6 +24,7 @@ pub(super) enum Format {
     CudaSanitizer,
     AppleCrashReport,
     Glog,
+    SystemdCoredump,
 }
 
 impl Format {
@@ -44,6 +45,7 @@ impl Format {
             Format::CudaSanitizer => "cuda-sanitizer",
             Format::AppleCrashReport => "apple-crash-report",
             Format::Glog => "glog",
+            Format::SystemdCoredump => "systemd-coredump",
         }
     }
 
@@ -76,10 +78,15 @@ pub(super) enum Line {
     /// format marks it as the thread that crashed or was stopped.
     Thread {
         format: Format,
+        /// The debugger's own number for the thread (gdb's `Thread 2`),
+        /// which its crash line names.
+        number: Option<u64>,
         id: Option<u64>,
         name: Option<String>,
         current: bool,
     },
+    /// The module of the frame above (compute-sanitizer's `in LIBRARY`).
+    Module(String),
     /// The source location of the frame above (Rust's `at file:line`).
     Location {
         file: String,
@@ -95,6 +102,12 @@ pub(super) enum Line {
     /// ERROR line, a Rust panic, pytest-timeout's banner): a new trace when
     /// one is already being read.
     Start(Format),
+    /// The thread a debugger stopped in, by its number and id (gdb's
+    /// `[Current thread is 1 (Thread 0x... (LWP 42))]` on a core).
+    Stopped {
+        number: Option<u64>,
+        id: Option<u64>,
+    },
     /// Frames were left out (`[External Code]`, `...`, Rust's note).
     Elided,
     /// The native stack of the thread just shown follows (faulthandler's
@@ -119,12 +132,18 @@ re!(
     r#"^Thread (\d+) \((?:Thread (0x[0-9a-fA-F]+) )?\(?(?:LWP|process) (\d+)\)?(?: "([^"]*)")?\)?(?: "([^"]*)")?(?: \(Exiting\))?\)?:?\s*$"#
 );
 re!(
+    GDB_CURRENT,
+    r"^\[Current thread is (\d+) \((?:Thread 0x[0-9a-fA-F]+ \()?(?:LWP|process) (\d+)\)"
+);
+re!(
     GDB_SIGNAL,
     r#"^(?:Thread (\d+) "[^"]*" received|Program received|Program terminated with) signal (SIG\w+)"#
 );
+// lldb marks optimized, inlined and compiler-made frames after the
+// location: `[opt]`, `[inlined]`, `[artificial]`.
 re!(
     LLDB_FRAME,
-    r"^\s*\*?\s*frame #(\d+):\s+(0x[0-9a-fA-F]+)?(?:\s*(\S+?)`(.+?)(?: \+ (\d+))?(?: at (\S+?):(\d+)(?::\d+)?)?)?\s*$"
+    r"^\s*\*?\s*frame #(\d+):\s+(0x[0-9a-fA-F]+)?(?:\s*(\S+?)`(.+?)(?: \+ (\d+))?(?: at (\S+?):(\d+)(?::\d+)?)?)?(?:\s+\[(?:opt|inlined|artificial)\])*\s*$"
 );
 re!(
     LLDB_THREAD,
@@ -169,14 +188,35 @@ re!(
     PYSTACK_FRAME,
     r#"^\s+\((Python|C)\) File "(.+)", line (\d+), in (\S+)(?: \((\S+)\))?"#
 );
+// systemd-coredump's stacks (`coredumpctl info`, the journal):
+// `Stack trace of thread 4242:` (some versions add the thread's name), then
+// `#0  0x00007f... FUNCTION (MODULE + 0xOFFSET)`, `n/a` for no name; the
+// signal is on a `Signal: 11 (SEGV)` line above.
+re!(
+    COREDUMP_THREAD,
+    r"^\s*Stack trace of thread (\d+)(?: \(([^)]*)\))?:\s*$"
+);
+re!(
+    COREDUMP_FRAME,
+    r"^\s*#(\d+)\s+(0x[0-9a-fA-F]+)\s+(.+?) \(([^()\s]+)(?: \+ (0x[0-9a-fA-F]+))?\)\s*$"
+);
+re!(COREDUMP_SIGNAL, r"^\s*Signal: \d+ \((\w+)\)\s*$");
 re!(EU_THREAD, r"^TID (\d+):\s*$");
 re!(
     EU_FRAME,
     r"^#(\d+)\s+(0x[0-9a-fA-F]+)(?:\s+-\s*1)?(?:\s+(\S+))?(?:\s+-\s+(\S+))?\s*$"
 );
+// (A signal handler that pipes each line through addr2line leaves its
+// `FILE:LINE` after the address.)
 re!(
     BT_SYMBOLS,
-    r"^(\S+)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\]\s*$"
+    r"^(\S+)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\](?:\s+(\S+?):(\d+))?\s*$"
+);
+// A signal a program's own handler names (`Error: signal 11:`, `Caught
+// signal 6`, `received SIGSEGV`): Linux numbering.
+re!(
+    SIGNAL_SAID,
+    r"(?i)\b(?:signal (4|6|7|8|11)\b|(SIG(?:SEGV|ABRT|BUS|FPE|ILL))\b)"
 );
 re!(
     SAN_FRAME,
@@ -190,9 +230,27 @@ re!(
     RUST_FRAME,
     r"^\s*(\d+):\s+(?:(0x[0-9a-fA-F]+) - )?(.+?)\s*$"
 );
+// compute-sanitizer's and cuda-memcheck's host frames: cuda-memcheck puts
+// the module first (`Host Frame:/lib/libcuda.so.1 (cuLaunch + 0x1a)
+// [0x2f1a3]`), compute-sanitizer the function (`Host Frame:main in
+// main.cu:12 [0x8e75]`, older `FILE:LINE:FUNC [0x..]`, or nothing) and the
+// module on the next line (`=========     in /lib/libcuda.so.1`).
 re!(
     CUDA_HOST_FRAME,
-    r"Host Frame:\s*(\S+?)(?: \((.+?)(?: \+ (0x[0-9a-fA-F]+))?\))? \[(0x[0-9a-fA-F]+)\]"
+    r"Host Frame:\s*(.*?)\s*\[(0x[0-9a-fA-F]+)\](?:\s+in (\S+))?\s*$"
+);
+re!(
+    CUDA_MODULE_FIRST,
+    r"^(\S+?) \((.+?)(?: \+ (0x[0-9a-fA-F]+))?\)$"
+);
+re!(CUDA_FILE_LINE_FUNC, r"^(\S+?):(\d+):([^\s:][^\s]*)$");
+re!(CUDA_FUNC_IN_FILE, r"^(.+?) in (\S+?):(\d+)$");
+re!(CUDA_MODULE_LINE, r"^=+\s+in (\S+)\s*$");
+// What compute-sanitizer (and cuda-memcheck) reports before the host
+// backtrace of each error: a CUDA API call that failed, or a memory error.
+re!(
+    CUDA_ERROR,
+    r"^=+ (Program hit (\w+) \(error \d+\).*|Invalid __\w+__ \w+.*|Host API memory access error.*)$"
 );
 re!(
     APPLE_FRAME,
@@ -229,5 +287,10 @@ pub(super) fn base(path: &str) -> String {
 
 /// A name a debugger prints for "no name".
 pub(super) fn named(name: Option<String>) -> Option<String> {
-    name.filter(|n| !matches!(n.as_str(), "??" | "???" | "<unknown>" | "_start_" | ""))
+    name.filter(|n| {
+        !matches!(
+            n.as_str(),
+            "??" | "???" | "<unknown>" | "_start_" | "n/a" | ""
+        )
+    })
 }

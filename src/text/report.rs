@@ -46,6 +46,8 @@ pub(super) struct Trace {
 
 #[derive(Debug, Default)]
 pub(super) struct TextThread {
+    /// The debugger's own number for it (gdb's `Thread 2`).
+    pub(super) number: Option<u64>,
     pub(super) id: Option<u64>,
     pub(super) name: Option<String>,
     pub(super) current: bool,
@@ -75,13 +77,14 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
         .clone()
         .or_else(|| crash_near(trace, lines))
         .or_else(|| crash_in_frames(trace, lines));
-    // Which thread crashed: the one the crash line names, else the one
-    // the format marks as current, else the first.
+    // Which thread crashed: the one the crash line names (by the
+    // debugger's number for it, or its id), else the one the format marks
+    // as current, else the first.
     let crashing = crash.as_ref().map(|(_, named)| {
-        trace
-            .threads
-            .iter()
-            .position(|t| named.is_some() && t.id == *named)
+        let threads = || trace.threads.iter();
+        threads()
+            .position(|t| named.is_some() && t.number == *named)
+            .or_else(|| threads().position(|t| named.is_some() && t.id == *named))
             .or_else(|| trace.threads.iter().position(|t| t.current))
             .unwrap_or(0)
     });
@@ -236,6 +239,17 @@ fn crash_near(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option
         if let Some(Line::Crash { what, thread }) = classify(line, None) {
             return Some((what, thread));
         }
+        if let Some(c) = super::parse::SIGNAL_SAID.captures(line) {
+            let name = match c.get(1).map(|n| n.as_str()) {
+                Some("4") => "SIGILL".to_string(),
+                Some("6") => "SIGABRT".to_string(),
+                Some("7") => "SIGBUS".to_string(),
+                Some("8") => "SIGFPE".to_string(),
+                Some(_) => "SIGSEGV".to_string(),
+                None => c[2].to_ascii_uppercase(),
+            };
+            return Some((name, None));
+        }
         for (needle, what) in [
             ("0xc0000005", "access violation"),
             ("3221225477", "access violation"),
@@ -353,13 +367,18 @@ fn is_windows(trace: &Trace, modules: &[String], crash: Option<&str>) -> bool {
 
 /// The exception code and name for what the text says crashed.
 fn crash_code(what: &str, windows: bool) -> (u32, String) {
+    // An error compute-sanitizer reports is no signal and no abort: the
+    // process goes on. It is the failure the trace is about, by its name.
+    if what.starts_with("CUDA API error ") || what.starts_with("compute-sanitizer: ") {
+        return (0, what.to_string());
+    }
     let lower = what.to_ascii_lowercase();
     if let Ok(code) = u32::from_str_radix(lower.trim_start_matches("0x"), 16) {
         if lower.len() >= 8 {
             return (code, format!("exception {code:#010x}"));
         }
     }
-    let pairs: [(&str, u32, u32, &str); 12] = [
+    let pairs: [(&str, u32, u32, &str); 13] = [
         (
             "access violation",
             0xC000_0005,
@@ -387,6 +406,7 @@ fn crash_code(what: &str, windows: bool) -> (u32, String) {
         ("abort", 0xC000_0409, 6, "SIGABRT"),
         ("sigbus", 0xC000_0005, 7, "SIGBUS"),
         ("floating", 0xC000_0094, 8, "SIGFPE"),
+        ("sigfpe", 0xC000_0094, 8, "SIGFPE"),
     ];
     for (needle, win, sig, name) in pairs {
         if lower.contains(needle) {
