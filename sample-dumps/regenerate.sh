@@ -170,6 +170,8 @@ build_all() {
     build_pe "$B/locks/logsink.dll" "$S/locks/logsink.c" -- "$(base 0x195000000)"
     build_pe "$B/locks/render_farm.exe" "$S/locks/render_farm.c" -- -municode -lapplog
     build_pe "$B/locks/gpu_queue.exe" "$S/locks/gpu_queue.c" -- -municode
+    build_pe "$B/locks/codec.dll" "$S/locks/codec.c" -- "$(base 0x196000000)"
+    build_pe "$B/locks/media_host.exe" "$S/locks/media_host.c" -- -municode
 }
 
 # ---------------------------------------------------------------- wine -----
@@ -323,6 +325,8 @@ scenario_locks() {
         run_hang loader-lock-deadlock-at-exit 1500 'C:\apps\locks\render_farm.exe'
     wants critical-section-owner-gone-at-exit && \
         run_hang critical-section-owner-gone-at-exit 1500 'C:\apps\locks\gpu_queue.exe'
+    wants dllmain-waits-for-thread-at-exit && \
+        run_hang dllmain-waits-for-thread-at-exit 1500 'C:\apps\locks\media_host.exe'
     return 0
 }
 

@@ -165,12 +165,51 @@ fn a_thread_starting_under_a_dllmain_waits_for_the_loader_lock_its_caller_holds(
 }
 
 #[test]
+fn a_dllmain_waiting_for_its_thread_holds_the_loader_lock_that_thread_needs() {
+    let report = report(&sample("dllmain-waits-for-thread-at-exit.dmp"), true);
+    let main = thread(&report, "media-main");
+    let decoder = thread(&report, "codec-decoder");
+    // The ending decoder thread waits for the loader lock, which the
+    // exiting thread holds (FreeLibrary running the plugin's DllMain)...
+    assert_eq!(
+        decoder["wait"]["kind"], "loader-lock",
+        "{}",
+        decoder["wait"]
+    );
+    assert_eq!(decoder["wait"]["holder"], main["id"]);
+    // ...which waits on a handle the dump cannot resolve: no cycle is
+    // claimed, and the holder is named with what it is blocked in.
+    assert_eq!(main["wait"]["kind"], "handle");
+    assert!(main["wait"]["holder"].is_null());
+    assert!(report["exit_phase"]["deadlock"].is_null());
+    let evidence = report["diagnoses"][0]["evidence"].to_string();
+    assert!(
+        evidence.contains(&format!(
+            "waiting for the loader lock held by thread {}",
+            main["id"]
+        )),
+        "{evidence}"
+    );
+    let names: Vec<String> = report["diagnoses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(common::diagnosis_name)
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "loader-lock-at-exit"),
+        "{names:?}"
+    );
+}
+
+#[test]
 fn poorer_forms_of_the_lock_samples_say_unknown_and_never_name_a_wrong_holder() {
     let dir = tempfile::tempdir().unwrap();
     for name in [
         "loader-lock-deadlock-at-exit",
         "critical-section-owner-gone-at-exit",
         "loader-lock-at-startup",
+        "dllmain-waits-for-thread-at-exit",
     ] {
         // Wine's own output: stacks only, none of the kept memory.
         let raw = dir.path().join(format!("{name}.dmp"));

@@ -31,7 +31,8 @@ OUR_MODULES = {
     "webgpu_dawn.dll", "node.exe", "onnxruntime_binding.node", "llamafile.exe", "ggml-vulkan.dll",
     "vulkan-1.dll", "amdvlk64.dll", "crashcap.dll", "hip_batch_infer.exe", "vkcube.exe",
     "plugin_registry.exe", "plugin_host.exe", "telemetry.dll",
-    "render_farm.exe", "applog.dll", "logsink.dll", "gpu_queue.exe",
+    "render_farm.exe", "applog.dll", "logsink.dll", "gpu_queue.exe", "codec.dll",
+    "media_host.exe",
 }
 
 # blamed: "exception" (the thread in the Exception stream), "main" (first thread), or None.
@@ -241,6 +242,16 @@ SAMPLES = [
          key_functions=["drain_queue_at_exit"],
          threads={},
          unloaded=[], absent_functions=["submit_thread"]),
+    # With ntdll's names (the store's export tables) the ending decoder
+    # thread is seen waiting in LdrShutdownThread for the loader lock:
+    # tls-teardown-hang-at-exit (tests/waits_windows.rs, twins.toml).
+    dict(file="dllmain-waits-for-thread-at-exit.dmp", signature="loader-lock-at-exit",
+         also_true=["hang-during-exit"], kind="hang", process="media_host.exe", exception_code=None,
+         capture="out-of-process: capture.exe (OpenProcess + MiniDumpWriteDump) after 1.5 s",
+         blamed="main", blamed_name="media-main",
+         key_functions=["stop_decoder", "DllMain", "unload_plugins_at_exit"],
+         threads={"codec-decoder": []},
+         unloaded=["codec.dll"], absent_functions=[]),
 ]
 
 
