@@ -43,6 +43,17 @@ fn hang_dump_with(program: &str, args: &[&str]) -> (tempfile::TempDir, PathBuf) 
     (dir, dump)
 }
 
+/// The JSON report of one dump.
+fn report_of(dump: &std::path::Path) -> Value {
+    let out = bin()
+        .args(["analyze", "--format", "json"])
+        .arg(dump)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["reports"][0].clone()
+}
+
 /// Processes whose command line mentions `needle`, other than the test.
 fn running(needle: &str) -> Vec<u32> {
     let me = std::process::id();
@@ -279,13 +290,8 @@ fn attach_finds_processes_by_name_and_dumps_the_tree() {
 #[test]
 fn the_exit_hang_names_the_mutex_holder() {
     let (_dir, dump) = hang_dump("exit_lock_hang");
-    let out = bin()
-        .args(["analyze", "--format", "json"])
-        .arg(&dump)
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let report = &doc["reports"][0];
+    let report = report_of(&dump);
+    let report = &report;
     assert_eq!(
         report["diagnoses"][0]["signature"], "hang-during-exit",
         "{:#}",
@@ -403,13 +409,7 @@ fn a_descendants_crash_is_diagnosed_from_its_core() {
 fn mutex_types_name_their_holder_and_a_semaphore_has_none() {
     for mode in ["recursive", "robust", "semaphore"] {
         let (_dir, dump) = hang_dump_with("exit_lock_hang", &[mode]);
-        let out = bin()
-            .args(["analyze", "--format", "json"])
-            .arg(&dump)
-            .output()
-            .unwrap();
-        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let report = &doc["reports"][0];
+        let report = report_of(&dump);
         let threads = report["threads"].as_array().unwrap();
         let exiting = threads.iter().find(|t| !t["exiting"].is_null()).unwrap();
         let wait = &exiting["wait"];
