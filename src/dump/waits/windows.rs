@@ -13,7 +13,8 @@
 //! - An SRW lock and a condition variable: no owner, and the report says so.
 //! - A wait on handles: which object the handle is, the dump does not say.
 //!
-//! x64 only: the offsets above are the 64-bit layouts.
+//! 64-bit processes only (x64, arm64): the offsets above are their layouts;
+//! a 32-bit process's waits are named, their objects not read.
 
 use std::ops::Range;
 
@@ -82,6 +83,11 @@ pub(super) fn find_waits(
     threads: &[DumpThread],
     report: &mut Report,
 ) {
+    // The layouts read (critical section, TEB, PEB) are the 64-bit ones.
+    let wide = report
+        .system
+        .as_ref()
+        .is_some_and(|s| s.cpu == "amd64" || s.cpu == "arm64");
     let ids: Vec<u32> = report.threads.iter().map(|t| t.id).collect();
     let stacks: Vec<Range<u64>> = threads.iter().map(|t| t.stack.clone()).collect();
     let loader_lock = loader_lock(memory, threads);
@@ -139,8 +145,16 @@ pub(super) fn find_waits(
                 {
                     last += 1;
                 }
-                let words = stack_words(stack, memory, last + 1);
-                critical_section_wait(thread.id, &words, memory, &ids, &stacks, loader_lock)
+                if wide {
+                    let words = stack_words(stack, memory, last + 1);
+                    critical_section_wait(thread.id, &words, memory, &ids, &stacks, loader_lock)
+                } else {
+                    Wait::unknown(
+                        WaitKind::CriticalSection,
+                        None,
+                        "which critical section is read on 64-bit processes only",
+                    )
+                }
             }
         } else if first(&[&HANDLES]).is_some() {
             Wait::unknown(
