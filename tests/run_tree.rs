@@ -318,6 +318,13 @@ fn the_exit_hang_names_the_mutex_holder() {
         evidence.contains(&format!("held by thread {holder}")),
         "{evidence}"
     );
+    // What the capture kept for it is said, and bounded.
+    let kept = &report["capture"]["kept"];
+    assert!(kept["ranges"].as_u64().unwrap() >= 1, "{kept}");
+    assert!(
+        kept["bytes"].as_u64().unwrap() <= 256 * 48 + 8 << 20,
+        "{kept}"
+    );
 }
 
 /// A crash of a process the command started (issue 30, part 1): behind a

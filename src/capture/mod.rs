@@ -86,6 +86,7 @@ fn capture_record(reason: CaptureReason, pid: u32, command: Vec<String>) -> Capt
         pid,
         root_pid: None,
         tool: format!("dumptriage {}", env!("CARGO_PKG_VERSION")),
+        kept: None,
     }
 }
 

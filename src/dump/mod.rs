@@ -203,7 +203,13 @@ impl Analyzer {
         // Why `run` or `attach` took the dump, when one of them did.
         if let Ok(bytes) = dump.get_raw_stream(crate::model::CAPTURE_STREAM) {
             match crate::model::Capture::from_bytes(bytes) {
-                Ok(capture) => report.capture = Some(capture),
+                Ok(capture) => {
+                    let kept = (!kept.is_empty()).then(|| crate::model::KeptMemory {
+                        ranges: kept.len(),
+                        bytes: kept.iter().map(|(_, b)| b.len() as u64).sum(),
+                    });
+                    report.capture = Some(crate::model::Capture { kept, ..capture });
+                }
                 Err(why) => report.warnings.push(why),
             }
         }

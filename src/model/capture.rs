@@ -53,6 +53,19 @@ pub struct Capture {
     pub root_pid: Option<u32>,
     /// The program and version that wrote the record.
     pub tool: String,
+    /// What the capture kept beyond the writer's own memory (the wait
+    /// objects and the Python state, in its own stream), as the analysis
+    /// found it; not part of the stored record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<KeptMemory>,
+}
+
+/// The memory a capture kept in its own stream: how many ranges, how many
+/// bytes (bounded: 256 wait objects of 48 bytes, 8 MB of Python state).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KeptMemory {
+    pub ranges: usize,
+    pub bytes: u64,
 }
 
 impl Capture {
@@ -96,7 +109,18 @@ impl Capture {
             .root_pid
             .map(|root| format!("; a descendant of the command (pid {root})"))
             .unwrap_or_default();
-        format!("{what}; process {}{tree}", self.pid)
+        let kept = self
+            .kept
+            .map(|k| {
+                format!(
+                    "; kept {} range{} ({} bytes) of wait objects and interpreter state beyond the stacks",
+                    k.ranges,
+                    if k.ranges == 1 { "" } else { "s" },
+                    k.bytes
+                )
+            })
+            .unwrap_or_default();
+        format!("{what}; process {}{tree}{kept}", self.pid)
     }
 }
 
@@ -114,6 +138,7 @@ mod tests {
             pid: 42,
             root_pid: Some(40),
             tool: "dumptriage 0.1.0".into(),
+            kept: None,
         };
         assert_eq!(Capture::from_bytes(&capture.to_bytes()).unwrap(), capture);
         assert!(capture

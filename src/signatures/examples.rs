@@ -208,6 +208,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             pid: 1,
             root_pid: None,
             tool: "signatures test".to_string(),
+            kept: None,
         }),
     })
 }
