@@ -322,7 +322,7 @@ fn the_exit_hang_names_the_mutex_holder() {
     let kept = &report["capture"]["kept"];
     assert!(kept["ranges"].as_u64().unwrap() >= 1, "{kept}");
     assert!(
-        kept["bytes"].as_u64().unwrap() <= 256 * 48 + 8 << 20,
+        kept["bytes"].as_u64().unwrap() <= 256 * 48 + (8 << 20),
         "{kept}"
     );
 }
