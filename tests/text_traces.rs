@@ -954,3 +954,40 @@ fn py_spy_dumps_of_a_python_exit_hang() {
     let _ = python.wait();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// WinDbg marks the thread of the last event (the exception) with `#` and
+/// the current one with `.`: after `~0s` they differ, and the crash is the
+/// `#` thread's. Without a `#`, the `.` thread is the one.
+#[test]
+fn windbg_last_event_thread_is_the_crashing_one() {
+    let threads = |main_mark: char, worker_mark: char| {
+        format!(
+            "\
+(2f10.2f40): Access violation - code c0000005 (first chance)
+{main_mark}  0  Id: 2f10.2f14 Suspend: 1 Teb: 00000000`00351000 Unfrozen
+ # Child-SP          RetAddr               Call Site
+00 00000000`0014f6b8 00007ffb`6f0b3c1e     ntdll!NtWaitForSingleObject+0x14
+01 00000000`0014f6c0 00007ff6`1a2b1044     KERNELBASE!WaitForSingleObjectEx+0x8e
+02 00000000`0014f760 00007ff6`1a2b12f0     render!main+0x44
+{worker_mark}  2  Id: 2f10.2f40 Suspend: 1 Teb: 00000000`00355000 Unfrozen
+ # Child-SP          RetAddr               Call Site
+00 00000000`0244f8a8 00007ffb`5c2a2210     gpudrv64!Device::Release+0x10
+01 00000000`0244f8b0 00007ffb`5c2a3001     gpudrv64!worker_loop+0x60
+02 00000000`0244f900 00007ffb`6e1d7614     KERNEL32!BaseThreadInitThunk+0x14
+"
+        )
+    };
+    let crashing = |text: &str| -> Vec<u64> {
+        let report = &analyze_text("windbg-marks.txt", text)[0];
+        report["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["crashing"] == true)
+            .map(|t| t["id"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(crashing(&threads('.', '#')), vec![0x2f40]);
+    assert_eq!(crashing(&threads('#', ' ')), vec![0x2f14]);
+    assert_eq!(crashing(&threads('.', ' ')), vec![0x2f14]);
+}

@@ -23,6 +23,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                     id: number(&c, 3),
                     name: text(&c, 4).or_else(|| text(&c, 5)),
                     current: false,
+                    event: false,
                 });
             }
             if let Some(c) = PYSPY_THREAD.captures(line) {
@@ -38,6 +39,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                     id,
                     name: text(&c, 3),
                     current: false,
+                    event: false,
                 });
             }
             if let Some(c) = FAULT_THREAD.captures(line) {
@@ -47,6 +49,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                     id: text(&c, 2).and_then(|t| hex(&t)),
                     name: text(&c, 3),
                     current: &c[1] == "Current thread",
+                    event: false,
                 });
             }
             if let Some(c) = PYSTACK_THREAD.captures(line) {
@@ -56,6 +59,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                     id: number(&c, 1),
                     name: text(&c, 2),
                     current: false,
+                    event: false,
                 });
             }
             if let Some(c) = EU_THREAD.captures(line) {
@@ -65,6 +69,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                     id: number(&c, 1),
                     name: None,
                     current: false,
+                    event: false,
                 });
             }
             if line.starts_with("Traceback (most recent call last)") {
@@ -118,6 +123,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                     id: text(&c, 2).and_then(|t| hex(&t)),
                     name: text(&c, 3),
                     current: &c[1] == "Current thread",
+                    event: false,
                 });
             }
             if trimmed.starts_with("Current thread's C stack trace") {
@@ -132,6 +138,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                     id: number(&c, 2),
                     name: text(&c, 1),
                     current: false,
+                    event: false,
                 });
             }
         }
@@ -167,6 +174,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                 id: number(&c, 1),
                 name: text(&c, 2),
                 current: false,
+                event: false,
             });
         }
     }
@@ -186,6 +194,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                 id: number(&c, 2),
                 name: text(&c, 3),
                 current: c.get(1).is_some() || c.get(4).is_some(),
+                event: false,
             });
         }
     }
@@ -197,6 +206,7 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
                 id: text(&c, 4).and_then(|t| hex(&t)),
                 name: None,
                 current: c.get(1).is_some_and(|m| m.as_str() == "."),
+                event: c.get(1).is_some_and(|m| m.as_str() == "#"),
             });
         }
     }
@@ -588,6 +598,7 @@ mod tests {
             Some(Line::Thread {
                 format: Format::Faulthandler,
                 current: true,
+                event: false,
                 ..
             })
         ));
@@ -632,6 +643,7 @@ mod tests {
             Some(Line::Thread {
                 format: Format::WinDbg,
                 current: true,
+                event: false,
                 id: Some(0x1a30),
                 ..
             })

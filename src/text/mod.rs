@@ -187,6 +187,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 id,
                 name,
                 current: marked,
+                event,
             } => {
                 native_at = None;
                 prose = false;
@@ -221,6 +222,7 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                     id,
                     name,
                     current: marked,
+                    event,
                     frames: Vec::new(),
                     format: Some(format),
                 });

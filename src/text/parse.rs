@@ -84,6 +84,9 @@ pub(super) enum Line {
         id: Option<u64>,
         name: Option<String>,
         current: bool,
+        /// WinDbg's `#`: the thread of the last event (the exception),
+        /// which `.` (the current thread) need not be after `~Ns`.
+        event: bool,
     },
     /// The module of the frame above (compute-sanitizer's `in LIBRARY`).
     Module(String),

@@ -51,6 +51,8 @@ pub(super) struct TextThread {
     pub(super) id: Option<u64>,
     pub(super) name: Option<String>,
     pub(super) current: bool,
+    /// WinDbg's `#` mark: the thread of the last event.
+    pub(super) event: bool,
     pub(super) frames: Vec<TextFrame>,
     pub(super) format: Option<Format>,
 }
@@ -79,12 +81,13 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
         .or_else(|| crash_in_frames(trace, lines));
     // Which thread crashed: the one the crash line names (by the
     // debugger's number for it, or its id), else the one the format marks
-    // as current, else the first.
+    // as the last event's (WinDbg's `#`), else as current, else the first.
     let crashing = crash.as_ref().map(|(_, named)| {
         let threads = || trace.threads.iter();
         threads()
             .position(|t| named.is_some() && t.number == *named)
             .or_else(|| threads().position(|t| named.is_some() && t.id == *named))
+            .or_else(|| trace.threads.iter().position(|t| t.event))
             .or_else(|| trace.threads.iter().position(|t| t.current))
             .unwrap_or(0)
     });
