@@ -200,7 +200,7 @@ fn stack_words(stack: &minidump_unwind::CallStack, memory: &dyn Memory, until: u
         .get(until)
         .map(|f| f.context.get_stack_pointer())
         .filter(|&to| to > from)
-        .unwrap_or(from + 512)
+        .unwrap_or(from.saturating_add(512))
         .min(from.saturating_add(MAX_STACK_BYTES));
     if let Some(bytes) = memory.read(from, (to - from) as usize) {
         words.extend(
@@ -260,7 +260,7 @@ fn section_at(memory: &dyn Memory, address: u64) -> Option<Section> {
                 let kind = u16::from_le_bytes([debug[0], debug[1]]);
                 let (back, flink) = (u64_in(8), u64_in(0x10));
                 let listed = read_u64(memory, flink.checked_add(8)?)
-                    .is_none_or(|blink| blink == record + 0x10);
+                    .is_none_or(|blink| Some(blink) == record.checked_add(0x10));
                 if kind != 0 || back != address || !listed {
                     return None;
                 }
@@ -496,6 +496,17 @@ mod tests {
         let wait = critical_section_wait(0x10c, &[SECTION, second], &two, &ids, &[], None);
         assert_eq!(wait.holder, None);
         assert!(wait.note.unwrap().contains("not certain"));
+        // Hostile words and records at the top of the address space.
+        let top = u64::MAX & !7;
+        let hostile = Ranges(vec![
+            (top - 0x28, section(top - 0x8, 1, 1, 0x110)),
+            (top - 0x8, vec![0u8; 8]),
+        ]);
+        // (No panic; the section there is owned by a thread of the dump
+        // and its record is not readable: it counts, unchecked.)
+        let wait = critical_section_wait(0x10c, &[top - 0x28, top, 0], &hostile, &ids, &[], None);
+        assert_eq!(wait.holder, Some(0x110));
+        assert!(wait.found.unwrap().contains("owner and lock count checked"));
         // The waiter's own section (it holds it) is not what it waits for.
         let wait = critical_section_wait(0x110, &[SECTION], &one, &ids, &[], None);
         assert_eq!(wait.holder, None);
