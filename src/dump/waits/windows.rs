@@ -497,7 +497,7 @@ mod tests {
         assert_eq!(wait.holder, None);
         assert!(wait.note.unwrap().contains("not certain"));
         // Hostile words and records at the top of the address space.
-        let top = u64::MAX & !7;
+        let top: u64 = !7;
         let hostile = Ranges(vec![
             (top - 0x28, section(top - 0x8, 1, 1, 0x110)),
             (top - 0x8, vec![0u8; 8]),
