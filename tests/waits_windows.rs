@@ -79,9 +79,18 @@ fn a_deadlock_through_the_loader_lock_names_both_threads_and_both_locks() {
         .as_str()
         .unwrap()
         .contains("debug record checked"));
-    // ...and the worker waits for the log lock the exiting thread holds.
+    // ...and the worker waits for the log lock the exiting thread holds,
+    // a global of applog.dll; the loader lock is ntdll's.
     assert_eq!(worker["wait"]["kind"], "critical-section");
     assert_eq!(worker["wait"]["holder"], main_id);
+    assert!(worker["wait"]["in_module"]
+        .as_str()
+        .unwrap()
+        .starts_with("applog.dll+0x"));
+    assert!(main["wait"]["in_module"]
+        .as_str()
+        .unwrap()
+        .starts_with("ntdll.dll+0x"));
     let mut cycle: Vec<u64> = report["exit_phase"]["deadlock"]
         .as_array()
         .expect("a deadlock")

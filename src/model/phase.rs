@@ -165,6 +165,10 @@ pub struct Wait {
     /// (a validated critical section on the wait's stack).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found: Option<String>,
+    /// The module whose image holds the object, with the offset
+    /// (`applog.dll+0x5090`: a global of that module), when one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_module: Option<String>,
     /// What could not be told, and why (never a guess).
     pub note: Option<String>,
 }
@@ -178,6 +182,7 @@ impl Wait {
             holder: Some(holder),
             gone_owner: None,
             found: None,
+            in_module: None,
             note: None,
         }
     }
@@ -190,6 +195,7 @@ impl Wait {
             holder: None,
             gone_owner: None,
             found: None,
+            in_module: None,
             note: Some(why.to_string()),
         }
     }

@@ -92,6 +92,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 holder: w.holder,
                 gone_owner: None,
                 found: None,
+                in_module: None,
                 note: None,
             }),
             holds_gil: false,

@@ -50,4 +50,17 @@ pub(super) fn find_waits(
         }
         _ => {}
     }
+    // Where each object lives: a module's image (a global) or not.
+    for thread in &mut report.threads {
+        let Some(wait) = thread.wait.as_mut() else {
+            continue;
+        };
+        wait.in_module = wait.address.and_then(|address| {
+            report
+                .modules
+                .iter()
+                .find(|m| address >= m.base && address - m.base < m.size)
+                .map(|m| format!("{}+{:#x}", m.name, address - m.base))
+        });
+    }
 }

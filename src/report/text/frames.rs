@@ -42,7 +42,10 @@ pub(super) fn render_thread(s: &mut String, thread: &Thread, all: &[Thread], p: 
     if let Some(wait) = &thread.wait {
         let at = wait
             .address
-            .map(|a| format!(" {}", hex(a)))
+            .map(|a| match &wait.in_module {
+                Some(place) => format!(" {} ({})", hex(a), clean(place)),
+                None => format!(" {}", hex(a)),
+            })
             .unwrap_or_default();
         let holder = match (wait.kind, wait.holder) {
             (WaitKind::Join, Some(id)) => format!(": it joins {}", describe_thread(id, all)),
