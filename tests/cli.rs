@@ -440,13 +440,27 @@ fn a_broken_core_file_is_named_as_a_core() {
     }
 }
 
-/// `--brief` (issue 30): the diagnosis and the thread it is about, the
-/// others counted, no module list; the same as `--format brief`, which it
-/// cannot be combined with.
+/// `--brief` (issue 30): the diagnosis and the thread it is about (with the
+/// threads its wait leads to: issue 28), the others counted, no module
+/// list; the same as `--format brief`, which it cannot be combined with.
 #[test]
 fn brief_shows_the_diagnosis_and_its_thread() {
-    let dump = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    // The exiting thread joins a worker: both are shown, the worker (the
+    // thread to look at next) right after it.
+    let joined = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("sample-dumps/linux/tls-teardown-hang-at-exit-linux.dmp");
+    let brief = run(&["analyze", "--brief", joined.to_str().unwrap()]);
+    let brief_text = String::from_utf8_lossy(&brief.stdout);
+    let threads: Vec<&str> = brief_text
+        .lines()
+        .filter(|l| l.starts_with("Thread "))
+        .collect();
+    assert_eq!(threads.len(), 2, "{brief_text}");
+    assert!(threads[1].contains("\"parlay-worker\""), "{brief_text}");
+    assert!(!brief_text.contains("not shown"), "{brief_text}");
+
+    let dump = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sample-dumps/linux/hip-unregister-fatbinary-hang-linux.dmp");
     let dump = dump.to_str().unwrap();
     let full = run(&["analyze", dump]);
     let brief = run(&["analyze", "--brief", dump]);
@@ -455,7 +469,7 @@ fn brief_shows_the_diagnosis_and_its_thread() {
         String::from_utf8_lossy(&brief.stdout),
     );
     assert!(
-        brief_text.contains("Diagnosis: tls-teardown-hang-at-exit"),
+        brief_text.contains("Diagnosis: hip-unregister-fatbinary-hang"),
         "{brief_text}"
     );
     assert_eq!(full.matches("\nThread ").count(), 2, "{full}");

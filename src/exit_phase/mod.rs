@@ -120,8 +120,16 @@ fn classify_in_place(report: &mut Report) {
             .map(|t| t.id)
     });
     let blamed = report.exit_phase.blamed_thread;
-    // The blamed thread first, the others in dump order (a stable sort).
-    report.threads.sort_by_key(|t| Some(t.id) != blamed);
+    // The blamed thread first, then the threads its wait leads to (the
+    // holder, the holder's holder: the ones to look at next), the others
+    // in dump order (a stable sort).
+    let chain = blamed.map(|id| report.wait_chain(id)).unwrap_or_default();
+    report.threads.sort_by_key(|t| {
+        chain
+            .iter()
+            .position(|&id| id == t.id)
+            .unwrap_or(usize::MAX)
+    });
 }
 
 /// Modules whose names come from debug information (not exports): in
@@ -378,27 +386,19 @@ fn deadlock(report: &Report) -> Option<Vec<u32>> {
             .and_then(|t| t.wait.as_ref())
             .and_then(|w| w.holder)
     };
-    for start in &report.threads {
-        let mut chain = vec![start.id];
-        let mut at = start.id;
-        while let Some(next) = holder(at) {
-            if let Some(from) = chain.iter().position(|&id| id == next) {
-                let mut cycle = chain[from..].to_vec();
-                // Each cycle once: started from its lowest id.
-                let low = cycle.iter().enumerate().min_by_key(|(_, id)| **id)?.0;
-                cycle.rotate_left(low);
-                // A thread waiting for a mutex it holds itself is a
-                // cycle of one.
-                return Some(cycle);
-            }
-            chain.push(next);
-            at = next;
-            if chain.len() > report.threads.len() {
-                break;
-            }
-        }
-    }
-    None
+    report.threads.iter().find_map(|start| {
+        // A chain ends where a thread waits for nothing known, or where its
+        // holder is already in it: a cycle.
+        let chain = report.wait_chain(start.id);
+        let next = holder(*chain.last()?)?;
+        let from = chain.iter().position(|&id| id == next)?;
+        let mut cycle = chain[from..].to_vec();
+        // Each cycle once: started from its lowest id. A thread waiting
+        // for a lock it holds itself is a cycle of one.
+        let low = cycle.iter().enumerate().min_by_key(|(_, id)| **id)?.0;
+        cycle.rotate_left(low);
+        Some(cycle)
+    })
 }
 
 fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {

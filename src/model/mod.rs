@@ -164,6 +164,28 @@ impl Report {
         self.threads.iter().find(|t| t.crashing)
     }
 
+    /// The thread `from` and the threads its wait leads to, in order: each
+    /// one's holder, until a thread waits for nothing known or the chain comes
+    /// back to a thread already in it.
+    pub fn wait_chain(&self, from: u32) -> Vec<u32> {
+        let mut chain = vec![from];
+        let mut at = from;
+        while let Some(next) = self
+            .threads
+            .iter()
+            .find(|t| t.id == at)
+            .and_then(|t| t.wait.as_ref())
+            .and_then(|w| w.holder)
+        {
+            if chain.contains(&next) {
+                break;
+            }
+            chain.push(next);
+            at = next;
+        }
+        chain
+    }
+
     /// The thread a crash or hang is blamed on.
     pub fn blamed_thread(&self) -> Option<&Thread> {
         let id = self.exit_phase.blamed_thread?;

@@ -66,14 +66,15 @@ fn render_brief_report(report: &Report, p: Paint) -> String {
         .and_then(|d| report.threads.iter().find(|t| t.id == d.thread_id))
         .or_else(|| report.crashing_thread())
         .or_else(|| report.blamed_thread());
-    if let Some(thread) = about {
-        s.push('\n');
-        render_thread(&mut s, thread, &report.threads, p);
+    // The thread the answer is about, then the threads its wait leads to.
+    let shown: Vec<u32> = about.map(|t| report.wait_chain(t.id)).unwrap_or_default();
+    for id in &shown {
+        if let Some(thread) = report.threads.iter().find(|t| t.id == *id) {
+            s.push('\n');
+            render_thread(&mut s, thread, &report.threads, p);
+        }
     }
-    let others = report
-        .threads
-        .len()
-        .saturating_sub(usize::from(about.is_some()));
+    let others = report.threads.len().saturating_sub(shown.len());
     if others > 0 {
         let _ = writeln!(
             s,
