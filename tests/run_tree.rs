@@ -444,3 +444,38 @@ fn mutex_types_name_their_holder_and_a_semaphore_has_none() {
         );
     }
 }
+
+/// A lock-order deadlock at exit (issue 28, done when): the exit handler
+/// and a worker each hold the mutex the other waits for; the report names
+/// the cycle of both threads, each wait held by the other.
+#[test]
+fn a_lock_order_deadlock_at_exit_is_a_cycle_of_both_threads() {
+    let (_dir, dump) = hang_dump("exit_deadlock");
+    let report = report_of(&dump);
+    assert_eq!(report["exit_phase"]["process_exiting"], true);
+    let cycle: Vec<u64> = report["exit_phase"]["deadlock"]
+        .as_array()
+        .expect("a deadlock")
+        .iter()
+        .map(|id| id.as_u64().unwrap())
+        .collect();
+    let threads = report["threads"].as_array().unwrap();
+    assert_eq!(cycle.len(), 2, "{cycle:?}");
+    assert_eq!(threads.len(), 2);
+    for (i, id) in cycle.iter().enumerate() {
+        let thread = threads.iter().find(|t| t["id"] == *id).unwrap();
+        assert_eq!(thread["wait"]["kind"], "mutex", "{thread:#}");
+        assert_eq!(thread["wait"]["holder"], cycle[(i + 1) % 2], "{thread:#}");
+    }
+    let diagnoses: Vec<&str> = report["diagnoses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["signature"].as_str().unwrap())
+        .collect();
+    assert!(diagnoses.contains(&"deadlock"), "{diagnoses:?}");
+    assert!(diagnoses.contains(&"hang-during-exit"), "{diagnoses:?}");
+    // The exiting thread's holder (the worker) comes right after it.
+    assert!(!threads[0]["exiting"].is_null());
+    assert_eq!(threads[1]["id"], threads[0]["wait"]["holder"]);
+}

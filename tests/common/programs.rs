@@ -52,6 +52,12 @@ pub fn programs() -> &'static Path {
         );
         gcc(
             &out,
+            &["-o", "exit_deadlock"],
+            &[src.join("exit_deadlock.c")],
+            &["-lpthread"],
+        );
+        gcc(
+            &out,
             &["-o", "deadlock"],
             &[src.join("deadlock.c")],
             &["-lpthread"],
