@@ -253,7 +253,7 @@ fn the_quick_start_command_diagnoses_the_samples() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.starts_with("Summary: 36 dumps, 36 analysed, 0 unreadable"),
+        text.starts_with("Summary: 38 dumps, 38 analysed, 0 unreadable"),
         "{text}"
     );
     for id in common::SPECIFIC_IDS {

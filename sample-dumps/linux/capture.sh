@@ -35,6 +35,8 @@ gcc "${cflags[@]}" -o cuda_exit_crash "$programs/cuda_exit_crash.c" -L. -lcudart
 g++ "${cflags[@]}" -o static_dtor_throw "$programs/static_dtor_throw.cpp"
 gcc "${cflags[@]}" -o tls_exit_crash "$programs/tls_exit_crash.c" -lpthread
 g++ "${cflags[@]}" -o tls_exit_hang "$programs/tls_exit_hang.cpp" -lpthread
+gcc "${cflags[@]}" -o exit_lock_hang "$programs/exit_lock_hang.c" -lpthread
+gcc "${cflags[@]}" -o exit_deadlock "$programs/exit_deadlock.c" -lpthread
 # A C++ extension of this machine's own CPython (Debian's python3), for the
 # real interpreter's finalization.
 python=/usr/bin/python3
@@ -74,6 +76,8 @@ capture abort-during-exit-linux 134 ./static_dtor_throw # 128 + SIGABRT
 capture tls-destructor-crash-at-exit-linux 139 ./tls_exit_crash
 capture tls-teardown-hang-at-exit-linux 124 ./tls_exit_hang
 capture glibc-loader-lock-at-exit-linux 124 ./dlopen_exit_hang
+capture mutex-held-by-worker-at-exit-linux 124 ./exit_lock_hang
+capture lock-order-deadlock-at-exit-linux 124 ./exit_deadlock
 capture python-exit-waits-for-thread-linux 124 ./python3
 PYTHONPATH=$build capture python-thread-after-finalization-linux 134 "$python" -c "import pyfinal_ext"
 # A real interpreter (pyenv's CPython 3.11) hung at exit by a non-daemon
@@ -86,7 +90,7 @@ capture python-threading-exit-hang-cpython-linux 124 "$pyenv311" "$root/tests/pr
 rm -rf "$here/bin" && mkdir -p "$here/bin"
 cp hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so \
   libkernels.so static_dtor_throw tls_exit_crash tls_exit_hang dlopen_exit_hang libslowinit.so \
-  python3 libpython3.12.so.1.0 pyfinal_ext.so "$here/bin/"
+  python3 libpython3.12.so.1.0 pyfinal_ext.so exit_lock_hang exit_deadlock "$here/bin/"
 
 say "writing symbols"
 libc=/lib/x86_64-linux-gnu/libc.so.6
@@ -95,7 +99,7 @@ libstdcxx=$(readlink -f /lib/x86_64-linux-gnu/libstdc++.so.6)
 libgcc=$(readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1)
 for module in hip_exit_hang libamdhip64.so libpal.so unload_crash libplugin.so cuda_exit_crash libcudart.so \
   static_dtor_throw tls_exit_crash tls_exit_hang dlopen_exit_hang libslowinit.so python3 libpython3.12.so.1.0 \
-  pyfinal_ext.so "$(readlink -f "$python")" "$libc" "$ld" "$libstdcxx" "$libgcc"; do
+  pyfinal_ext.so exit_lock_hang exit_deadlock "$(readlink -f "$python")" "$libc" "$ld" "$libstdcxx" "$libgcc"; do
   dump_syms "$module" > module.sym 2>/dev/null
   read -r _ _ _ id name < module.sym
   if [ "$module" = "$libc" ] || [ "$module" = "$ld" ]; then

@@ -92,7 +92,7 @@ pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut
                 .any(|n| n.contains("futex") || n.contains("lll_lock_wait") || n == "syscall")
         }) || (names
             .iter()
-            .any(|(i, n)| *i == 0 && (MUTEX.contains(n) || JOIN.contains(n)))
+            .any(|(i, n)| *i <= 1 && (MUTEX.contains(n) || JOIN.contains(n)))
             && in_system_call(&top.context));
         // The exception's thread away from its futex call took a fault (a
         // crash on a freed mutex): it is not waiting. (A dump requested of
@@ -164,9 +164,11 @@ pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut
 
 /// Whether an x86-64 thread was stopped inside a system call: the kernel
 /// leaves rax at a restart code (-ERESTARTSYS and its kin) for a call a
-/// stop interrupted. glibc makes some futex calls inline (robust and
-/// priority-inheriting mutexes in `__pthread_mutex_lock_full`), so the top
-/// frame is the lock function itself.
+/// stop interrupted. The lock and join functions make no other blocking
+/// call than futex, so a lock function at the top (glibc makes some futex
+/// calls inline: robust and priority-inheriting mutexes in
+/// `__pthread_mutex_lock_full`) or right below an unnamed top frame (libc
+/// named from its exports only) is at its futex call.
 fn in_system_call(context: &minidump::MinidumpContext) -> bool {
     context
         .get_register("rax")
