@@ -991,3 +991,142 @@ fn windbg_last_event_thread_is_the_crashing_one() {
     assert_eq!(crashing(&threads('#', ' ')), vec![0x2f14]);
     assert_eq!(crashing(&threads('.', ' ')), vec![0x2f14]);
 }
+
+/// Held-back traces from public issues (issue 24's second evaluation)
+/// showed these shapes; the texts here are written for the test.
+/// Exit-time Python code (concurrent.futures' exit function) joining a
+/// worker is the exit-time wait; the same join from the program's own code
+/// is not.
+#[test]
+fn an_exit_function_joining_a_thread_is_the_exit_wait() {
+    let traceback = |caller: &str| {
+        format!(
+            "\
+Error in atexit._run_exitfuncs:
+Traceback (most recent call last):
+  File \"/usr/lib/python3.12/concurrent/futures/thread.py\", line 31, in {caller}
+    t.join()
+  File \"/usr/lib/python3.12/threading.py\", line 1147, in join
+    self._wait_for_tstate_lock()
+  File \"/usr/lib/python3.12/threading.py\", line 1167, in _wait_for_tstate_lock
+    if lock.acquire(block, timeout):
+KeyboardInterrupt
+"
+        )
+    };
+    let got = answer(&analyze_text("atexit.txt", &traceback("_python_exit"))[0]);
+    assert_eq!(got, "python-exit-waits-for-thread");
+    let got = answer(&analyze_text("join.txt", &traceback("drain_pool"))[0]);
+    assert_eq!(got, "none");
+}
+
+/// Rust's "cannot access a Thread Local Storage value during or after
+/// destruction" on the main thread: the main thread's thread-locals die only
+/// at process exit. The same panic on another thread says nothing of exit.
+/// A test runner's `stderr: ` label on each line is noise.
+#[test]
+fn a_main_thread_tls_panic_is_at_exit() {
+    let panic = |thread: &str| {
+        format!(
+            "\
+stderr: thread '{thread}' panicked at library/std/src/thread/local.rs:276:25:
+stderr: cannot access a Thread Local Storage value during or after destruction: AccessError
+stderr: stack backtrace:
+stderr:    0:     0x55d0c1a2e48e - std::panicking::begin_panic_handler
+stderr:    1:     0x55d0c1a2f1c3 - core::panicking::panic_fmt
+stderr:    2:     0x55d0c1a30fe9 - core::result::unwrap_failed
+stderr:    3:     0x55d0c1a31333 - render_queue::Registry::unregister
+stderr:    4:     0x55d0c1a32aed - <render_queue::Worker as core::ops::drop::Drop>::drop
+"
+        )
+    };
+    let report = &analyze_text("tls.log", &panic("main"))[0];
+    assert_eq!(answer(report), "abort-during-exit", "{report:#}");
+    assert_eq!(report["source"]["format"], "rust");
+    let report = &analyze_text("tls-worker.log", &panic("upload-worker"))[0];
+    assert_eq!(answer(report), "none");
+    // The older message, on the panic's own line.
+    let old = "\
+thread 'main' panicked at 'cannot access a TLS value during or after it is destroyed: AccessError', libcore/result.rs:945:5
+stack backtrace:
+   0: std::panicking::rust_panic_with_hook
+             at libstd/panicking.rs:511
+   1: render_queue::Registry::unregister
+";
+    assert_eq!(
+        answer(&analyze_text("tls-old.log", old)[0]),
+        "abort-during-exit"
+    );
+}
+
+/// A Rust backtrace pasted from its middle (no `stack backtrace:` line, no
+/// panic message) is read from its first `N: 0x... - NAME` frame, and its
+/// panic entry points say it panicked. Numbered prose is no trace.
+#[test]
+fn a_rust_backtrace_pasted_from_its_middle() {
+    let text = "\
+  13:     0x7ff6b78e2639 - std::panicking::begin_panic_handler
+                               at /rustc/0123456789abcdef\\library\\std\\src\\panicking.rs:584
+  14:     0x7ff6b78f6c75 - core::panicking::panic_no_unwind
+  15:     0x7ff6b77ba096 - std::thread::local::fast::destroy_value<render_queue::Cache>
+  16:     0x7ff6b78e5099 - std::sys::windows::thread_local_dtor::run_keyless_dtors
+";
+    let report = &analyze_text("middle.txt", text)[0];
+    assert_eq!(report["source"]["format"], "rust", "{report:#}");
+    let frames = report["threads"][0]["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 4);
+    assert_eq!(
+        frames[0]["file"],
+        "/rustc/0123456789abcdef\\library\\std\\src\\panicking.rs"
+    );
+    assert!(
+        report["exception"].to_string().contains("panic"),
+        "{}",
+        report["exception"]
+    );
+    let out = common::bin()
+        .arg("analyze")
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    out.stdin
+        .as_ref()
+        .unwrap()
+        .write_all(
+            b"Steps:\n  1: open the viewer - then close it\n  2: 0x10 is the flag - set it\n",
+        )
+        .unwrap();
+    let out = out.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A crash handler that numbers glibc's `backtrace_symbols` lines and puts
+/// a space before the address: each line is still a frame with its module.
+#[test]
+fn numbered_backtrace_symbols_lines() {
+    let text = "\
+Caught signal 11
+0       /opt/app/lib/libplugin.so(+0xfc7c) [0x7f2612ae6c7c]
+1       /lib/x86_64-linux-gnu/libc.so.6(+0x3c050) [0x7f2613541050]
+2       /opt/app/lib/libplugin.so(plugin_init+0x348) [0x7f2612ae7e66]
+3       /opt/app/bin/host(+0x10cf7) [0x55bc72fd4cf7]
+";
+    let report = &analyze_text("numbered.log", text)[0];
+    assert_eq!(
+        report["source"]["format"], "backtrace-symbols",
+        "{report:#}"
+    );
+    let frames = report["threads"][0]["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 4);
+    assert_eq!(frames[0]["module"], "libplugin.so");
+    assert_eq!(frames[2]["function"], "plugin_init");
+    assert_eq!(answer(report), "none");
+}

@@ -24,6 +24,10 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     let mut text = line.trim_end_matches(['\r', '\n']);
     text = strip_timestamp(text);
     text = strip_bracketed_time(text);
+    // A test runner's label on each line of a captured stream.
+    for stream in ["stderr: ", "stdout: "] {
+        text = text.strip_prefix(stream).unwrap_or(text);
+    }
     // GitHub Actions' workflow commands: `##[group]`, `##[endgroup]`,
     // `##[error]message` (the message is kept).
     if let Some(rest) = text.strip_prefix("##[") {

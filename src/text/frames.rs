@@ -186,7 +186,7 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
             );
         }
     }
-    if trimmed.contains("(") && trimmed.contains(")[0x") {
+    if trimmed.contains('(') && (trimmed.contains(")[0x") || trimmed.contains(") [0x")) {
         if let Some(c) = BT_SYMBOLS.captures(trimmed) {
             let function = text(&c, 2).map(|f| demangle(&f));
             let (function_offset, module_offset) = match &function {
@@ -253,6 +253,13 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
             }
         }
     }
+    // A Rust frame with its address (`  13:   0x7ff6b78e2639 - NAME`) is
+    // distinctive alone: a backtrace pasted from its middle, without its
+    // `stack backtrace:` line, is read from its first such frame.
+    let inside = match first.is_ascii_digit() && RUST_ADDRESS_FRAME.is_match(line) {
+        true => Some(Format::Rust),
+        false => inside,
+    };
     match inside {
         Some(Format::Rust) => {
             if let Some(c) = RUST_AT.captures(line) {
