@@ -1130,3 +1130,43 @@ Caught signal 11
     assert_eq!(frames[2]["function"], "plugin_init");
     assert_eq!(answer(report), "none");
 }
+
+/// A trace pasted as a Markdown code block indented by 4 spaces (or a fence
+/// in a list item): the shared indentation goes, so gdb's frames and a
+/// sanitizer's first line read as their tool printed them. A sanitizer's
+/// frames alone, their report's head cut off, stay sanitizer frames.
+#[test]
+fn markdown_indented_blocks_read_as_printed() {
+    let gdb = "\
+Steps: run the viewer and close it.
+
+     Program terminated with signal SIGSEGV, Segmentation fault.
+     #0  0x00007f3b86a76367 in gpu_context_release () from /opt/gpu/lib/libgpudrv.so.1
+     #1  0x00005647584cb697 in Viewer::~Viewer (this=0x5647585d2eb0) at src/viewer.cc:88
+     #2  0x00007f3b8995c5aa in __cxa_finalize (d=0x5647584d0008) at ./stdlib/cxa_finalize.c:83
+     #3  0x00007f3b8995e610 in __run_exit_handlers (status=0) at ./stdlib/exit.c:116
+";
+    let report = &analyze_text("indented-gdb.md", gdb)[0];
+    assert_eq!(report["source"]["format"], "gdb", "{report:#}");
+    assert_eq!(answer(report), "crash-in-static-destructor");
+    let asan = "
+    ==4242==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000010 (pc 0x55d0c1a2e48e bp 0x7ffd3a1c0a10 sp 0x7ffd3a1c09f0 T0)
+        #0 0x55d0c1a2e48e in Registry::lookup(char const*) src/registry.cc:41
+        #1 0x55d0c1a2f1c3 in load_plugins src/plugins.cc:120
+        #2 0x55d0c1a30fe9 in main src/main.cc:12
+";
+    let report = &analyze_text("indented-asan.md", asan)[0];
+    assert_eq!(report["source"]["format"], "sanitizer", "{report:#}");
+    assert!(
+        report["exception"].to_string().contains("SIGSEGV"),
+        "{}",
+        report["exception"]
+    );
+    let frames_alone = "
+    #0 0x55d0c1a2e48e in Registry::lookup(char const*) (/opt/app/bin/app+0x2e48e)
+    #1 0x55d0c1a2f1c3 in load_plugins (/opt/app/bin/app+0x2f1c3)
+";
+    let report = &analyze_text("frames-alone.md", frames_alone)[0];
+    assert_eq!(report["source"]["format"], "sanitizer", "{report:#}");
+    assert_eq!(report["threads"][0]["frames"][1]["module"], "app");
+}
