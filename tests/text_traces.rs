@@ -1170,3 +1170,53 @@ Steps: run the viewer and close it.
     assert_eq!(report["source"]["format"], "sanitizer", "{report:#}");
     assert_eq!(report["threads"][0]["frames"][1]["module"], "app");
 }
+
+/// Ctrl-C in gdb on a hung program (`Program received signal SIGINT`)
+/// names no crash: the stack is the hang's. A real signal is a crash.
+#[test]
+fn gdb_interrupted_by_the_user_is_a_hang() {
+    let trace = |signal: &str| {
+        format!(
+            "\
+^C
+Program received signal {signal}, Interrupt.
+0x00007f0e1c2d3e4f in __futex_abstimed_wait_common64 () from /lib/x86_64-linux-gnu/libc.so.6
+(gdb) bt
+#0  0x00007f0e1c2d3e4f in __futex_abstimed_wait_common64 () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f0e1a8c2f11 in amd::Monitor::wait() () from /opt/rocm/lib/libamdhip64.so.6
+#2  0x00007f0e1a8a1d33 in __hipUnregisterFatBinary () from /opt/rocm/lib/libamdhip64.so.6
+#3  0x00007f0e1c23e495 in __run_exit_handlers (status=0) at ./stdlib/exit.c:113
+#4  0x00007f0e1c23e610 in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:143
+"
+        )
+    };
+    let report = &analyze_text("interrupted.txt", &trace("SIGINT"))[0];
+    assert_eq!(
+        answer(report),
+        "hip-unregister-fatbinary-hang",
+        "{report:#}"
+    );
+    let report = &analyze_text("segv.txt", &trace("SIGSEGV"))[0];
+    assert_ne!(answer(report), "hip-unregister-fatbinary-hang");
+    assert!(report["exception"].to_string().contains("SIGSEGV"));
+}
+
+/// A sanitizer's unsymbolized frames (`#3 0x...  (/bin/app+0x1c)`, no `in
+/// NAME`) and newer runtimes' ` (BuildId: ...)` after the module are read
+/// with their module and offset.
+#[test]
+fn sanitizer_frames_without_a_name_or_with_a_build_id() {
+    let text = "\
+==4242==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000 (pc 0x55d0c1a2e48e bp 0x7ffd3a1c0a10 sp 0x7ffd3a1c09f0 T0)
+    #0 0x55d0c1a2e48e  (/opt/app/bin/app+0x2e48e)
+    #1 0x55d0c1a2f1c3 in load_plugins(char const*) (/opt/app/bin/app+0x2f1c3) (BuildId: 0123456789abcdef0123456789abcdef01234567)
+    #2 0x7f3b8993db6b in __libc_start_main (/lib/x86_64-linux-gnu/libc.so.6+0x29d8f)
+";
+    let report = &analyze_text("asan-bare.txt", text)[0];
+    let frames = report["threads"][0]["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 3, "{report:#}");
+    assert_eq!(frames[0]["module"], "app");
+    assert_eq!(frames[0]["function"], Value::Null);
+    assert_eq!(frames[1]["function"], "load_plugins(char const*)");
+    assert_eq!(frames[1]["module"], "app");
+}

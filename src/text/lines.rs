@@ -77,19 +77,13 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             }
             if line.starts_with("Thread ") && line.contains("received signal") {
                 if let Some(c) = GDB_SIGNAL.captures(line) {
-                    return Some(Line::Crash {
-                        what: c[2].to_string(),
-                        thread: number(&c, 1),
-                    });
+                    return gdb_signal(&c);
                 }
             }
         }
         b'P' => {
             if let Some(c) = GDB_SIGNAL.captures(line) {
-                return Some(Line::Crash {
-                    what: c[2].to_string(),
-                    thread: None,
-                });
+                return gdb_signal(&c);
             }
         }
         b'F' | b'W' => {
@@ -223,6 +217,24 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         return Some(Line::Elided);
     }
     frame(line, trimmed, first, inside)
+}
+
+/// gdb's `received signal` / `terminated with signal` line: a crash,
+/// except the signals of a debugger or a user stopping the program
+/// (Ctrl-C in gdb on a hung program, a breakpoint, a stop): what follows
+/// is the stack of a live, often hung, process.
+fn gdb_signal(c: &regex_lite::Captures) -> Option<Line> {
+    let signal = &c[2];
+    if matches!(
+        signal,
+        "SIGINT" | "SIGTRAP" | "SIGSTOP" | "SIGTSTP" | "SIGCONT"
+    ) {
+        return None;
+    }
+    Some(Line::Crash {
+        what: signal.to_string(),
+        thread: number(c, 1),
+    })
 }
 
 #[cfg(test)]

@@ -222,9 +222,11 @@ re!(
     SIGNAL_SAID,
     r"(?i)\b(?:signal (4|6|7|8|11)\b|(SIG(?:SEGV|ABRT|BUS|FPE|ILL))\b)"
 );
+// (An unsymbolized frame has no `in NAME`: `#3 0x...  (/bin/app+0x1c)`;
+// newer runtimes put ` (BuildId: ...)` after the module.)
 re!(
     SAN_FRAME,
-    r"^\s+#(\d+) (0x[0-9a-fA-F]+) in (.+?)(?: \((\S+?)\+(0x[0-9a-fA-F]+)\)| (\S+?):(\d+)(?::\d+)?)?\s*$"
+    r"^\s+#(\d+) (0x[0-9a-fA-F]+)(?: in (.+?))?(?: +\((\S+?)\+(0x[0-9a-fA-F]+)\)| (\S+?):(\d+)(?::\d+)?)?(?: \(BuildId: [0-9a-fA-F]+\))?\s*$"
 );
 re!(
     SAN_START,
