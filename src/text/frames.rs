@@ -35,7 +35,11 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
         first == b'#' || (first.is_ascii_digit() && line.contains(" 0x") && line.contains(" in "));
     if gdb_like && !line.starts_with(' ') {
         if line.contains(" in ") || line.contains(" (") || line.contains(" at ") {
-            if let Some(c) = GDB_FRAME.captures(line) {
+            // (gdb names a function or an address on every frame: `#12
+            // at FILE` is another tool's line, Julia's closure `#12`.)
+            if let Some(c) = GDB_FRAME.captures(line).filter(|c| {
+                c.get(2).is_some() || !(c[3].trim().is_empty() || c[3].starts_with("at "))
+            }) {
                 // A line cut inside the argument list keeps them in the
                 // name: the name ends at ` (`.
                 let function = text(&c, 3)
