@@ -991,3 +991,232 @@ fn windbg_last_event_thread_is_the_crashing_one() {
     assert_eq!(crashing(&threads('#', ' ')), vec![0x2f14]);
     assert_eq!(crashing(&threads('.', ' ')), vec![0x2f14]);
 }
+
+/// Held-back traces from public issues (issue 24's second evaluation)
+/// showed these shapes; the texts here are written for the test.
+/// Exit-time Python code (concurrent.futures' exit function) joining a
+/// worker is the exit-time wait; the same join from the program's own code
+/// is not.
+#[test]
+fn an_exit_function_joining_a_thread_is_the_exit_wait() {
+    let traceback = |caller: &str| {
+        format!(
+            "\
+Error in atexit._run_exitfuncs:
+Traceback (most recent call last):
+  File \"/usr/lib/python3.12/concurrent/futures/thread.py\", line 31, in {caller}
+    t.join()
+  File \"/usr/lib/python3.12/threading.py\", line 1147, in join
+    self._wait_for_tstate_lock()
+  File \"/usr/lib/python3.12/threading.py\", line 1167, in _wait_for_tstate_lock
+    if lock.acquire(block, timeout):
+KeyboardInterrupt
+"
+        )
+    };
+    let got = answer(&analyze_text("atexit.txt", &traceback("_python_exit"))[0]);
+    assert_eq!(got, "python-exit-waits-for-thread");
+    let got = answer(&analyze_text("join.txt", &traceback("drain_pool"))[0]);
+    assert_eq!(got, "none");
+}
+
+/// Rust's "cannot access a Thread Local Storage value during or after
+/// destruction" on the main thread: the main thread's thread-locals die only
+/// at process exit. The same panic on another thread says nothing of exit.
+/// A test runner's `stderr: ` label on each line is noise.
+#[test]
+fn a_main_thread_tls_panic_is_at_exit() {
+    let panic = |thread: &str| {
+        format!(
+            "\
+stderr: thread '{thread}' panicked at library/std/src/thread/local.rs:276:25:
+stderr: cannot access a Thread Local Storage value during or after destruction: AccessError
+stderr: stack backtrace:
+stderr:    0:     0x55d0c1a2e48e - std::panicking::begin_panic_handler
+stderr:    1:     0x55d0c1a2f1c3 - core::panicking::panic_fmt
+stderr:    2:     0x55d0c1a30fe9 - core::result::unwrap_failed
+stderr:    3:     0x55d0c1a31333 - render_queue::Registry::unregister
+stderr:    4:     0x55d0c1a32aed - <render_queue::Worker as core::ops::drop::Drop>::drop
+"
+        )
+    };
+    let report = &analyze_text("tls.log", &panic("main"))[0];
+    assert_eq!(answer(report), "abort-during-exit", "{report:#}");
+    assert_eq!(report["source"]["format"], "rust");
+    let report = &analyze_text("tls-worker.log", &panic("upload-worker"))[0];
+    assert_eq!(answer(report), "none");
+    // The older message, on the panic's own line.
+    let old = "\
+thread 'main' panicked at 'cannot access a TLS value during or after it is destroyed: AccessError', libcore/result.rs:945:5
+stack backtrace:
+   0: std::panicking::rust_panic_with_hook
+             at libstd/panicking.rs:511
+   1: render_queue::Registry::unregister
+";
+    assert_eq!(
+        answer(&analyze_text("tls-old.log", old)[0]),
+        "abort-during-exit"
+    );
+}
+
+/// A Rust backtrace pasted from its middle (no `stack backtrace:` line, no
+/// panic message) is read from its first `N: 0x... - NAME` frame, and its
+/// panic entry points say it panicked. Numbered prose is no trace.
+#[test]
+fn a_rust_backtrace_pasted_from_its_middle() {
+    let text = "\
+  13:     0x7ff6b78e2639 - std::panicking::begin_panic_handler
+                               at /rustc/0123456789abcdef\\library\\std\\src\\panicking.rs:584
+  14:     0x7ff6b78f6c75 - core::panicking::panic_no_unwind
+  15:     0x7ff6b77ba096 - std::thread::local::fast::destroy_value<render_queue::Cache>
+  16:     0x7ff6b78e5099 - std::sys::windows::thread_local_dtor::run_keyless_dtors
+";
+    let report = &analyze_text("middle.txt", text)[0];
+    assert_eq!(report["source"]["format"], "rust", "{report:#}");
+    let frames = report["threads"][0]["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 4);
+    assert_eq!(
+        frames[0]["file"],
+        "/rustc/0123456789abcdef\\library\\std\\src\\panicking.rs"
+    );
+    assert!(
+        report["exception"].to_string().contains("panic"),
+        "{}",
+        report["exception"]
+    );
+    let out = common::bin()
+        .arg("analyze")
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    out.stdin
+        .as_ref()
+        .unwrap()
+        .write_all(
+            b"Steps:\n  1: open the viewer - then close it\n  2: 0x10 is the flag - set it\n",
+        )
+        .unwrap();
+    let out = out.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A crash handler that numbers glibc's `backtrace_symbols` lines and puts
+/// a space before the address: each line is still a frame with its module.
+#[test]
+fn numbered_backtrace_symbols_lines() {
+    let text = "\
+Caught signal 11
+0       /opt/app/lib/libplugin.so(+0xfc7c) [0x7f2612ae6c7c]
+1       /lib/x86_64-linux-gnu/libc.so.6(+0x3c050) [0x7f2613541050]
+2       /opt/app/lib/libplugin.so(plugin_init+0x348) [0x7f2612ae7e66]
+3       /opt/app/bin/host(+0x10cf7) [0x55bc72fd4cf7]
+";
+    let report = &analyze_text("numbered.log", text)[0];
+    assert_eq!(
+        report["source"]["format"], "backtrace-symbols",
+        "{report:#}"
+    );
+    let frames = report["threads"][0]["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 4);
+    assert_eq!(frames[0]["module"], "libplugin.so");
+    assert_eq!(frames[2]["function"], "plugin_init");
+    assert_eq!(answer(report), "none");
+}
+
+/// A trace pasted as a Markdown code block indented by 4 spaces (or a fence
+/// in a list item): the shared indentation goes, so gdb's frames and a
+/// sanitizer's first line read as their tool printed them. A sanitizer's
+/// frames alone, their report's head cut off, stay sanitizer frames.
+#[test]
+fn markdown_indented_blocks_read_as_printed() {
+    let gdb = "\
+Steps: run the viewer and close it.
+
+     Program terminated with signal SIGSEGV, Segmentation fault.
+     #0  0x00007f3b86a76367 in gpu_context_release () from /opt/gpu/lib/libgpudrv.so.1
+     #1  0x00005647584cb697 in Viewer::~Viewer (this=0x5647585d2eb0) at src/viewer.cc:88
+     #2  0x00007f3b8995c5aa in __cxa_finalize (d=0x5647584d0008) at ./stdlib/cxa_finalize.c:83
+     #3  0x00007f3b8995e610 in __run_exit_handlers (status=0) at ./stdlib/exit.c:116
+";
+    let report = &analyze_text("indented-gdb.md", gdb)[0];
+    assert_eq!(report["source"]["format"], "gdb", "{report:#}");
+    assert_eq!(answer(report), "crash-in-static-destructor");
+    let asan = "
+    ==4242==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000010 (pc 0x55d0c1a2e48e bp 0x7ffd3a1c0a10 sp 0x7ffd3a1c09f0 T0)
+        #0 0x55d0c1a2e48e in Registry::lookup(char const*) src/registry.cc:41
+        #1 0x55d0c1a2f1c3 in load_plugins src/plugins.cc:120
+        #2 0x55d0c1a30fe9 in main src/main.cc:12
+";
+    let report = &analyze_text("indented-asan.md", asan)[0];
+    assert_eq!(report["source"]["format"], "sanitizer", "{report:#}");
+    assert!(
+        report["exception"].to_string().contains("SIGSEGV"),
+        "{}",
+        report["exception"]
+    );
+    let frames_alone = "
+    #0 0x55d0c1a2e48e in Registry::lookup(char const*) (/opt/app/bin/app+0x2e48e)
+    #1 0x55d0c1a2f1c3 in load_plugins (/opt/app/bin/app+0x2f1c3)
+";
+    let report = &analyze_text("frames-alone.md", frames_alone)[0];
+    assert_eq!(report["source"]["format"], "sanitizer", "{report:#}");
+    assert_eq!(report["threads"][0]["frames"][1]["module"], "app");
+}
+
+/// Ctrl-C in gdb on a hung program (`Program received signal SIGINT`)
+/// names no crash: the stack is the hang's. A real signal is a crash.
+#[test]
+fn gdb_interrupted_by_the_user_is_a_hang() {
+    let trace = |signal: &str| {
+        format!(
+            "\
+^C
+Program received signal {signal}, Interrupt.
+0x00007f0e1c2d3e4f in __futex_abstimed_wait_common64 () from /lib/x86_64-linux-gnu/libc.so.6
+(gdb) bt
+#0  0x00007f0e1c2d3e4f in __futex_abstimed_wait_common64 () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f0e1a8c2f11 in amd::Monitor::wait() () from /opt/rocm/lib/libamdhip64.so.6
+#2  0x00007f0e1a8a1d33 in __hipUnregisterFatBinary () from /opt/rocm/lib/libamdhip64.so.6
+#3  0x00007f0e1c23e495 in __run_exit_handlers (status=0) at ./stdlib/exit.c:113
+#4  0x00007f0e1c23e610 in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:143
+"
+        )
+    };
+    let report = &analyze_text("interrupted.txt", &trace("SIGINT"))[0];
+    assert_eq!(
+        answer(report),
+        "hip-unregister-fatbinary-hang",
+        "{report:#}"
+    );
+    let report = &analyze_text("segv.txt", &trace("SIGSEGV"))[0];
+    assert_ne!(answer(report), "hip-unregister-fatbinary-hang");
+    assert!(report["exception"].to_string().contains("SIGSEGV"));
+}
+
+/// A sanitizer's unsymbolized frames (`#3 0x...  (/bin/app+0x1c)`, no `in
+/// NAME`) and newer runtimes' ` (BuildId: ...)` after the module are read
+/// with their module and offset.
+#[test]
+fn sanitizer_frames_without_a_name_or_with_a_build_id() {
+    let text = "\
+==4242==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000000 (pc 0x55d0c1a2e48e bp 0x7ffd3a1c0a10 sp 0x7ffd3a1c09f0 T0)
+    #0 0x55d0c1a2e48e  (/opt/app/bin/app+0x2e48e)
+    #1 0x55d0c1a2f1c3 in load_plugins(char const*) (/opt/app/bin/app+0x2f1c3) (BuildId: 0123456789abcdef0123456789abcdef01234567)
+    #2 0x7f3b8993db6b in __libc_start_main (/lib/x86_64-linux-gnu/libc.so.6+0x29d8f)
+";
+    let report = &analyze_text("asan-bare.txt", text)[0];
+    let frames = report["threads"][0]["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 3, "{report:#}");
+    assert_eq!(frames[0]["module"], "app");
+    assert_eq!(frames[0]["function"], Value::Null);
+    assert_eq!(frames[1]["function"], "load_plugins(char const*)");
+    assert_eq!(frames[1]["module"], "app");
+}

@@ -24,6 +24,10 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     let mut text = line.trim_end_matches(['\r', '\n']);
     text = strip_timestamp(text);
     text = strip_bracketed_time(text);
+    // A test runner's label on each line of a captured stream.
+    for stream in ["stderr: ", "stdout: "] {
+        text = text.strip_prefix(stream).unwrap_or(text);
+    }
     // GitHub Actions' workflow commands: `##[group]`, `##[endgroup]`,
     // `##[error]message` (the message is kept).
     if let Some(rest) = text.strip_prefix("##[") {
@@ -75,6 +79,40 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
         return Some(format!("{}{}", &unbold[..indent], &unbold[indent + 2..]));
     }
     Some(text.to_string())
+}
+
+/// Markdown's indentation of a pasted block (a 4-space code block, a
+/// fence inside a list item) goes: every run of non-blank lines loses the
+/// indentation all its lines share, so a trace reads as its tool printed
+/// it (gdb's frames and a sanitizer's first line at the line start). A run
+/// made only of a sanitizer's frames (`#0 0x...`, one space: gdb puts two
+/// after a one-digit number), its report's first lines cut off, keeps the
+/// indentation that tells them from gdb's.
+pub(super) fn dedent_blocks(lines: &mut [Option<String>]) {
+    let mut start = 0;
+    while start < lines.len() {
+        let len = lines[start..]
+            .iter()
+            .take_while(|l| l.as_deref().is_some_and(|l| !l.trim().is_empty()))
+            .count();
+        dedent(&mut lines[start..start + len]);
+        start += len.max(1);
+    }
+}
+
+fn dedent(run: &mut [Option<String>]) {
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let shared = run.iter().flatten().map(|l| indent(l)).min().unwrap_or(0);
+    let sanitizer = |l: &str| {
+        let b = l.trim_start().as_bytes();
+        b.len() > 5 && b[0] == b'#' && b[1].is_ascii_digit() && &b[2..5] == b" 0x"
+    };
+    if shared == 0 || run.iter().flatten().all(|l| sanitizer(l)) {
+        return;
+    }
+    for line in run.iter_mut().flatten() {
+        line.drain(..shared);
+    }
 }
 
 /// A leading bracketed elapsed time or clock, as build services print it

@@ -35,7 +35,11 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
         first == b'#' || (first.is_ascii_digit() && line.contains(" 0x") && line.contains(" in "));
     if gdb_like && !line.starts_with(' ') {
         if line.contains(" in ") || line.contains(" (") || line.contains(" at ") {
-            if let Some(c) = GDB_FRAME.captures(line) {
+            // (gdb names a function or an address on every frame: `#12
+            // at FILE` is another tool's line, Julia's closure `#12`.)
+            if let Some(c) = GDB_FRAME.captures(line).filter(|c| {
+                c.get(2).is_some() || !(c[3].trim().is_empty() || c[3].starts_with("at "))
+            }) {
                 // A line cut inside the argument list keeps them in the
                 // name: the name ends at ` (`.
                 let function = text(&c, 3)
@@ -186,7 +190,7 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
             );
         }
     }
-    if trimmed.contains("(") && trimmed.contains(")[0x") {
+    if trimmed.contains('(') && (trimmed.contains(")[0x") || trimmed.contains(") [0x")) {
         if let Some(c) = BT_SYMBOLS.captures(trimmed) {
             let function = text(&c, 2).map(|f| demangle(&f));
             let (function_offset, module_offset) = match &function {
@@ -253,6 +257,13 @@ pub(super) fn frame(line: &str, trimmed: &str, first: u8, inside: Option<Format>
             }
         }
     }
+    // A Rust frame with its address (`  13:   0x7ff6b78e2639 - NAME`) is
+    // distinctive alone: a backtrace pasted from its middle, without its
+    // `stack backtrace:` line, is read from its first such frame.
+    let inside = match first.is_ascii_digit() && RUST_ADDRESS_FRAME.is_match(line) {
+        true => Some(Format::Rust),
+        false => inside,
+    };
     match inside {
         Some(Format::Rust) => {
             if let Some(c) = RUST_AT.captures(line) {

@@ -77,19 +77,13 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
             }
             if line.starts_with("Thread ") && line.contains("received signal") {
                 if let Some(c) = GDB_SIGNAL.captures(line) {
-                    return Some(Line::Crash {
-                        what: c[2].to_string(),
-                        thread: number(&c, 1),
-                    });
+                    return gdb_signal(&c);
                 }
             }
         }
         b'P' => {
             if let Some(c) = GDB_SIGNAL.captures(line) {
-                return Some(Line::Crash {
-                    what: c[2].to_string(),
-                    thread: None,
-                });
+                return gdb_signal(&c);
             }
         }
         b'F' | b'W' => {
@@ -223,6 +217,24 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         return Some(Line::Elided);
     }
     frame(line, trimmed, first, inside)
+}
+
+/// gdb's `received signal` / `terminated with signal` line: a crash,
+/// except the signals of a debugger or a user stopping the program
+/// (Ctrl-C in gdb on a hung program, a breakpoint, a stop): what follows
+/// is the stack of a live, often hung, process.
+fn gdb_signal(c: &regex_lite::Captures) -> Option<Line> {
+    let signal = &c[2];
+    if matches!(
+        signal,
+        "SIGINT" | "SIGTRAP" | "SIGSTOP" | "SIGTSTP" | "SIGCONT"
+    ) {
+        return None;
+    }
+    Some(Line::Crash {
+        what: signal.to_string(),
+        thread: number(c, 1),
+    })
 }
 
 #[cfg(test)]
@@ -456,6 +468,26 @@ mod tests {
     }
 
     /// lldb's marks after a frame's location are not part of its name.
+    /// gdb names a function or an address on every frame: a numbered line
+    /// with neither (Julia's anonymous closure `#658 at FILE:LINE`) is no
+    /// gdb frame.
+    #[test]
+    fn gdb_frames_name_a_function_or_an_address() {
+        for line in [
+            "#658 at /home/u/.julia/dev/Pkg/src/lib.jl:78 [inlined]",
+            "#12 at /opt/app/src/main.jl:9",
+        ] {
+            assert!(
+                !matches!(classify(line, None), Some(Line::Frame(Format::Gdb, _))),
+                "{line}"
+            );
+        }
+        let (format, f) = frame_of("#1  main () at main.c:3", None);
+        assert_eq!((format, f.function.as_deref()), (Format::Gdb, Some("main")));
+        let (format, f) = frame_of("#2  0x00007f0e1c23e495 in ?? ()", None);
+        assert_eq!((format, f.address), (Format::Gdb, Some(0x7f0e1c23e495)));
+    }
+
     #[test]
     fn lldb_frame_marks() {
         for line in [

@@ -14,7 +14,7 @@ mod report;
 
 use crate::model::Report;
 
-use clean::clean_line;
+use clean::{clean_line, dedent_blocks};
 use lines::{classify, Format, Line};
 use report::{to_report, TextThread, Trace};
 
@@ -40,6 +40,7 @@ pub fn looks_like_text(bytes: &[u8]) -> bool {
 /// there is none.
 pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
     let mut lines: Vec<Option<String>> = text.lines().map(clean_line).collect();
+    dedent_blocks(&mut lines);
     join_wrapped(&mut lines);
     let mut traces = find_traces(&lines);
     let bounds: Vec<(usize, usize)> = traces.iter().map(|t| (t.first_line, t.last_line)).collect();

@@ -210,10 +210,11 @@ re!(
     r"^#(\d+)\s+(0x[0-9a-fA-F]+)(?:\s+-\s*1)?(?:\s+(\S+))?(?:\s+-\s+(\S+))?\s*$"
 );
 // (A signal handler that pipes each line through addr2line leaves its
-// `FILE:LINE` after the address.)
+// `FILE:LINE` after the address; one that numbers the lines puts the
+// number first.)
 re!(
     BT_SYMBOLS,
-    r"^(\S+)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\](?:\s+(\S+?):(\d+))?\s*$"
+    r"^(?:\d+\s+)?(\S+)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\](?:\s+(\S+?):(\d+))?\s*$"
 );
 // A signal a program's own handler names (`Error: signal 11:`, `Caught
 // signal 6`, `received SIGSEGV`): Linux numbering.
@@ -221,14 +222,18 @@ re!(
     SIGNAL_SAID,
     r"(?i)\b(?:signal (4|6|7|8|11)\b|(SIG(?:SEGV|ABRT|BUS|FPE|ILL))\b)"
 );
+// (An unsymbolized frame has no `in NAME`: `#3 0x...  (/bin/app+0x1c)`;
+// newer runtimes put ` (BuildId: ...)` after the module.)
 re!(
     SAN_FRAME,
-    r"^\s+#(\d+) (0x[0-9a-fA-F]+) in (.+?)(?: \((\S+?)\+(0x[0-9a-fA-F]+)\)| (\S+?):(\d+)(?::\d+)?)?\s*$"
+    r"^\s+#(\d+) (0x[0-9a-fA-F]+)(?: in (.+?))?(?: +\((\S+?)\+(0x[0-9a-fA-F]+)\)| (\S+?):(\d+)(?::\d+)?)?(?: \(BuildId: [0-9a-fA-F]+\))?\s*$"
 );
 re!(
     SAN_START,
     r"^==\d+==\s*ERROR: \w+Sanitizer: (\S+(?: on unknown address)?)"
 );
+// A Rust frame that prints its address: `N: 0x... - NAME`.
+re!(RUST_ADDRESS_FRAME, r"^\s*\d+:\s+0x[0-9a-fA-F]+ - \S");
 re!(
     RUST_FRAME,
     r"^\s*(\d+):\s+(?:(0x[0-9a-fA-F]+) - )?(.+?)\s*$"

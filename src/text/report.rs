@@ -272,7 +272,8 @@ fn crash_near(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option
 }
 
 /// A crash the frames themselves show when no line names one: a thread
-/// in `abort`/`raise` near its top (the process aborting), or gdb's
+/// in `abort`/`raise` near its top (the process aborting), Rust's panic
+/// entry points (a panic), or gdb's
 /// `<signal handler called>` frame (a signal was being handled).
 fn crash_in_frames(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option<u64>)> {
     const ABORTING: [&str; 9] = [
@@ -299,6 +300,22 @@ fn crash_in_frames(trace: &Trace, lines: &[Option<String>]) -> Option<(String, O
         if aborting {
             return Some((
                 "abort (the trace shows the process aborting)".to_string(),
+                thread.id,
+            ));
+        }
+        // Rust's panic entry points: a backtrace pasted without its
+        // `thread '...' panicked` line still shows the panic.
+        let panicking = thread.frames.iter().take(16).any(|f| {
+            f.function.as_deref().is_some_and(|name| {
+                name == "rust_begin_unwind"
+                    || name.ends_with("rust::rust_begin_unwind")
+                    || name.starts_with("core::panicking::panic")
+                    || name.starts_with("std::panicking::begin_panic")
+            })
+        });
+        if panicking {
+            return Some((
+                "panic (the trace shows a Rust panic)".to_string(),
                 thread.id,
             ));
         }
@@ -343,11 +360,33 @@ fn exit_said(trace: &Trace, lines: &[Option<String>]) -> Option<String> {
         "is in the process of shutting down",
     ];
     let (from, to) = context(trace, lines);
-    lines[from..to].iter().flatten().find_map(|line| {
+    let said = lines[from..to].iter().flatten().find_map(|line| {
         let lower = line.to_ascii_lowercase();
         SAID.iter()
             .any(|said| lower.contains(said))
             .then(|| line.trim().chars().take(200).collect())
+    });
+    said.or_else(|| rust_main_tls_destroyed(&lines[from..to]))
+}
+
+/// Rust's panic when the main thread uses a thread-local whose destructor
+/// already ran (`thread 'main' panicked at ...` with "cannot access a
+/// Thread Local Storage value during or after destruction", or the older
+/// "a TLS value during or after it is destroyed", on the same line or the
+/// next). The main thread's thread-locals are destroyed only by process
+/// exit (glibc and macOS run them from exit(), Windows from the process
+/// detach callback); another thread's die when that thread ends, which
+/// says nothing of the process.
+fn rust_main_tls_destroyed(lines: &[Option<String>]) -> Option<String> {
+    let lines: Vec<&str> = lines.iter().flatten().map(String::as_str).collect();
+    lines.iter().enumerate().find_map(|(i, line)| {
+        let panicked = line.trim_start().starts_with("thread 'main' panicked");
+        let tls = |l: &str| l.contains("value during or after") && l.contains("destr");
+        let said = [Some(*line), lines.get(i + 1).copied()]
+            .into_iter()
+            .flatten()
+            .find(|l| tls(l))?;
+        panicked.then(|| said.trim().chars().take(200).collect())
     })
 }
 
