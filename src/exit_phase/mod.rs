@@ -378,19 +378,11 @@ fn exit_not_proven(
 /// A cycle of waits: each thread's wait is held by the next. The first
 /// cycle found, from the first thread in it.
 fn deadlock(report: &Report) -> Option<Vec<u32>> {
-    let holder = |id: u32| {
-        report
-            .threads
-            .iter()
-            .find(|t| t.id == id)
-            .and_then(|t| t.wait.as_ref())
-            .and_then(|w| w.holder)
-    };
     report.threads.iter().find_map(|start| {
         // A chain ends where a thread waits for nothing known, or where its
         // holder is already in it: a cycle.
         let chain = report.wait_chain(start.id);
-        let next = holder(*chain.last()?)?;
+        let next = report.holder_of(*chain.last()?)?;
         let from = chain.iter().position(|&id| id == next)?;
         let mut cycle = chain[from..].to_vec();
         // Each cycle once: started from its lowest id. A thread waiting

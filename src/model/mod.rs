@@ -164,19 +164,23 @@ impl Report {
         self.threads.iter().find(|t| t.crashing)
     }
 
+    /// The thread holding what thread `id` waits for, when the dump tells.
+    pub fn holder_of(&self, id: u32) -> Option<u32> {
+        self.threads
+            .iter()
+            .find(|t| t.id == id)?
+            .wait
+            .as_ref()?
+            .holder
+    }
+
     /// The thread `from` and the threads its wait leads to, in order: each
     /// one's holder, until a thread waits for nothing known or the chain comes
     /// back to a thread already in it.
     pub fn wait_chain(&self, from: u32) -> Vec<u32> {
         let mut chain = vec![from];
         let mut at = from;
-        while let Some(next) = self
-            .threads
-            .iter()
-            .find(|t| t.id == at)
-            .and_then(|t| t.wait.as_ref())
-            .and_then(|w| w.holder)
-        {
+        while let Some(next) = self.holder_of(at) {
             if chain.contains(&next) {
                 break;
             }

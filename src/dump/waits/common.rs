@@ -2,8 +2,9 @@
 
 use std::ops::Range;
 
-use crate::model::{bare_name, Thread};
+use crate::model::Thread;
 use crate::python::Memory;
+use crate::summary::signature_name;
 
 /// A thread as the dump's thread list gives it.
 pub(in crate::dump) struct DumpThread {
@@ -23,14 +24,15 @@ pub(super) fn read_u64(memory: &dyn Memory, address: u64) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.try_into().ok()?))
 }
 
-/// The bare function names of a thread's top `depth` frames, with each
-/// frame's index.
+/// The function names of a thread's top `depth` frames as signatures
+/// spell them (no parameters, glibc's `__GI_` aliases, symbol versions or
+/// compiler clone suffixes such as `.constprop.0`), with each frame's index.
 pub(super) fn top_names(thread: &Thread, depth: usize) -> Vec<(usize, &str)> {
     thread
         .frames
         .iter()
         .take(depth)
         .enumerate()
-        .flat_map(|(i, f)| f.names().map(move |n| (i, bare_name(n))))
+        .flat_map(|(i, f)| f.names().map(move |n| (i, signature_name(n))))
         .collect()
 }

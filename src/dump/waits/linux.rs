@@ -26,14 +26,15 @@ const JOIN: [&str; 5] = [
     "__pthread_clockjoin_ex",
     "pthread_timedjoin_np",
 ];
-const MUTEX: [&str; 8] = [
+/// (Names as `signature_name` spells them: `__GI___lll_lock_wait` is
+/// `__lll_lock_wait`, `__new_sem_wait_slow64.constprop.0` is
+/// `__new_sem_wait_slow64`.)
+const MUTEX: [&str; 6] = [
     "pthread_mutex_lock",
     "__pthread_mutex_lock",
     "___pthread_mutex_lock",
-    "__GI___pthread_mutex_lock",
     "__pthread_mutex_lock_full",
     "__lll_lock_wait",
-    "__GI___lll_lock_wait",
     "lll_lock_wait",
 ];
 const CONDITION: [&str; 6] = [
@@ -67,13 +68,7 @@ pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut
             continue;
         };
         let names = top_names(thread, DEPTH);
-        // GCC's clones keep their function's name before a dot
-        // (`__new_sem_wait_slow64.constprop.0`).
-        let has = |list: &[&str]| {
-            names
-                .iter()
-                .any(|(_, n)| list.contains(&n.split_once('.').map_or(*n, |(name, _)| name)))
-        };
+        let has = |list: &[&str]| names.iter().any(|(_, n)| list.contains(n));
         let kind = if has(&JOIN) {
             WaitKind::Join
         } else if has(&MUTEX) {
