@@ -3,7 +3,8 @@
 //! `--help`, refreshed with `DUMPTRIAGE_BLESS=1 cargo test --test
 //! reference`), the man pages (`dumptriage man DIR`) and the shell
 //! completions (`dumptriage completions SHELL`). All through the real
-//! binary, whose subcommands are found by walking its `--help`.
+//! binary, whose subcommands are found by walking its `--help`. And the
+//! form of CHANGELOG.md (Keep a Changelog).
 
 mod common;
 
@@ -269,4 +270,43 @@ fn bash_completes_subcommands_and_flags() {
     assert_eq!(top, ["analyze"]);
     let flags = complete("dumptriage analyze --symbols-c");
     assert!(flags.contains(&"--symbols-cache".to_string()), "{flags:?}");
+}
+
+/// CHANGELOG.md follows Keep a Changelog: an `Unreleased` section on top,
+/// and in each version's section each kind of change (`### Added`, ...)
+/// at most once, in the order the format gives them.
+#[test]
+fn the_changelog_keeps_one_heading_per_kind_of_change() {
+    const KINDS: [&str; 6] = [
+        "Added",
+        "Changed",
+        "Deprecated",
+        "Removed",
+        "Fixed",
+        "Security",
+    ];
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("CHANGELOG.md"))
+        .unwrap();
+    let versions: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+    assert_eq!(versions.first(), Some(&"[Unreleased]"), "{versions:?}");
+    let mut problems = Vec::new();
+    for section in text.split("\n## ").skip(1) {
+        let version = section.lines().next().unwrap_or_default();
+        let kinds: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.strip_prefix("### "))
+            .collect();
+        let mut last = None;
+        for kind in &kinds {
+            match KINDS.iter().position(|k| k == kind) {
+                None => problems.push(format!("{version}: `### {kind}` is not a kind of change")),
+                Some(at) if last.is_some_and(|l| at <= l) => problems.push(format!(
+                    "{version}: `### {kind}` is out of order or repeated (one each, in the \
+                     order {KINDS:?}): merge it into the first"
+                )),
+                Some(at) => last = Some(at),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "CHANGELOG.md: {problems:#?}");
 }
