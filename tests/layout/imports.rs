@@ -38,158 +38,191 @@ struct Token {
 
 /// The tokens of `text`, without comments; string contents kept.
 fn lex(text: &str) -> Vec<Token> {
-    let c: Vec<char> = text.chars().collect();
-    let at = |i: usize| c.get(i).copied().unwrap_or('\0');
-    let ident_start = |ch: char| ch.is_alphabetic() || ch == '_';
-    let ident_char = |ch: char| ch.is_alphanumeric() || ch == '_';
+    let mut lexer = Lexer {
+        c: text.chars().collect(),
+        i: 0,
+        line: 1,
+    };
     let mut out = Vec::new();
-    let (mut i, mut line) = (0, 1);
-    // A quoted string from the `"` at `i`; raw when `hashes` is Some.
-    let string = |mut i: usize, hashes: Option<usize>, line: &mut usize| -> (usize, String) {
-        let start = i + 1;
-        i += 1;
-        loop {
-            match at(i) {
-                '\0' => return (i, c[start..].iter().collect()),
-                '\n' => *line += 1,
+    while lexer.i < lexer.c.len() {
+        let line = lexer.line;
+        if let Some(tok) = lexer.token() {
+            out.push(Token { tok, line });
+        }
+    }
+    out
+}
+
+struct Lexer {
+    c: Vec<char>,
+    i: usize,
+    line: usize,
+}
+
+fn ident_start(ch: char) -> bool {
+    ch.is_alphabetic() || ch == '_'
+}
+
+fn ident_char(ch: char) -> bool {
+    ch.is_alphanumeric() || ch == '_'
+}
+
+impl Lexer {
+    fn at(&self, i: usize) -> char {
+        self.c.get(i).copied().unwrap_or('\0')
+    }
+
+    /// The token at `i` (None for whitespace and comments), moving past it.
+    fn token(&mut self) -> Option<Tok> {
+        let (ch, next) = (self.at(self.i), self.at(self.i + 1));
+        let tok = match ch {
+            '\n' => {
+                self.line += 1;
+                self.i += 1;
+                return None;
+            }
+            _ if ch.is_whitespace() => {
+                self.i += 1;
+                return None;
+            }
+            '/' if next == '/' || next == '*' => {
+                self.comment();
+                return None;
+            }
+            '"' => Tok::Str(self.string(None)),
+            '\'' => self.quote(),
+            ':' if next == ':' => {
+                self.i += 2;
+                Tok::Sep
+            }
+            _ if ch.is_ascii_digit() => {
+                while ident_char(self.at(self.i))
+                    || (self.at(self.i) == '.' && self.at(self.i + 1).is_ascii_digit())
+                {
+                    self.i += 1;
+                }
+                Tok::Lit
+            }
+            _ if ident_start(ch) => self.word(),
+            _ => {
+                self.i += 1;
+                Tok::Punct(ch)
+            }
+        };
+        Some(tok)
+    }
+
+    /// A `//` comment to the end of its line, or a (nested) `/* */` one.
+    fn comment(&mut self) {
+        if self.at(self.i + 1) == '/' {
+            while self.i < self.c.len() && self.c[self.i] != '\n' {
+                self.i += 1;
+            }
+            return;
+        }
+        let mut depth = 0;
+        while self.i < self.c.len() {
+            if self.c[self.i] == '/' && self.at(self.i + 1) == '*' {
+                depth += 1;
+                self.i += 2;
+            } else if self.c[self.i] == '*' && self.at(self.i + 1) == '/' {
+                depth -= 1;
+                self.i += 2;
+                if depth == 0 {
+                    return;
+                }
+            } else {
+                self.line += usize::from(self.c[self.i] == '\n');
+                self.i += 1;
+            }
+        }
+    }
+
+    /// The contents of the string whose `"` is at `i`; raw (no escapes,
+    /// ended by `"` and that many `#`) when `hashes` is Some.
+    fn string(&mut self, hashes: Option<usize>) -> String {
+        self.i += 1;
+        let start = self.i;
+        while self.i < self.c.len() {
+            match self.c[self.i] {
+                '\n' => self.line += 1,
                 '\\' if hashes.is_none() => {
-                    if at(i + 1) == '\n' {
-                        *line += 1;
-                    }
-                    i += 1;
+                    self.line += usize::from(self.at(self.i + 1) == '\n');
+                    self.i += 1;
                 }
                 '"' => {
                     let n = hashes.unwrap_or(0);
-                    if (1..=n).all(|k| at(i + k) == '#') {
-                        return (i + 1 + n, c[start..i].iter().collect());
+                    if (1..=n).all(|k| self.at(self.i + k) == '#') {
+                        let text = self.c[start..self.i].iter().collect();
+                        self.i += 1 + n;
+                        return text;
                     }
                 }
                 _ => {}
             }
-            i += 1;
+            self.i += 1;
         }
-    };
-    while i < c.len() {
-        let ch = c[i];
-        let token_line = line;
-        let tok = match ch {
-            '\n' => {
-                line += 1;
-                i += 1;
-                continue;
-            }
-            _ if ch.is_whitespace() => {
-                i += 1;
-                continue;
-            }
-            '/' if at(i + 1) == '/' => {
-                while i < c.len() && c[i] != '\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            '/' if at(i + 1) == '*' => {
-                let mut depth = 0;
-                while i < c.len() {
-                    if c[i] == '/' && at(i + 1) == '*' {
-                        depth += 1;
-                        i += 2;
-                    } else if c[i] == '*' && at(i + 1) == '/' {
-                        depth -= 1;
-                        i += 2;
-                        if depth == 0 {
-                            break;
-                        }
-                    } else {
-                        line += usize::from(c[i] == '\n');
-                        i += 1;
-                    }
-                }
-                continue;
-            }
-            '"' => {
-                let (end, s) = string(i, None, &mut line);
-                i = end;
-                Tok::Str(s)
-            }
-            '\'' => {
-                if at(i + 1) == '\\' {
-                    i += 2;
-                    while i < c.len() && c[i] != '\'' {
-                        i += 1;
-                    }
-                    i += 1;
-                    Tok::Lit
-                } else if at(i + 2) == '\'' {
-                    i += 3;
-                    Tok::Lit
-                } else {
-                    i += 1;
-                    while ident_char(at(i)) {
-                        i += 1;
-                    }
-                    Tok::Lifetime
-                }
-            }
-            ':' if at(i + 1) == ':' => {
-                i += 2;
-                Tok::Sep
-            }
-            _ if ch.is_ascii_digit() => {
-                while ident_char(at(i)) || (at(i) == '.' && at(i + 1).is_ascii_digit()) {
-                    i += 1;
-                }
-                Tok::Lit
-            }
-            _ if ident_start(ch) => {
-                let start = i;
-                while ident_char(at(i)) {
-                    i += 1;
-                }
-                let word: String = c[start..i].iter().collect();
-                let raw = matches!(word.as_str(), "r" | "br" | "cr");
-                if raw && (at(i) == '"' || (at(i) == '#' && matches!(at(i + 1), '"' | '#'))) {
-                    let mut hashes = 0;
-                    while at(i) == '#' {
-                        hashes += 1;
-                        i += 1;
-                    }
-                    let (end, s) = string(i, Some(hashes), &mut line);
-                    i = end;
-                    Tok::Str(s)
-                } else if word == "r" && at(i) == '#' && ident_start(at(i + 1)) {
-                    let start = i + 1;
-                    i += 1;
-                    while ident_char(at(i)) {
-                        i += 1;
-                    }
-                    Tok::Ident(c[start..i].iter().collect())
-                } else if matches!(word.as_str(), "b" | "c") && at(i) == '"' {
-                    let (end, s) = string(i, None, &mut line);
-                    i = end;
-                    Tok::Str(s)
-                } else if word == "b" && at(i) == '\'' {
-                    i += 1;
-                    while i < c.len() && c[i] != '\'' {
-                        i += usize::from(c[i] == '\\') + 1;
-                    }
-                    i += 1;
-                    Tok::Lit
-                } else {
-                    Tok::Ident(word)
-                }
-            }
-            _ => {
-                i += 1;
-                Tok::Punct(ch)
-            }
-        };
-        out.push(Token {
-            tok,
-            line: token_line,
-        });
+        self.c[start.min(self.c.len())..].iter().collect()
     }
-    out
+
+    /// A character literal or a lifetime, from its `'`.
+    fn quote(&mut self) -> Tok {
+        if self.at(self.i + 1) == '\\' {
+            self.i += 2;
+            while self.i < self.c.len() && self.c[self.i] != '\'' {
+                self.i += 1;
+            }
+            self.i += 1;
+            Tok::Lit
+        } else if self.at(self.i + 2) == '\'' {
+            self.i += 3;
+            Tok::Lit
+        } else {
+            self.i += 1;
+            while ident_char(self.at(self.i)) {
+                self.i += 1;
+            }
+            Tok::Lifetime
+        }
+    }
+
+    /// An identifier, or a literal it prefixes (`r"..."`, `r#"..."#`,
+    /// `b"..."`, `b'x'`), or a raw identifier (`r#type`).
+    fn word(&mut self) -> Tok {
+        let start = self.i;
+        while ident_char(self.at(self.i)) {
+            self.i += 1;
+        }
+        let word: String = self.c[start..self.i].iter().collect();
+        let (next, after) = (self.at(self.i), self.at(self.i + 1));
+        let raw = matches!(word.as_str(), "r" | "br" | "cr");
+        if raw && (next == '"' || (next == '#' && matches!(after, '"' | '#'))) {
+            let mut hashes = 0;
+            while self.at(self.i) == '#' {
+                hashes += 1;
+                self.i += 1;
+            }
+            Tok::Str(self.string(Some(hashes)))
+        } else if word == "r" && next == '#' && ident_start(after) {
+            self.i += 1;
+            let start = self.i;
+            while ident_char(self.at(self.i)) {
+                self.i += 1;
+            }
+            Tok::Ident(self.c[start..self.i].iter().collect())
+        } else if matches!(word.as_str(), "b" | "c") && next == '"' {
+            Tok::Str(self.string(None))
+        } else if word == "b" && next == '\'' {
+            self.i += 1;
+            while self.i < self.c.len() && self.c[self.i] != '\'' {
+                self.i += usize::from(self.c[self.i] == '\\') + 1;
+            }
+            self.i += 1;
+            Tok::Lit
+        } else {
+            Tok::Ident(word)
+        }
+    }
 }
 
 /// One `use` binding: `name` stands for `path` (relative to its module);
