@@ -32,6 +32,17 @@ Exit status:
        unreadable rule files, a --dump-dir that cannot be created or
        written)";
 
+/// What `attach` and `run` read from the environment (in src/main.rs).
+fn capture_environment_help() -> String {
+    format!(
+        "Environment:\n  \
+         DUMPTRIAGE_STOP_LIMIT_MS  how long, in milliseconds, every thread of the\n    \
+         process gets to stop for a capture (default: {}); when one has not\n    \
+         stopped by then, the capture is abandoned with a message naming it",
+        crate::capture::DEFAULT_STOP_LIMIT.as_millis()
+    )
+}
+
 /// Tells why a process crashed or hung while it was exiting, from its minidump.
 #[derive(Debug, Parser)]
 #[command(name = "dumptriage", version, after_help = EXIT_STATUS_HELP)]
@@ -47,15 +58,25 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// Write a minidump of a running process and analyse it at once. The
     /// process keeps running.
-    #[command(after_help = EXIT_STATUS_HELP)]
+    #[command(after_help = format!("{EXIT_STATUS_HELP}\n\n{}", capture_environment_help()))]
     Attach(AttachArgs),
     /// Run a command; when it crashes or hangs, write a minidump and
     /// diagnose it (the report goes to standard error).
-    #[command(after_help = RUN_EXIT_STATUS_HELP)]
+    #[command(after_help = format!("{RUN_EXIT_STATUS_HELP}\n\n{}", capture_environment_help()))]
     Run(RunArgs),
     /// List, show, lint and test the signature database.
     #[command(subcommand)]
     Signatures(SignaturesCommand),
+    /// Print the completion script for SHELL, generated from this command
+    /// line (bash: `source <(dumptriage completions bash)`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (dumptriage.1, and dumptriage-SUBCOMMAND.1 for
+    /// each subcommand) into DIR, generated from this command line.
+    #[command(hide = true)]
+    Man { dir: PathBuf },
 }
 
 #[derive(Debug, Subcommand)]

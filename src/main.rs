@@ -37,6 +37,8 @@ fn main() -> ExitCode {
         Command::Attach(args) => attach(args),
         Command::Run(args) => run(args),
         Command::Signatures(command) => signatures_command(command),
+        Command::Completions { shell } => completions(shell),
+        Command::Man { dir } => man_pages(&dir),
     });
     // Indexes of big PDB and DWARF files are written on other threads
     // while the analysis goes on: waited for once the reports are out.
@@ -51,6 +53,29 @@ fn main() -> ExitCode {
         }
         Err(_) => ExitCode::from(EXIT_INPUT_ERROR),
     }
+}
+
+/// `completions SHELL`: the script clap_complete writes from the same
+/// definitions that parse the command line.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "dumptriage", &mut script);
+    io::stdout()
+        .lock()
+        .write_all(&script)
+        .context("cannot write the completion script")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `man DIR`: one page for the command and one per visible subcommand.
+fn man_pages(dir: &Path) -> anyhow::Result<ExitCode> {
+    use clap::CommandFactory;
+    let shown = printable::clean(&dir.display().to_string());
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {shown}"))?;
+    clap_mangen::generate_to(Cli::command(), dir)
+        .with_context(|| format!("cannot write the man pages into {shown}"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// How long a process's threads get to stop for a capture:

@@ -47,7 +47,9 @@ pub(crate) struct CoreOwner {
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn owner(path: &Path) -> Option<CoreOwner> {
     let file = File::open(path).ok()?;
-    // SAFETY: read-only map of a file we opened; see view.rs.
+    // SAFETY: sound while nobody truncates or rewrites the core during the
+    // map's life (see view.rs). We never write it; a core the kernel is
+    // still writing only grows, which leaves the mapped bytes alone.
     let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
     let core = parse::parse(&map).ok()?;
     let ps = core.psinfo.as_ref()?;
@@ -112,8 +114,9 @@ pub(crate) fn open(path: &Path) -> Result<OpenedCore, String> {
             (file, len)
         }
     };
-    // SAFETY: read-only map of a file we opened; see view.rs on files
-    // changed while mapped.
+    // SAFETY: sound while nobody truncates or rewrites the core (or the
+    // file it was unpacked to, a temporary file of our own) during the
+    // map's life; we never write either once mapped. See view.rs.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("cannot map file: {e}"))?;
     let core = parse::parse(&map).map_err(|e| e.to_string())?;
     let memory = parse::Memory {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const CAPTURE_STREAM: u32 = 0x4454_0001;
 
 /// Why the dump was taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CaptureReason {
     /// `run`: the command was still running at its hang timeout.
@@ -36,7 +36,7 @@ impl CaptureReason {
 }
 
 /// The record: what `run` or `attach` knew when it wrote the dump.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Capture {
     pub reason: CaptureReason,
     /// Seconds from the command's start to the dump (`run` only).
@@ -62,7 +62,7 @@ pub struct Capture {
 
 /// The memory a capture kept in its own stream: how many ranges, how many
 /// bytes (bounded: 256 wait objects of 48 bytes, 8 MB of Python state).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KeptMemory {
     pub ranges: usize,
     pub bytes: u64,

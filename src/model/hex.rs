@@ -30,3 +30,21 @@ pub(super) fn register_list<S: Serializer>(
 ) -> Result<S::Ok, S::Error> {
     s.collect_map(values.iter().map(|(name, v)| (name, format!("{v:#x}"))))
 }
+
+/// What the serializers above write, for the JSON Schema
+/// (`#[schemars(with = "Hex")]`): lowercase hexadecimal with `0x`.
+pub(super) struct Hex;
+
+impl schemars::JsonSchema for Hex {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Hex".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A number (address, offset or code) in lowercase hexadecimal with a 0x prefix.",
+            "type": "string",
+            "pattern": "^0x[0-9a-f]+$"
+        })
+    }
+}

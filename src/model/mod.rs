@@ -9,6 +9,7 @@ use serde::Serialize;
 mod capture;
 mod hex;
 mod phase;
+pub mod schema;
 mod stack;
 
 pub use capture::*;
@@ -21,7 +22,7 @@ pub use stack::*;
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// The top-level JSON document: one report per input dump.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Output<'a> {
     pub schema_version: u32,
     pub summary: &'a Summary,
@@ -29,7 +30,7 @@ pub struct Output<'a> {
 }
 
 /// A run at a glance: dumps grouped by what went wrong.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub dumps: usize,
     pub analysed: usize,
@@ -41,7 +42,7 @@ pub struct Summary {
     pub errors: Vec<SummaryError>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SummaryGroup {
     /// The rule id for known failures; otherwise the generic rule id or
     /// `unknown crash`, followed by the crash signature.
@@ -60,7 +61,7 @@ pub struct SummaryGroup {
     pub dumps: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SummaryError {
     pub path: String,
     pub error: String,
@@ -68,7 +69,7 @@ pub struct SummaryError {
 }
 
 /// Whether a dump could be analysed at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
@@ -76,7 +77,7 @@ pub enum Status {
 }
 
 /// The analysis of one minidump, or the reason it could not be analysed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// The dump's path as the user gave it (or as found under a folder they gave).
     pub path: String,
@@ -112,7 +113,7 @@ pub struct Report {
 }
 
 /// What a report was read from.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct Source {
     pub kind: SourceKind,
     /// For text: the trace's format as detected (`gdb`, `faulthandler`, ...).
@@ -125,7 +126,7 @@ pub struct Source {
     pub exit_evidence: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     #[default]
@@ -203,7 +204,7 @@ impl Report {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema)]
 pub struct Process {
     /// File name of the main executable (`python.exe`), when the module list has one.
     pub name: Option<String>,
@@ -219,7 +220,7 @@ pub struct Process {
     pub uptime_seconds: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct System {
     /// "Windows NT", "Linux", "Mac OS X", ...
     pub os: String,
@@ -230,24 +231,28 @@ pub struct System {
     pub cpu_count: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Exception {
     /// The raw code: an NTSTATUS on Windows (`0xc0000005`), a signal number elsewhere.
     #[serde(serialize_with = "hex_u32")]
+    #[schemars(with = "hex::Hex")]
     pub code: u32,
     /// The decoded reason (`EXCEPTION_ACCESS_VIOLATION_READ`, `SIGSEGV / SEGV_MAPERR`).
     pub name: String,
     /// The faulting address (for access violations the address accessed).
     #[serde(serialize_with = "hex_u64")]
+    #[schemars(with = "hex::Hex")]
     pub address: u64,
     /// For a memory access fault (access violation, in-page error,
     /// SIGSEGV, SIGBUS): the data address the faulting instruction touched.
     #[serde(serialize_with = "hex_option")]
+    #[schemars(with = "Option<hex::Hex>")]
     pub access_address: Option<u64>,
     /// The exception record's parameters (ExceptionInformation) as the
     /// writer stored them: for 0xC0000409 the fast-fail code first, for
     /// 0xE06D7363 the C++ exception's magic, object and ThrowInfo.
     #[serde(serialize_with = "hex_list")]
+    #[schemars(with = "Vec<hex::Hex>")]
     pub parameters: Vec<u64>,
     /// Set when the crash is an abort, the process ending itself on purpose
     /// (fail-fast, SIGABRT, `abort`/`std::terminate`/`_purecall` on the
@@ -277,17 +282,20 @@ pub struct Exception {
 
 /// A C++ exception whose dispatch was still under way when the process
 /// crashed: the exception record the system built for it on the stack.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CppInFlight {
     /// The type thrown (`onnxruntime::OnnxRuntimeException`).
     pub cpp_type: String,
     /// Where the record is, in the crashing thread's stack.
     #[serde(serialize_with = "hex_u64")]
+    #[schemars(with = "hex::Hex")]
     pub record_address: u64,
 }
 
 /// Whether a signature describes a crash or a hang.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Crash,
@@ -304,7 +312,7 @@ impl Kind {
 }
 
 /// One matched rule of the signature database.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Diagnosis {
     /// The rule id (`hip-unregister-fatbinary-hang`). Not to be confused
     /// with a report's `crash_signature`, which names unexplained crashes.
@@ -354,14 +362,14 @@ impl Diagnosis {
 
 /// A rule's `[[match]]` table: its place in the file and its label (the
 /// table's `label`, else its conditions in a few words).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Alternative {
     pub index: usize,
     pub label: String,
 }
 
 /// One fact a diagnosis rests on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Evidence {
     pub thread_id: Option<u32>,
     pub frame_index: Option<usize>,
@@ -369,7 +377,7 @@ pub struct Evidence {
 }
 
 /// Whether symbols were found for a module.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ModuleSymbols {
     /// Some source named the module's functions (see `Module::symbol_source`).
@@ -383,12 +391,13 @@ pub enum ModuleSymbols {
     NotNeeded,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Module {
     pub name: String,
     /// The full path the dump records (`C:\Windows\System32\ntdll.dll`).
     pub path: String,
     #[serde(serialize_with = "hex_u64")]
+    #[schemars(with = "hex::Hex")]
     pub base: u64,
     pub size: u64,
     pub version: Option<String>,
@@ -409,11 +418,12 @@ pub struct Module {
     pub unwind_info: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct UnloadedModule {
     pub name: String,
     pub path: String,
     #[serde(serialize_with = "hex_u64")]
+    #[schemars(with = "hex::Hex")]
     pub base: u64,
     pub size: u64,
     pub code_id: Option<String>,

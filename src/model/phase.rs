@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// The exit-phase facts of a dump: computed from the stacks by
 /// `exit_phase::classify`.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct ExitPhase {
     /// Some thread is running process exit (see the thread's `exiting`).
     pub process_exiting: bool,
@@ -27,7 +27,7 @@ pub struct ExitPhase {
 
 /// Why a thread is considered to be starting up: the innermost start-up
 /// frame.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct StartupMarker {
     pub frame_index: usize,
     pub stage: StartupStage,
@@ -36,7 +36,9 @@ pub struct StartupMarker {
 }
 
 /// The kind of start-up work a frame shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub enum StartupStage {
     #[serde(rename = "process start-up")]
     ProcessStartup,
@@ -67,7 +69,7 @@ impl std::fmt::Display for StartupStage {
 }
 
 /// Why a thread is considered to be exiting: the innermost exit-time frame.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ExitMarker {
     pub frame_index: usize,
     /// What the frame shows ("CRT exit", "DllMain during process detach", ...).
@@ -77,7 +79,9 @@ pub struct ExitMarker {
 }
 
 /// The stage of process exit a frame shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub enum ExitStage {
     #[serde(rename = "process exit")]
     ProcessExit,
@@ -135,7 +139,7 @@ impl std::fmt::Display for ExitStage {
 }
 
 /// The wait a thread is blocked in.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Blocked {
     pub frame_index: usize,
     pub function: String,
@@ -147,12 +151,13 @@ pub struct Blocked {
 /// tell: Linux futex waits (a mutex, a thread to join, a condition
 /// variable), Windows critical sections (the loader lock among them), SRW
 /// locks, condition variables and handle waits.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Wait {
     pub kind: WaitKind,
     /// The wait object's address (the mutex, the joined thread's tid word,
     /// the critical section).
     #[serde(serialize_with = "super::hex::hex_option")]
+    #[schemars(with = "Option<super::hex::Hex>")]
     pub address: Option<u64>,
     /// The thread that holds the lock, or the thread being joined, when
     /// the dump tells (its id).
@@ -201,7 +206,9 @@ impl Wait {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum WaitKind {
     Mutex,

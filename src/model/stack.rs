@@ -5,7 +5,7 @@ use super::hex::{hex_option, hex_u64};
 use super::phase::{Blocked, ExitMarker, StartupMarker, Wait};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Thread {
     pub id: u32,
     /// From the ThreadNames stream (Windows) or the dump writer's own record.
@@ -40,31 +40,35 @@ pub struct Thread {
     /// debugger's `r` shows), in the CPU's own order; empty for the other
     /// threads and when the dump has no valid context.
     #[serde(serialize_with = "super::hex::register_list")]
+    #[schemars(with = "std::collections::BTreeMap<String, super::hex::Hex>")]
     pub registers: Vec<(String, u64)>,
 }
 
 /// A return address found in a thread's stack memory by searching it, not by
 /// walking it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct StackHit {
     /// Where it was found, from the thread's stack pointer.
     #[serde(serialize_with = "hex_u64")]
+    #[schemars(with = "super::hex::Hex")]
     pub stack_offset: u64,
     /// Found deeper in the stack than the last walked frame.
     pub below_walk: bool,
     /// The return address.
     #[serde(serialize_with = "hex_u64")]
+    #[schemars(with = "super::hex::Hex")]
     pub address: u64,
     pub module: String,
     /// The function the address returns into.
     pub function: String,
     #[serde(serialize_with = "hex_u64")]
+    #[schemars(with = "super::hex::Hex")]
     pub function_offset: u64,
     pub symbol_source: SymbolSource,
 }
 
 /// Whether a thread's stack could be walked, and if not, why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Walk {
     Ok,
@@ -88,7 +92,7 @@ impl Walk {
 }
 
 /// How the stack walker found a frame, from most to least reliable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Trust {
     /// As a text trace printed it (a debugger's, a runtime's): no walk here.
@@ -122,7 +126,7 @@ impl Trust {
 }
 
 /// Where a frame's function name came from, from most to least precise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolSource {
     /// A Breakpad .sym file (from a store, a symbol server or its cache).
@@ -156,11 +160,12 @@ impl SymbolSource {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Frame {
     pub index: usize,
     /// The absolute instruction address.
     #[serde(serialize_with = "hex_u64")]
+    #[schemars(with = "super::hex::Hex")]
     pub instruction: u64,
     /// File name of the loaded module holding the address (`test_app.exe`).
     pub module: Option<String>,
@@ -170,8 +175,10 @@ pub struct Frame {
     /// Rules match such names only where they say so.
     pub function_guessed: bool,
     #[serde(serialize_with = "hex_option")]
+    #[schemars(with = "Option<super::hex::Hex>")]
     pub module_offset: Option<u64>,
     #[serde(serialize_with = "hex_option")]
+    #[schemars(with = "Option<super::hex::Hex>")]
     pub function_offset: Option<u64>,
     pub file: Option<String>,
     pub line: Option<u32>,
@@ -181,6 +188,7 @@ pub struct Frame {
     pub unloaded_module: Option<String>,
     /// Offset of the address in that unloaded module.
     #[serde(serialize_with = "hex_option")]
+    #[schemars(with = "Option<super::hex::Hex>")]
     pub unloaded_module_offset: Option<u64>,
     /// Functions inlined at this address, innermost first.
     pub inlines: Vec<InlineFrame>,
@@ -190,7 +198,7 @@ pub struct Frame {
 }
 
 /// What a frame is a frame of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameKind {
     #[default]
@@ -262,7 +270,7 @@ pub fn bare_name(name: &str) -> &str {
     name
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct InlineFrame {
     pub function: String,
     pub file: Option<String>,

@@ -66,7 +66,11 @@ fn globals(module: &LoadedModule) -> Result<Globals, String> {
     use object::{Object, ObjectSegment, ObjectSymbol};
     let file = std::fs::File::open(&module.path)
         .map_err(|e| format!("cannot read {}: {e}", module.path))?;
-    // SAFETY: a read-only map of a file we opened.
+    // SAFETY: sound while nobody truncates or writes the binary during
+    // the map's life. We never write it; package managers replace a
+    // library by renaming a new file into place, which leaves the mapped
+    // bytes alone. Rewriting it in place meanwhile is the condition left,
+    // as for every memory-mapped reader.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
     let elf = object::File::parse(&*map).map_err(|e| e.to_string())?;
     if let (Some(want), Ok(Some(have))) = (&module.code_id, elf.build_id()) {

@@ -176,8 +176,12 @@ impl Mapped {
     ) -> Result<Mapped, Broken> {
         let broken = |why: &str| Broken(why.to_string());
         let file = fs::File::open(path).map_err(|e| Broken(e.to_string()))?;
-        // SAFETY: a read-only private map. A file changed underneath is
-        // caught by the checksums of the pages read.
+        // SAFETY: sound while nobody truncates or writes the index during
+        // the map's life. Indexes are only ever written under a temporary
+        // name and renamed into place (`write` below), so a run making a
+        // new one replaces the name, not the bytes mapped here. (The page
+        // checksums catch a corrupt or stale file, not a concurrent
+        // writer.)
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Broken(e.to_string()))?;
         if map.len() < HEADER || &map[..8] != kind.magic {
             return Err(broken("not an index file"));

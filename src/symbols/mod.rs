@@ -25,6 +25,7 @@ mod log;
 pub mod native;
 pub(crate) mod ntpath;
 mod paths;
+mod places;
 pub(crate) mod provider;
 mod safe_name;
 pub(crate) mod server;
@@ -405,6 +406,7 @@ mod tests {
             let sources = config.sources();
             assert!(sources.uses_network());
             assert!(!sources
+                .places
                 .locations
                 .iter()
                 .any(|l| matches!(l, Location::Server(_) | Location::Folder(_))));
@@ -428,6 +430,7 @@ mod tests {
         };
         let sources = config.sources();
         assert!(!sources
+            .places
             .locations
             .iter()
             .any(|l| matches!(l, Location::Folder(_))));
@@ -440,7 +443,7 @@ mod tests {
         };
         let sources = config.sources();
         assert!(sources.notes().is_empty());
-        assert!(sources.locations.iter().any(|l| matches!(l,
+        assert!(sources.places.locations.iter().any(|l| matches!(l,
             Location::Folder(d) if *d == Path::new("/home/u/.cache/dumptriage/symbols"))));
     }
 }

@@ -28,7 +28,13 @@ use super::safe_name::{hex_id, plain};
 /// Maps a file read-only.
 pub(super) fn map_file(path: &Path) -> std::io::Result<Mmap> {
     let file = std::fs::File::open(path)?;
-    // SAFETY: read-only private map; see native::pdb.
+    // SAFETY: a map is sound while nobody truncates or writes the file
+    // during its life. This program never writes a file it maps: what it
+    // adds to a symbols cache is written under a temporary name and renamed
+    // into place (server.rs, indexfile.rs), which replaces the name, not
+    // the mapped bytes. Another program rewriting a symbol file or binary
+    // in place during the analysis is the condition left, as for every
+    // memory-mapped reader; the other maps of `symbols` say the same.
     unsafe { Mmap::map(&file) }
 }
 

@@ -110,8 +110,11 @@ impl SymFile {
             .ok()
             .as_ref()
             .and_then(index::SourceStamp::of);
-        // SAFETY: a read-only private map of a symbol file; the index
-        // records the checksum of every page as read here.
+        // SAFETY: sound while nobody truncates or writes the .sym file
+        // during the map's life: we never write a file we map (downloads
+        // are renamed into place, see `paths::map_file`); another program
+        // rewriting it in place is the condition left, as for every
+        // memory-mapped reader.
         let text = unsafe { Mmap::map(&file) }?;
         let (parsed, scan) = std::thread::scope(|threads| {
             let scanner = threads.spawn(|| scan::scan(&text));

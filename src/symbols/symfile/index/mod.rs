@@ -85,8 +85,12 @@ impl Index {
             .and_then(SourceStamp::of)
             .ok_or_else(|| broken("the symbol file's size and time are unknown"))?;
         let file = Mapped::open(path, KIND, stamp, id)?;
-        // SAFETY: a read-only private map; its pages are checked against
-        // the checksums taken when the index was made.
+        // SAFETY: sound while nobody truncates or writes the .sym file
+        // during the map's life: we never write a file we map (downloads
+        // are renamed into place, see `paths::map_file`); another program
+        // rewriting it in place is the condition left, as for every
+        // memory-mapped reader. (The page checksums below catch a file
+        // changed since the index was made, not a concurrent writer.)
         let source = unsafe { Mmap::map(&source_file) }.map_err(|e| Broken(e.to_string()))?;
         if source.len() as u64 != stamp.size
             || file.section(SOURCE_CRCS).1 != source.len().div_ceil(PAGE) * 4
