@@ -18,6 +18,7 @@ pub(crate) mod pattern;
 pub mod printable;
 pub mod python;
 pub mod report;
+pub(crate) mod signature;
 pub mod signatures;
 pub(crate) mod summary;
 pub mod symbols;
@@ -248,7 +249,9 @@ pub fn diagnose(report: Report, signatures: &Database) -> Report {
     let diagnoses = signatures.diagnose(&classified);
     let mut report = classified.into_report();
     report.diagnoses = diagnoses;
-    report.crash_signature = summary::crash_signature(&report);
+    let signature = signature::crash_signature(&report);
+    report.crash_signature_offsets = signature.as_ref().is_some_and(|s| s.offsets);
+    report.crash_signature = signature.map(|s| s.text);
     report
 }
 
