@@ -4,6 +4,7 @@
 //! The pipeline: [`input`] finds the dumps, [`dump`] parses and symbolizes
 //! them into the typed [`model::Report`], and [`report`] renders it.
 
+pub mod baseline;
 pub mod capture;
 pub mod cli;
 pub(crate) mod cpp_exception;
@@ -13,6 +14,7 @@ pub(crate) mod exit_phase;
 pub(crate) mod functions;
 pub mod guard;
 pub mod input;
+pub mod merge;
 pub mod model;
 pub(crate) mod pattern;
 pub mod printable;

@@ -97,7 +97,7 @@ pub struct Report {
     /// `not_minidump`, `internal`, ...: the variants of
     /// [`crate::dump::DumpError`], see [`crate::dump::DumpError::name`]).
     #[serde(deserialize_with = "hex::de_static_name")]
-    pub error_kind: Option<&'static str>,
+    pub error_kind: Option<StaticName>,
     pub process: Option<Process>,
     pub system: Option<System>,
     /// The exception record; `None` for a live or hang dump.
@@ -132,6 +132,11 @@ pub struct Report {
     /// What the report was read from: a minidump, or a stack trace in text.
     pub source: Source,
 }
+
+/// A stable short name the program itself defines (`error_kind`). Spelled
+/// through an alias so that serde does not take it for a string borrowed
+/// from the document it reads (`dumptriage merge` reads reports back).
+pub type StaticName = &'static str;
 
 /// A failed dump's crash signature against the baseline (`--baseline`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
