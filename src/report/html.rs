@@ -382,7 +382,7 @@ fn wait_graph(s: &mut String, dump: usize, report: &Report, chain: &[u32]) {
         Some(cycle) if chain.len() <= 1 => cycle.clone(),
         _ => chain.to_vec(),
     };
-    const W: usize = 210;
+    const W: usize = 250;
     const H: usize = 64;
     const GAP: usize = 70;
     let cycle = report
@@ -407,7 +407,7 @@ fn wait_graph(s: &mut String, dump: usize, report: &Report, chain: &[u32]) {
         let thread = report.threads.iter().find(|t| t.id == *id);
         let name = thread
             .and_then(|t| t.name.as_deref())
-            .map(|n| format!(" \"{}\"", truncate(n, 18)))
+            .map(|n| format!(" \"{}\"", truncate(n, 16)))
             .unwrap_or_default();
         let doing = thread
             .and_then(|t| t.blocked.as_ref().map(|b| b.function.clone()))
@@ -425,7 +425,7 @@ fn wait_graph(s: &mut String, dump: usize, report: &Report, chain: &[u32]) {
             x + 10,
             esc(&name),
             x + 10,
-            esc(&truncate(&doing, 30))
+            esc(&truncate(&doing, 32))
         );
         let wait = thread.and_then(|t| t.wait.as_ref());
         let last = i + 1 == nodes.len();
@@ -588,5 +588,5 @@ function all(open){dumps.forEach(function(d){if(!d.classList.contains('hidden'))
 document.getElementById('expand').addEventListener('click',function(){all(true)});\
 document.getElementById('collapse').addEventListener('click',function(){all(false)});\
 function reveal(){var id=location.hash.slice(1);var d=id&&document.getElementById(id);\
-if(d&&d.classList.contains('dump')){d.querySelector('details').open=true;d.scrollIntoView();}}\
+if(d&&d.classList.contains('dump')){d.querySelector('details').open=true;d.scrollIntoView({block:'nearest'});}}\
 window.addEventListener('hashchange',reveal);reveal();count();})();";
