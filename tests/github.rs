@@ -8,10 +8,13 @@ mod common;
 
 use std::path::Path;
 
+/// A workflow command: (kind, properties, message).
+type WorkflowCommand = (String, Vec<(String, String)>, String);
+
 /// A workflow command read back as the runner does: (kind, properties,
 /// message), with `%25`, `%0D`, `%0A` (and in properties `%3A`, `%2C`)
 /// undone.
-fn parse(line: &str) -> Option<(String, Vec<(String, String)>, String)> {
+fn parse(line: &str) -> Option<WorkflowCommand> {
     let rest = line.strip_prefix("::")?;
     let (head, message) = rest.split_once("::")?;
     let (kind, props) = head.split_once(' ').unwrap_or((head, ""));
@@ -33,7 +36,7 @@ fn parse(line: &str) -> Option<(String, Vec<(String, String)>, String)> {
     Some((kind.to_string(), props, unescape(message)))
 }
 
-fn github(paths: &[&Path], extra: &[&str]) -> Vec<(String, Vec<(String, String)>, String)> {
+fn github(paths: &[&Path], extra: &[&str]) -> Vec<WorkflowCommand> {
     let out = common::bin()
         .args(["analyze", "--format", "github"])
         .args(extra)
