@@ -9,7 +9,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 
 /// A flat folder of links to every sample dump, and a file that is not one.
 fn folder(root: &Path) -> PathBuf {
@@ -226,5 +226,81 @@ fn broken_and_foreign_shards() {
         stderr.matches("kept from the first").count(),
         2,
         "each dump of the repeated shard: {stderr}"
+    );
+}
+
+/// The code block of docs/ci.md between `<!-- NAME:begin` and
+/// `<!-- NAME:end -->`.
+fn docs_block(name: &str) -> String {
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ci.md")).unwrap();
+    let start = docs
+        .find(&format!("<!-- {name}:begin"))
+        .unwrap_or_else(|| panic!("no {name} in docs/ci.md"));
+    let end = docs[start..].find(&format!("<!-- {name}:end -->")).unwrap() + start;
+    let block = &docs[start..end];
+    let code = &block[block.find("```bash\n").unwrap() + 8..];
+    code[..code.find("```").unwrap()].to_string()
+}
+
+/// docs/ci.md's shard script and GNU parallel recipe, run as printed with
+/// this machine as the one host (`:`): the merged page equals one run's.
+#[test]
+fn the_gnu_parallel_recipe_runs_as_printed() {
+    if Command::new("parallel").arg("--version").output().is_err() {
+        common::skip::skip(
+            "merge::gnu_parallel",
+            "GNU parallel is not installed (scripts/ci-setup-linux.sh installs it)",
+        );
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let links = folder(root.path());
+    // The recipe finds regular files: copies, not links.
+    let dumps = root.path().join("work/dumps");
+    std::fs::create_dir_all(&dumps).unwrap();
+    for entry in std::fs::read_dir(&links).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dumps.join(path.file_name().unwrap())).unwrap();
+    }
+    let work = root.path().join("work");
+    let script = work.join("analyze-shard.sh");
+    std::fs::write(&script, docs_block("shard-script")).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(work.join("hosts.txt"), ":\n").unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_dumptriage"))
+        .parent()
+        .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &docs_block("shard-parallel")])
+        .current_dir(&work)
+        .env("PATH", &path)
+        .env("HOME", root.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the merge says the truncated dump: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for shard in 0..4 {
+        assert!(work.join(format!("shard-0{shard}.json")).is_file());
+    }
+    let merged = std::fs::read_to_string(work.join("report.html")).unwrap();
+    let single = common::bin()
+        .args(["analyze", "--format", "html", "dumps"])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    assert!(
+        merged == String::from_utf8_lossy(&single.stdout),
+        "the recipe's report differs from one run's"
     );
 }
