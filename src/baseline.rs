@@ -110,6 +110,16 @@ impl Baseline {
         })
     }
 
+    /// The baseline whose entries `dumptriage baseline` keeps: the
+    /// `--baseline` file, else the file it writes when that exists, else
+    /// none.
+    pub fn to_keep(flag: Option<&Path>, output: Option<&Path>) -> Result<Baseline, String> {
+        match flag.or(output.filter(|p| p.exists())) {
+            Some(path) => Baseline::load(path),
+            None => Ok(Baseline::default()),
+        }
+    }
+
     pub fn entries(&self) -> &[Entry] {
         &self.entries
     }
@@ -223,6 +233,20 @@ pub struct Added {
     pub kept: usize,
     /// Failures without a crash signature, left out.
     pub unsigned: usize,
+}
+
+impl std::fmt::Display for Added {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} new signature(s), {} kept", self.new, self.kept)?;
+        if self.unsigned > 0 {
+            write!(
+                f,
+                "; {} failure(s) without a stack have no signature and were left out",
+                self.unsigned
+            )?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -133,46 +133,23 @@ fn load_baseline(options: &ReportArgs) -> anyhow::Result<Option<Baseline>> {
 
 /// `dumptriage baseline`: analyses, then writes the baseline file.
 fn baseline(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
-    if args.report.format() != Format::Text {
+    let options = &args.report;
+    if options.format() != Format::Text {
         bail!("`baseline` writes a TOML baseline: --format and --brief do not apply");
     }
-    // The entries to keep: --baseline, else the file being written.
-    let existing = args
-        .report
-        .baseline
-        .clone()
-        .or_else(|| args.report.output.clone().filter(|p| p.exists()));
-    let existing = match &existing {
-        Some(path) => Baseline::load(path).map_err(anyhow::Error::msg)?,
-        None => Baseline::default(),
-    };
+    let kept = Baseline::to_keep(options.baseline.as_deref(), options.output.as_deref())
+        .map_err(anyhow::Error::msg)?;
     let reports = analyze_all(&args)?;
-    for report in reports.iter().filter(|r| r.status == Status::Error) {
-        eprintln!(
-            "dumptriage: error: {}: {}",
-            printable::clean(&report.path),
-            printable::clean(report.error.as_deref().unwrap_or("unknown error"))
-        );
-    }
-    let (text, added) = existing.updated(&reports);
-    match &args.report.output {
+    print_input_errors(&reports);
+    let (text, added) = kept.updated(&reports);
+    match &options.output {
         Some(path) => std::fs::write(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,
         None => write_stdout(|out| out.write_all(text.as_bytes()))?,
     }
-    let unsigned = match added.unsigned {
-        0 => String::new(),
-        n => format!("; {n} failure(s) without a stack have no signature and were left out"),
-    };
-    eprintln!(
-        "dumptriage: baseline: {} new signature(s), {} kept{unsigned}",
-        added.new, added.kept
-    );
-    Ok(if reports.iter().any(|r| r.status == Status::Error) {
-        ExitCode::from(EXIT_INPUT_ERROR)
-    } else {
-        ExitCode::SUCCESS
-    })
+    eprintln!("dumptriage: baseline: {added}");
+    let error = reports.iter().any(|r| r.status == Status::Error);
+    Ok(ExitCode::from(if error { EXIT_INPUT_ERROR } else { 0 }))
 }
 
 /// `dumptriage merge`: the shards' reports as one run's.
@@ -472,13 +449,7 @@ fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow
     }
     let to_console = options.output.is_none();
     if !(to_console && matches!(options.format(), Format::Text | Format::Brief)) {
-        for report in reports.iter().filter(|r| r.status == Status::Error) {
-            eprintln!(
-                "dumptriage: error: {}: {}",
-                printable::clean(&report.path),
-                printable::clean(report.error.as_deref().unwrap_or("unknown error"))
-            );
-        }
+        print_input_errors(reports);
     }
     match &options.output {
         Some(path) => {
@@ -518,6 +489,17 @@ fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow
                 }
             }
         }
+    }
+}
+
+/// The inputs that could not be analysed, one line each on stderr.
+fn print_input_errors(reports: &[Report]) {
+    for report in reports.iter().filter(|r| r.status == Status::Error) {
+        eprintln!(
+            "dumptriage: error: {}: {}",
+            printable::clean(&report.path),
+            printable::clean(report.error.as_deref().unwrap_or("unknown error"))
+        );
     }
 }
 
