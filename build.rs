@@ -62,6 +62,7 @@ fn main() {
         ("src/exit_phase/frames.toml", "frames.json"),
         ("src/signatures/families.toml", "families.json"),
         ("src/functions.toml", "functions.json"),
+        ("src/signature.toml", "signature.json"),
     ] {
         let path = root.join(source);
         let json = to_value(&path).unwrap_or_else(|e| panic!("{source}: {e}"));

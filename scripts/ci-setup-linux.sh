@@ -13,6 +13,9 @@
 #   util-linux `script`      the pseudo-terminal of the colour and progress
 #                            bar tests (bsdutils)
 #   groff (groff-base)       reads the generated man pages (tests/reference.rs)
+#   chromium                 renders the HTML report headless (tests/html.rs,
+#                            scripts/html-screenshot.sh)
+#   GNU parallel             runs docs/ci.md's shard recipe (tests/merge.rs)
 # lets a process ptrace a sibling (attach tests), which Yama's
 # ptrace_scope 1 (Ubuntu's default) forbids, and fetches the real vendor
 # binaries of tests/vendor.rs (sample-dumps/vendor/fetch.sh
@@ -31,6 +34,8 @@ command -v npm >/dev/null 2>&1 || missing+=(npm)
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)
 script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
 command -v groff >/dev/null 2>&1 || missing+=(groff-base)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v parallel >/dev/null 2>&1 || missing+=(parallel)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ci-setup-linux: installing ${missing[*]}" >&2
   as_root apt-get update -qq

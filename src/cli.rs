@@ -67,6 +67,17 @@ pub enum Command {
     /// List, show, lint and test the signature database.
     #[command(subcommand)]
     Signatures(SignaturesCommand),
+    /// Analyse dumps and write their failures' crash signatures as a
+    /// baseline (TOML, to -o FILE or standard output) for `--baseline`. The
+    /// entries of the --baseline file given (by default -o FILE, when it
+    /// exists) are kept with their issues and notes. See docs/ci.md.
+    #[command(after_help = EXIT_STATUS_HELP)]
+    Baseline(AnalyzeArgs),
+    /// Combine the JSON reports of several runs (`analyze --format json`,
+    /// one per shard of a folder) into one report in any format, as one
+    /// run over every dump would give it. See docs/ci.md.
+    #[command(after_help = EXIT_STATUS_HELP)]
+    Merge(MergeArgs),
     /// Print the completion script for SHELL, generated from this command
     /// line (bash: `source <(dumptriage completions bash)`).
     Completions {
@@ -77,6 +88,16 @@ pub enum Command {
     /// each subcommand) into DIR, generated from this command line.
     #[command(hide = true)]
     Man { dir: PathBuf },
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// JSON reports written by `dumptriage analyze --format json`.
+    #[arg(required = true, value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -369,10 +390,17 @@ pub struct ReportArgs {
     /// Which findings make the exit status 1: `known` (a specific signature
     /// matched, its exit established), `possible` (a specific signature
     /// matched, established or only possible), `unknown` (a crash or hang no
-    /// established signature explains: possible findings count), `any`, or
-    /// `none`.
+    /// established signature explains: possible findings count), `any`,
+    /// `new` (any finding whose crash signature the --baseline file does
+    /// not have), or `none`.
     #[arg(long, value_enum, default_value_t = FailOn::None)]
     pub fail_on: FailOn,
+
+    /// Known failures (TOML: crash signature -> issue URL and note, written
+    /// by `dumptriage baseline`): each failure is reported as known, with
+    /// its issue, or new; `--fail-on new` fails on new ones only.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 
     /// Dumps analysed in parallel (default: the number of cores; `attach`
     /// and `run` analyse one dump).
@@ -425,6 +453,7 @@ pub enum FailOn {
     Possible,
     Unknown,
     Any,
+    New,
 }
 
 impl ValueEnum for Format {
@@ -435,6 +464,9 @@ impl ValueEnum for Format {
             Format::Json,
             Format::Markdown,
             Format::Junit,
+            Format::Github,
+            Format::Sarif,
+            Format::Html,
         ]
     }
 
@@ -453,6 +485,16 @@ impl ValueEnum for Format {
                 "For CI test reporters: one test case per dump, failed when a crash or hang \
                  was diagnosed",
             ),
+            Format::Github => PossibleValue::new("github").help(
+                "For GitHub Actions: one error or warning annotation per group (workflow \
+                 commands)",
+            ),
+            Format::Sarif => PossibleValue::new("sarif").help(
+                "For code scanning: SARIF 2.1.0, one result per dump, the signature as its \
+                 fingerprint",
+            ),
+            Format::Html => PossibleValue::new("html")
+                .help("For a person triaging: one self-contained HTML file to open in a browser"),
         })
     }
 }

@@ -4,6 +4,7 @@
 //! The pipeline: [`input`] finds the dumps, [`dump`] parses and symbolizes
 //! them into the typed [`model::Report`], and [`report`] renders it.
 
+pub mod baseline;
 pub mod capture;
 pub mod cli;
 pub(crate) mod cpp_exception;
@@ -13,11 +14,13 @@ pub(crate) mod exit_phase;
 pub(crate) mod functions;
 pub mod guard;
 pub mod input;
+pub mod merge;
 pub mod model;
 pub(crate) mod pattern;
 pub mod printable;
 pub mod python;
 pub mod report;
+pub(crate) mod signature;
 pub mod signatures;
 pub(crate) mod summary;
 pub mod symbols;
@@ -248,7 +251,9 @@ pub fn diagnose(report: Report, signatures: &Database) -> Report {
     let diagnoses = signatures.diagnose(&classified);
     let mut report = classified.into_report();
     report.diagnoses = diagnoses;
-    report.crash_signature = summary::crash_signature(&report);
+    let signature = signature::crash_signature(&report);
+    report.crash_signature_offsets = signature.as_ref().is_some_and(|s| s.offsets);
+    report.crash_signature = signature.map(|s| s.text);
     report
 }
 

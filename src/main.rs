@@ -9,9 +9,11 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::Parser;
 
+use dumptriage::baseline::Baseline;
 use dumptriage::capture::{self, CaptureError, RunEnd, RunOptions};
 use dumptriage::cli::{
-    AnalyzeArgs, AttachArgs, Cli, Command, FailOn, ReportArgs, RunArgs, SignaturesCommand,
+    AnalyzeArgs, AttachArgs, Cli, Command, FailOn, MergeArgs, ReportArgs, RunArgs,
+    SignaturesCommand,
 };
 use dumptriage::dump::DumpError;
 use dumptriage::input::Input;
@@ -39,6 +41,8 @@ fn main() -> ExitCode {
         Command::Signatures(command) => signatures_command(command),
         Command::Completions { shell } => completions(shell),
         Command::Man { dir } => man_pages(&dir),
+        Command::Baseline(args) => baseline(args),
+        Command::Merge(args) => merge(args),
     });
     // Indexes of big PDB and DWARF files are written on other threads
     // while the analysis goes on: waited for once the reports are out.
@@ -102,6 +106,16 @@ fn debug_panic_on() -> Option<std::ffi::OsString> {
 }
 
 fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let baseline = load_baseline(&args.report)?;
+    let mut reports = analyze_all(&args)?;
+    if let Some(baseline) = &baseline {
+        baseline.apply(&mut reports);
+    }
+    finish(&reports, &args.report)
+}
+
+/// The reports of `analyze`'s inputs.
+fn analyze_all(args: &AnalyzeArgs) -> anyhow::Result<Vec<Report>> {
     let database = load_database(&args.report.signatures)?;
     let collected = dumptriage::input::collect_with(&args.paths, args.text);
     for folder in &collected.empty_folders {
@@ -120,14 +134,68 @@ fn analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     if let Some(jobs) = args.report.jobs {
         batch.jobs = usize::from(jobs);
     }
-    let reports = dumptriage::analyze_inputs(&inputs, symbols, &database, &batch);
+    Ok(dumptriage::analyze_inputs(
+        &inputs, symbols, &database, &batch,
+    ))
+}
+
+/// The --baseline file, read and checked before any work.
+fn load_baseline(options: &ReportArgs) -> anyhow::Result<Option<Baseline>> {
+    let baseline = options
+        .baseline
+        .as_deref()
+        .map(Baseline::load)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    if baseline.is_none() && options.fail_on == FailOn::New {
+        eprintln!(
+            "dumptriage: note: --fail-on new without --baseline: every failure is new \
+             (write a baseline with `dumptriage baseline`)"
+        );
+    }
+    Ok(baseline)
+}
+
+/// `dumptriage baseline`: analyses, then writes the baseline file.
+fn baseline(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
+    let options = &args.report;
+    if options.format() != Format::Text {
+        bail!("`baseline` writes a TOML baseline: --format and --brief do not apply");
+    }
+    let kept = Baseline::to_keep(options.baseline.as_deref(), options.output.as_deref())
+        .map_err(anyhow::Error::msg)?;
+    let reports = analyze_all(&args)?;
+    print_input_errors(&reports);
+    let (text, added) = kept.updated(&reports);
+    match &options.output {
+        Some(path) => std::fs::write(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => write_stdout(|out| out.write_all(text.as_bytes()))?,
+    }
+    eprintln!("dumptriage: baseline: {added}");
+    let error = reports.iter().any(|r| r.status == Status::Error);
+    Ok(ExitCode::from(if error { EXIT_INPUT_ERROR } else { 0 }))
+}
+
+/// `dumptriage merge`: the shards' reports as one run's.
+fn merge(args: MergeArgs) -> anyhow::Result<ExitCode> {
+    let baseline = load_baseline(&args.report)?;
+    let merged = dumptriage::merge::merge(&args.reports);
+    for warning in &merged.warnings {
+        eprintln!("dumptriage: warning: {warning}");
+    }
+    let mut reports = merged.reports;
+    if let Some(baseline) = &baseline {
+        baseline.apply(&mut reports);
+    }
     finish(&reports, &args.report)
 }
 
 fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
     checked_symbols(&args.report)?;
     let database = load_database(&args.report.signatures)?;
-    let analyze = analyzer(&args.report, &database);
+    let baseline = load_baseline(&args.report)?;
+    let analyze = analyzer(&args.report, &database, baseline.as_ref());
     let dir = args.dump_dir.unwrap_or_else(|| PathBuf::from("."));
     let pid = match args.target.parse::<u32>() {
         Ok(pid) => pid,
@@ -155,7 +223,8 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // Rules are loaded before the command starts: a bad rule file must not
     // surface only after a long run.
     let database = load_database(&args.report.signatures)?;
-    let analyze = analyzer(&args.report, &database);
+    let baseline = load_baseline(&args.report)?;
+    let analyze = analyzer(&args.report, &database, baseline.as_ref());
     let options = RunOptions {
         command: args.command.clone(),
         hang_timeout: args.hang_timeout,
@@ -297,7 +366,11 @@ fn checked_symbols(options: &ReportArgs) -> anyhow::Result<dumptriage::symbols::
 }
 
 /// Analyses one dump the way `analyze` does, with the same options.
-fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Path) -> Report + 'a {
+fn analyzer<'a>(
+    options: &'a ReportArgs,
+    database: &'a Database,
+    baseline: Option<&'a Baseline>,
+) -> impl Fn(&Path) -> Report + 'a {
     move |path: &Path| {
         let symbols = options.symbol_config();
         let batch = BatchOptions {
@@ -312,6 +385,12 @@ fn analyzer<'a>(options: &'a ReportArgs, database: &'a Database) -> impl Fn(&Pat
             &batch,
         )
         .pop()
+        .map(|mut report| {
+            if let Some(baseline) = baseline {
+                report.baseline = baseline.check(&report);
+            }
+            report
+        })
         .unwrap_or_else(|| {
             DumpError::Internal("not analysed".to_string()).report(path.display().to_string())
         })
@@ -348,14 +427,22 @@ fn finish(reports: &[Report], options: &ReportArgs) -> anyhow::Result<ExitCode> 
     if reports.iter().any(|r| r.status == Status::Error) {
         return Ok(ExitCode::from(EXIT_INPUT_ERROR));
     }
-    let fails = |finding: Finding| match options.fail_on {
-        FailOn::None => false,
-        FailOn::Known => finding == Finding::Known,
-        FailOn::Possible => matches!(finding, Finding::Known | Finding::Possible),
-        FailOn::Unknown => matches!(finding, Finding::Unknown | Finding::Possible),
-        FailOn::Any => finding != Finding::None,
+    let fails = |report: &Report| {
+        let finding = dumptriage::finding(report);
+        match options.fail_on {
+            FailOn::None => false,
+            FailOn::Known => finding == Finding::Known,
+            FailOn::Possible => matches!(finding, Finding::Known | Finding::Possible),
+            FailOn::Unknown => matches!(finding, Finding::Unknown | Finding::Possible),
+            FailOn::Any => finding != Finding::None,
+            // Not in the baseline (or no baseline given: then every
+            // failure is new).
+            FailOn::New => {
+                finding != Finding::None && report.baseline.as_ref().is_none_or(|b| !b.known)
+            }
+        }
     };
-    Ok(if reports.iter().any(|r| fails(dumptriage::finding(r))) {
+    Ok(if reports.iter().any(fails) {
         ExitCode::from(EXIT_FINDING)
     } else {
         ExitCode::SUCCESS
@@ -387,13 +474,7 @@ fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow
     }
     let to_console = options.output.is_none();
     if !(to_console && matches!(options.format(), Format::Text | Format::Brief)) {
-        for report in reports.iter().filter(|r| r.status == Status::Error) {
-            eprintln!(
-                "dumptriage: error: {}: {}",
-                printable::clean(&report.path),
-                printable::clean(report.error.as_deref().unwrap_or("unknown error"))
-            );
-        }
+        print_input_errors(reports);
     }
     match &options.output {
         Some(path) => {
@@ -433,6 +514,17 @@ fn emit_on(reports: &[Report], options: &ReportArgs, console: Console) -> anyhow
                 }
             }
         }
+    }
+}
+
+/// The inputs that could not be analysed, one line each on stderr.
+fn print_input_errors(reports: &[Report]) {
+    for report in reports.iter().filter(|r| r.status == Status::Error) {
+        eprintln!(
+            "dumptriage: error: {}: {}",
+            printable::clean(&report.path),
+            printable::clean(report.error.as_deref().unwrap_or("unknown error"))
+        );
     }
 }
 

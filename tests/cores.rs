@@ -2,8 +2,8 @@
 //! programs' crashes, gdb's `gcore` of their hangs, the kernel's core of a
 //! hang asked for with SIGQUIT, and the same cores compressed as
 //! systemd-coredump keeps them, each analysed through the real binary:
-//! the same diagnosis as the sample's minidump, and every thread's frames
-//! equal to gdb's on the same core.
+//! the same diagnosis and crash signature as the sample's minidump, and
+//! every thread's frames equal to gdb's on the same core.
 #![cfg(target_os = "linux")]
 
 mod common;
@@ -444,6 +444,14 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         let (got, want) = (answer(report), answer(&dump[0]));
         if got != want {
             failures.push(format!("{label}: {got}, the sample dump {want}"));
+        }
+        // One failure, one crash signature, from its dump or its core
+        // (issue 40).
+        let (got, want) = (&report["crash_signature"], &dump[0]["crash_signature"]);
+        if got != want {
+            failures.push(format!(
+                "{label}: crash signature {got}, the sample dump {want}"
+            ));
         }
         assert_eq!(report["source"]["kind"], "core", "{label}");
         // A gcore or a requested core is no crash.

@@ -178,6 +178,8 @@ pub(super) fn build_report(
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
         crash_signature: None,
+        crash_signature_offsets: false,
+        baseline: None,
         capture: None,
         source: Default::default(),
     }

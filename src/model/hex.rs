@@ -2,7 +2,7 @@
 //! them as hex strings, as the text does (docs/json-schema.md). These are
 //! the serializers every report type uses for them.
 
-use serde::Serializer;
+use serde::{Deserialize, Deserializer, Serializer};
 
 pub(super) fn hex_u64<S: Serializer>(value: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(&format_args!("{value:#x}"))
@@ -47,4 +47,80 @@ impl schemars::JsonSchema for Hex {
             "pattern": "^0x[0-9a-f]+$"
         })
     }
+}
+
+// Reading them back (`dumptriage merge` reads the JSON reports of other
+// runs): the same spellings, refused with the field's error otherwise.
+
+fn parse_hex<E: serde::de::Error>(text: &str) -> Result<u64, E> {
+    let digits = text
+        .strip_prefix("0x")
+        .ok_or_else(|| E::custom(format!("{text:?} is not 0x-prefixed hexadecimal")))?;
+    u64::from_str_radix(digits, 16).map_err(|e| E::custom(format!("{text:?}: {e}")))
+}
+
+pub(super) fn de_hex_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    parse_hex(&String::deserialize(d)?)
+}
+
+pub(super) fn de_hex_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let value = parse_hex::<D::Error>(&String::deserialize(d)?)?;
+    u32::try_from(value).map_err(serde::de::Error::custom)
+}
+
+pub(super) fn de_hex_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u64>, D::Error> {
+    Vec::<String>::deserialize(d)?
+        .iter()
+        .map(|s| parse_hex(s))
+        .collect()
+}
+
+pub(super) fn de_hex_option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Option::<String>::deserialize(d)?
+        .map(|s| parse_hex(&s))
+        .transpose()
+}
+
+/// Registers in the document's order (the CPU's), as written.
+pub(super) fn de_register_list<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(String, u64)>, D::Error> {
+    struct Registers;
+    impl<'de> serde::de::Visitor<'de> for Registers {
+        type Value = Vec<(String, u64)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of registers")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some((name, value)) = map.next_entry::<String, String>()? {
+                out.push((name, parse_hex(&value)?));
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Registers)
+}
+
+/// A stable short name read back (`error_kind`): the model keeps these as
+/// `&'static str`; each distinct name is kept once for the run.
+pub(super) fn de_static_name<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'static str>, D::Error> {
+    use std::collections::BTreeSet;
+    use std::sync::{LazyLock, Mutex};
+    static NAMES: LazyLock<Mutex<BTreeSet<&'static str>>> = LazyLock::new(Default::default);
+    let Some(name) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&known) = names.get(name.as_str()) {
+        return Ok(Some(known));
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(leaked);
+    Ok(Some(leaked))
 }

@@ -4,7 +4,7 @@
 //! cannot drift apart. The JSON shape is documented in `docs/json-schema.md`;
 //! changing a field here is changing that contract.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 mod capture;
 mod hex;
@@ -13,7 +13,9 @@ pub mod schema;
 mod stack;
 
 pub use capture::*;
-use hex::{hex_list, hex_option, hex_u32, hex_u64};
+use hex::{
+    de_hex_list, de_hex_option, de_hex_u32, de_hex_u64, hex_list, hex_option, hex_u32, hex_u64,
+};
 pub use phase::*;
 pub use stack::*;
 
@@ -25,6 +27,9 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Output<'a> {
     pub schema_version: u32,
+    /// The version of every report's `crash_signature`
+    /// ([`crate::signature::VERSION`]).
+    pub crash_signature_version: u32,
     pub summary: &'a Summary,
     pub reports: &'a [Report],
 }
@@ -59,6 +64,11 @@ pub struct SummaryGroup {
     pub fix: Option<String>,
     pub count: usize,
     pub dumps: Vec<String>,
+    /// With a baseline: how many of these dumps' crash signatures it does
+    /// not have (new failures). `None` without a baseline.
+    pub new: Option<usize>,
+    /// The baseline's issue URLs of these dumps, each once.
+    pub issues: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -69,7 +79,7 @@ pub struct SummaryError {
 }
 
 /// Whether a dump could be analysed at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
@@ -77,7 +87,7 @@ pub enum Status {
 }
 
 /// The analysis of one minidump, or the reason it could not be analysed.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Report {
     /// The dump's path as the user gave it (or as found under a folder they gave).
     pub path: String,
@@ -87,7 +97,8 @@ pub struct Report {
     /// The kind of that error, a stable name for tools (`truncated`,
     /// `not_minidump`, `internal`, ...: the variants of
     /// [`crate::dump::DumpError`], see [`crate::dump::DumpError::name`]).
-    pub error_kind: Option<&'static str>,
+    #[serde(deserialize_with = "hex::de_static_name")]
+    pub error_kind: Option<StaticName>,
     pub process: Option<Process>,
     pub system: Option<System>,
     /// The exception record; `None` for a live or hang dump.
@@ -103,17 +114,44 @@ pub struct Report {
     /// Known failures this dump matches, the most specific first:
     /// `diagnoses[0]` is the answer.
     pub diagnoses: Vec<Diagnosis>,
-    /// The top meaningful frames of the crashing or blamed thread, used to
-    /// group dumps that no specific signature explains.
+    /// The failure's identity across runs, builds and input kinds (version
+    /// [`crate::signature::VERSION`], src/signature.rs): the crashing or
+    /// blamed thread's frames without runtime machinery, and what a hung
+    /// thread waits for. Groups the dumps no specific signature explains,
+    /// and keys baselines.
     pub crash_signature: Option<String>,
+    /// Some frame of the crash signature had no name and is written as
+    /// `module+offset`: a rebuild of that module changes the signature.
+    #[serde(default)]
+    pub crash_signature_offsets: bool,
+    /// Set when a baseline was given (`--baseline`) and the dump failed:
+    /// whether its crash signature is in it, and the entry's issue and note.
+    #[serde(default)]
+    pub baseline: Option<BaselineMatch>,
     /// Why the dump was taken, when `run` or `attach` wrote it.
     pub capture: Option<Capture>,
     /// What the report was read from: a minidump, or a stack trace in text.
     pub source: Source,
 }
 
+/// A stable short name the program itself defines (`error_kind`). Spelled
+/// through an alias so that serde does not take it for a string borrowed
+/// from the document it reads (`dumptriage merge` reads reports back).
+pub type StaticName = &'static str;
+
+/// A failed dump's crash signature against the baseline (`--baseline`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BaselineMatch {
+    /// The baseline has the signature: a known failure, tracked elsewhere.
+    pub known: bool,
+    /// The entry's issue URL.
+    pub issue: Option<String>,
+    /// The entry's note.
+    pub note: Option<String>,
+}
+
 /// What a report was read from.
-#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Source {
     pub kind: SourceKind,
     /// For text: the trace's format as detected (`gdb`, `faulthandler`, ...).
@@ -126,7 +164,9 @@ pub struct Source {
     pub exit_evidence: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     #[default]
@@ -157,6 +197,8 @@ impl Report {
             capture: None,
             source: Source::default(),
             crash_signature: None,
+            crash_signature_offsets: false,
+            baseline: None,
         }
     }
 
@@ -204,7 +246,7 @@ impl Report {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema, Deserialize)]
 pub struct Process {
     /// File name of the main executable (`python.exe`), when the module list has one.
     pub name: Option<String>,
@@ -220,7 +262,7 @@ pub struct Process {
     pub uptime_seconds: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct System {
     /// "Windows NT", "Linux", "Mac OS X", ...
     pub os: String,
@@ -231,27 +273,27 @@ pub struct System {
     pub cpu_count: usize,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Exception {
     /// The raw code: an NTSTATUS on Windows (`0xc0000005`), a signal number elsewhere.
-    #[serde(serialize_with = "hex_u32")]
+    #[serde(serialize_with = "hex_u32", deserialize_with = "de_hex_u32")]
     #[schemars(with = "hex::Hex")]
     pub code: u32,
     /// The decoded reason (`EXCEPTION_ACCESS_VIOLATION_READ`, `SIGSEGV / SEGV_MAPERR`).
     pub name: String,
     /// The faulting address (for access violations the address accessed).
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
     #[schemars(with = "hex::Hex")]
     pub address: u64,
     /// For a memory access fault (access violation, in-page error,
     /// SIGSEGV, SIGBUS): the data address the faulting instruction touched.
-    #[serde(serialize_with = "hex_option")]
+    #[serde(serialize_with = "hex_option", deserialize_with = "de_hex_option")]
     #[schemars(with = "Option<hex::Hex>")]
     pub access_address: Option<u64>,
     /// The exception record's parameters (ExceptionInformation) as the
     /// writer stored them: for 0xC0000409 the fast-fail code first, for
     /// 0xE06D7363 the C++ exception's magic, object and ThrowInfo.
-    #[serde(serialize_with = "hex_list")]
+    #[serde(serialize_with = "hex_list", deserialize_with = "de_hex_list")]
     #[schemars(with = "Vec<hex::Hex>")]
     pub parameters: Vec<u64>,
     /// Set when the crash is an abort, the process ending itself on purpose
@@ -282,20 +324,18 @@ pub struct Exception {
 
 /// A C++ exception whose dispatch was still under way when the process
 /// crashed: the exception record the system built for it on the stack.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct CppInFlight {
     /// The type thrown (`onnxruntime::OnnxRuntimeException`).
     pub cpp_type: String,
     /// Where the record is, in the crashing thread's stack.
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
     #[schemars(with = "hex::Hex")]
     pub record_address: u64,
 }
 
 /// Whether a signature describes a crash or a hang.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Crash,
@@ -312,7 +352,7 @@ impl Kind {
 }
 
 /// One matched rule of the signature database.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Diagnosis {
     /// The rule id (`hip-unregister-fatbinary-hang`). Not to be confused
     /// with a report's `crash_signature`, which names unexplained crashes.
@@ -362,14 +402,14 @@ impl Diagnosis {
 
 /// A rule's `[[match]]` table: its place in the file and its label (the
 /// table's `label`, else its conditions in a few words).
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Alternative {
     pub index: usize,
     pub label: String,
 }
 
 /// One fact a diagnosis rests on.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Evidence {
     pub thread_id: Option<u32>,
     pub frame_index: Option<usize>,
@@ -377,7 +417,7 @@ pub struct Evidence {
 }
 
 /// Whether symbols were found for a module.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ModuleSymbols {
     /// Some source named the module's functions (see `Module::symbol_source`).
@@ -391,12 +431,12 @@ pub enum ModuleSymbols {
     NotNeeded,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Module {
     pub name: String,
     /// The full path the dump records (`C:\Windows\System32\ntdll.dll`).
     pub path: String,
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
     #[schemars(with = "hex::Hex")]
     pub base: u64,
     pub size: u64,
@@ -418,11 +458,11 @@ pub struct Module {
     pub unwind_info: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnloadedModule {
     pub name: String,
     pub path: String,
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
     #[schemars(with = "hex::Hex")]
     pub base: u64,
     pub size: u64,

@@ -1,11 +1,11 @@
 //! Threads and their frames: how each frame was found, where its name
 //! came from, and the functions inlined into it.
 
-use super::hex::{hex_option, hex_u64};
+use super::hex::{de_hex_option, de_hex_u64, hex_option, hex_u64};
 use super::phase::{Blocked, ExitMarker, StartupMarker, Wait};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Thread {
     pub id: u32,
     /// From the ThreadNames stream (Windows) or the dump writer's own record.
@@ -26,7 +26,7 @@ pub struct Thread {
     pub wait: Option<Wait>,
     /// A Python thread that holds the GIL (read from the interpreter's
     /// state in the dump); absent from JSON when it does not.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub holds_gil: bool,
     /// Why the stack is short or empty, when it is (`missing_context`, ...); `ok` otherwise.
     pub walk: Walk,
@@ -39,36 +39,39 @@ pub struct Thread {
     /// The general-purpose registers of the crashing thread (what a
     /// debugger's `r` shows), in the CPU's own order; empty for the other
     /// threads and when the dump has no valid context.
-    #[serde(serialize_with = "super::hex::register_list")]
+    #[serde(
+        serialize_with = "super::hex::register_list",
+        deserialize_with = "super::hex::de_register_list"
+    )]
     #[schemars(with = "std::collections::BTreeMap<String, super::hex::Hex>")]
     pub registers: Vec<(String, u64)>,
 }
 
 /// A return address found in a thread's stack memory by searching it, not by
 /// walking it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StackHit {
     /// Where it was found, from the thread's stack pointer.
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
     #[schemars(with = "super::hex::Hex")]
     pub stack_offset: u64,
     /// Found deeper in the stack than the last walked frame.
     pub below_walk: bool,
     /// The return address.
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
     #[schemars(with = "super::hex::Hex")]
     pub address: u64,
     pub module: String,
     /// The function the address returns into.
     pub function: String,
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
     #[schemars(with = "super::hex::Hex")]
     pub function_offset: u64,
     pub symbol_source: SymbolSource,
 }
 
 /// Whether a thread's stack could be walked, and if not, why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Walk {
     Ok,
@@ -92,7 +95,7 @@ impl Walk {
 }
 
 /// How the stack walker found a frame, from most to least reliable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trust {
     /// As a text trace printed it (a debugger's, a runtime's): no walk here.
@@ -126,7 +129,7 @@ impl Trust {
 }
 
 /// Where a frame's function name came from, from most to least precise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolSource {
     /// A Breakpad .sym file (from a store, a symbol server or its cache).
@@ -160,11 +163,11 @@ impl SymbolSource {
     }
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Frame {
     pub index: usize,
     /// The absolute instruction address.
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
     #[schemars(with = "super::hex::Hex")]
     pub instruction: u64,
     /// File name of the loaded module holding the address (`test_app.exe`).
@@ -174,10 +177,10 @@ pub struct Frame {
     /// the address: the function it names may end before the address.
     /// Rules match such names only where they say so.
     pub function_guessed: bool,
-    #[serde(serialize_with = "hex_option")]
+    #[serde(serialize_with = "hex_option", deserialize_with = "de_hex_option")]
     #[schemars(with = "Option<super::hex::Hex>")]
     pub module_offset: Option<u64>,
-    #[serde(serialize_with = "hex_option")]
+    #[serde(serialize_with = "hex_option", deserialize_with = "de_hex_option")]
     #[schemars(with = "Option<super::hex::Hex>")]
     pub function_offset: Option<u64>,
     pub file: Option<String>,
@@ -187,7 +190,7 @@ pub struct Frame {
     /// When no loaded module holds the address but an unloaded one did: its name.
     pub unloaded_module: Option<String>,
     /// Offset of the address in that unloaded module.
-    #[serde(serialize_with = "hex_option")]
+    #[serde(serialize_with = "hex_option", deserialize_with = "de_hex_option")]
     #[schemars(with = "Option<super::hex::Hex>")]
     pub unloaded_module_offset: Option<u64>,
     /// Functions inlined at this address, innermost first.
@@ -198,7 +201,9 @@ pub struct Frame {
 }
 
 /// What a frame is a frame of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, schemars::JsonSchema, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameKind {
     #[default]
@@ -270,7 +275,7 @@ pub fn bare_name(name: &str) -> &str {
     name
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct InlineFrame {
     pub function: String,
     pub file: Option<String>,

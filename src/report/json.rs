@@ -8,6 +8,7 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let summary = crate::summary::summarize(reports);
     let output = Output {
         schema_version: SCHEMA_VERSION,
+        crash_signature_version: crate::signature::VERSION,
         summary: &summary,
         reports,
     };

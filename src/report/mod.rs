@@ -1,8 +1,11 @@
 //! Renderers: each turns the same typed reports into one output format.
 
+mod github;
+mod html;
 mod json;
 mod junit;
 mod markdown;
+mod sarif;
 mod text;
 
 use std::io::{self, Write};
@@ -25,6 +28,12 @@ pub enum Format {
     /// For CI test reporters: one test case per dump, failed when a crash
     /// or hang was diagnosed.
     Junit,
+    /// For GitHub Actions: workflow-command annotations, one per group.
+    Github,
+    /// For code scanning: SARIF 2.1.0.
+    Sarif,
+    /// For a person triaging: one self-contained HTML page.
+    Html,
 }
 
 /// Whether the text report is coloured (`--color`).
@@ -48,6 +57,9 @@ pub fn render(
         Format::Json => json::render(reports, out),
         Format::Markdown => markdown::render(reports, out),
         Format::Junit => junit::render(reports, out),
+        Format::Github => github::render(reports, out),
+        Format::Sarif => sarif::render(reports, out),
+        Format::Html => html::render(reports, out),
     }
 }
 

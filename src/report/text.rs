@@ -14,6 +14,7 @@ use crate::summary::summarize;
 mod frames;
 mod modules;
 mod paint;
+pub(crate) use frames::frame_text;
 use frames::render_thread;
 use modules::{render_modules, render_registers};
 pub use paint::Paint;
@@ -106,7 +107,15 @@ fn render_summary(summary: &Summary, p: Paint) -> String {
             (Some(id), true) => format!("{} - {}", p.red(id), clean(&g.title)),
             _ => clean(&g.key),
         };
-        let _ = writeln!(s, "  {:>5}  {label}", g.count);
+        let baseline = match g.new {
+            None => String::new(),
+            Some(0) => format!("  [{}]", p.green("known")),
+            Some(n) => format!("  [{}]", p.red(&format!("{n} new"))),
+        };
+        let _ = writeln!(s, "  {:>5}  {label}{baseline}", g.count);
+        for issue in &g.issues {
+            let _ = writeln!(s, "         tracked at {}", clean(issue));
+        }
         if let Some(fix) = &g.fix {
             if g.known {
                 wrap_into(&mut s, "         fix: ", fix);
@@ -213,6 +222,7 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         s.push('\n');
     }
     render_exception(&mut s, report, p);
+    render_signature(&mut s, report, p);
     for warning in &report.warnings {
         let _ = writeln!(s, "{} {}", p.yellow("warning:"), clean(warning));
     }
@@ -231,6 +241,36 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     }
     render_modules(&mut s, report);
     s
+}
+
+/// The crash signature, and where the baseline has it: the issue that
+/// tracks it, or that it is new.
+fn render_signature(s: &mut String, report: &Report, p: Paint) {
+    if let Some(signature) = &report.crash_signature {
+        let _ = writeln!(s, "Signature: {}", clean(signature));
+        if report.crash_signature_offsets {
+            let _ = writeln!(
+                s,
+                "           {}",
+                p.dim("frames without a name are module+offset: a rebuild changes this signature")
+            );
+        }
+    }
+    if let Some(b) = &report.baseline {
+        let line = if b.known {
+            let mut line = p.green("known").to_string();
+            if let Some(issue) = &b.issue {
+                line.push_str(&format!(", tracked at {}", clean(issue)));
+            }
+            if let Some(note) = &b.note {
+                line.push_str(&format!(": {}", clean(note)));
+            }
+            line
+        } else {
+            format!("{}: its signature is not in the baseline", p.red("new"))
+        };
+        let _ = writeln!(s, "Baseline:  {line}");
+    }
 }
 
 /// Seconds as people read them: `42.0 s`, `3 min 12 s`, `5 h 3 min`.

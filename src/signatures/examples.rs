@@ -200,6 +200,8 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
         crash_signature: None,
+        crash_signature_offsets: false,
+        baseline: None,
         source: Default::default(),
         capture: example.captured.map(|reason| Capture {
             reason,

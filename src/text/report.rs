@@ -208,6 +208,8 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
         crash_signature: None,
+        crash_signature_offsets: false,
+        baseline: None,
         capture: None,
         source: Source {
             kind: SourceKind::Text,

@@ -164,7 +164,7 @@ fn render_stack_search(s: &mut String, thread: &Thread, p: Paint) {
 
 /// `module!function + offset [file : line]`, or `module + offset` without
 /// symbols, or the bare address (and the unloaded module it falls in).
-fn frame_text(frame: &Frame, p: Paint) -> String {
+pub(crate) fn frame_text(frame: &Frame, p: Paint) -> String {
     if frame.kind == FrameKind::Python {
         return format!(
             "[python] {}{}",
