@@ -419,8 +419,10 @@ impl Tracer {
             .map(|m| (m.pid, wait_objects(m.pid), command_line(m.pid)))
             .collect();
         let mut dumps = Vec::new();
-        // The processes stopped here, to be let go at the end.
+        // The processes held stopped for their dumps, and those of them that
+        // were stopped before (Ctrl-Z): `no_kill` leaves these stopped.
         let mut held = Vec::new();
+        let mut stopped_before = Vec::new();
         // The command's own threads are ours (traced): each is interrupted,
         // then the process is left group-stopped for the writer.
         if self.traced {
@@ -428,8 +430,9 @@ impl Tracer {
             match self.stop_threads(None)? {
                 Ok((stopped, missing)) if missing.is_empty() => {
                     self.detach_into_group_stop(&stopped);
-                    if !was_stopped {
-                        held.push(pid as u32);
+                    held.push(pid as u32);
+                    if was_stopped {
+                        stopped_before.push(pid as u32);
                     }
                 }
                 Ok((stopped, missing)) => {
@@ -463,16 +466,20 @@ impl Tracer {
         // while another is written.
         for member in &stuck {
             let untraced = member.pid != pid as u32 || !self.traced;
-            if untraced
-                && ended(member.pid).is_none()
-                && !is_stopped(member.pid)
-                && kill(Pid::from_raw(member.pid as pid_t), Signal::SIGSTOP).is_ok()
-            {
+            if !untraced || ended(member.pid).is_some() || held.contains(&member.pid) {
+                continue;
+            }
+            if is_stopped(member.pid) {
+                stopped_before.push(member.pid);
+                held.push(member.pid);
+            } else if kill(Pid::from_raw(member.pid as pid_t), Signal::SIGSTOP).is_ok() {
                 held.push(member.pid);
             }
         }
         let mut unstoppable = Vec::new();
         for &process in &held {
+            // One that will not stop is let go at once, unless `no_kill`
+            // lets everything go at the end.
             if let Err(error) = group_stop(process, self.stop_limit, no_kill) {
                 unstoppable.push((process, error));
             }
@@ -495,20 +502,28 @@ impl Tracer {
             .collect();
         // With `no_kill`, each is stopped again after its dump until the
         // last is written; the last goes on when its writer continues it.
-        let last = to_dump.last().map(|(member, _, _)| *member);
+        let last = to_dump
+            .iter()
+            .map(|(member, _, _)| *member)
+            .rfind(|member| !unstoppable.iter().any(|(u, _)| u == member));
         for (member, objects, command) in to_dump {
             if let Some(at) = unstoppable.iter().position(|(p, _)| *p == member) {
                 dumps.push((member, Err(unstoppable.remove(at).1)));
                 continue;
             }
+            let leave_stopped =
+                no_kill && (Some(member) != last || stopped_before.contains(&member));
             let dump = self
-                .dump_live(member, &objects, no_kill && Some(member) != last)
+                .dump_live(member, &objects, leave_stopped)
                 .map(|path| Written { path, command });
             dumps.push((member, dump));
         }
         if no_kill {
-            for &stopped in held.iter().filter(|&&p| Some(p) != last) {
-                let _ = kill(Pid::from_raw(stopped as pid_t), Signal::SIGCONT);
+            let go_on = held
+                .iter()
+                .filter(|&&p| Some(p) != last && !stopped_before.contains(&p));
+            for &process in go_on {
+                let _ = kill(Pid::from_raw(process as pid_t), Signal::SIGCONT);
             }
         } else {
             tree::end_all_below(std::process::id(), kill_after, &terminated);
