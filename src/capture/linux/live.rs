@@ -102,7 +102,7 @@ pub(in crate::capture) fn exited(pid: u32) -> CaptureError {
 /// dump, of zero threads, when every ptrace attach fails.
 pub(in crate::capture) fn why_no_threads(pid: u32) -> CaptureError {
     match read_status(&format!("/proc/{pid}/status")) {
-        Err(_) => CaptureError::NoSuchProcess(pid),
+        Err(_) => exited(pid),
         Ok(status) if matches!(status.state, 'Z' | 'X') => exited(pid),
         Ok(status) if status.tracer != 0 => already_traced(pid, status.tracer),
         Ok(_) => {
@@ -233,12 +233,13 @@ pub(in crate::capture) fn wait_objects(pid: u32) -> Vec<u8> {
 }
 
 /// Sends SIGSTOP to the process and waits, up to `limit`, until every
-/// thread is stopped. Otherwise the process is continued (unless it was
-/// stopped before) and the threads that did not stop are named.
+/// thread is stopped. Otherwise the process is continued (unless
+/// `keep_stopped`: it was stopped before, or is let go later) and the
+/// threads that did not stop are named.
 pub(in crate::capture) fn group_stop(
     pid: u32,
     limit: Duration,
-    was_stopped: bool,
+    keep_stopped: bool,
 ) -> Result<(), CaptureError> {
     if ended(pid).is_some() {
         return Err(exited(pid));
@@ -263,7 +264,7 @@ pub(in crate::capture) fn group_stop(
         }
         if Instant::now() >= deadline {
             let threads = describe_threads(pid, &running);
-            if !was_stopped {
+            if !keep_stopped {
                 let _ = kill(process, Signal::SIGCONT);
             }
             return Err(CaptureError::NotStopped {

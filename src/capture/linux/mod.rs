@@ -27,9 +27,11 @@
 //!
 //! 4. At the hang timeout every thread is interrupted (PTRACE_INTERRUPT),
 //!    and the process is left group-stopped as it is detached, so that no
-//!    thread runs before the dump is written (trace.rs, `hang`): the other
+//!    thread runs before the dump is written (trace.rs, `hang`); the other
 //!    processes to dump are stopped with SIGSTOP before the first dump.
-//!    They are continued only to be ended (SIGTERM, then SIGCONT).
+//!    Each gets SIGTERM while it is stopped, and takes it when the writer
+//!    continues it after its dump (with --no-kill, all are continued once
+//!    the last dump is written).
 //!
 //! Any stop makes a thread blocked in epoll_wait (and the other calls
 //! signal(7) lists under "interruption ... by stop signals") return EINTR:
