@@ -147,9 +147,81 @@ fn a_hung_grandchild_is_dumped_and_the_whole_tree_ends() {
     let doc: Value = serde_json::from_slice(&again.stdout).unwrap();
     let capture = &doc["reports"][0]["capture"];
     assert_eq!(capture["reason"], "hang-timeout", "{capture:#}");
-    assert_eq!(capture["command"][0], "sh");
+    // The dumped process's own command line; the command `run` ran is the
+    // root's (issue 39).
+    assert_eq!(
+        capture["command"],
+        serde_json::json!([program.display().to_string()]),
+        "{capture:#}"
+    );
+    assert_eq!(
+        capture["root_command"],
+        serde_json::json!(["sh", "-c", script]),
+        "{capture:#}"
+    );
     assert!(capture["root_pid"].as_u64().is_some(), "{capture:#}");
     assert!(capture["after_seconds"].as_f64().unwrap() >= 2.0);
+}
+
+/// A word in single quotes, for a shell.
+fn quoted(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Issue 39: the report's command line is the dumped process's own, below
+/// `sh -c` below another `sh` (as `make test` runs it), quoted as a shell
+/// would take it back; the command `run` ran is said on the Captured line.
+#[test]
+fn the_report_shows_the_dumped_process_command_line_quoted() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = programs().join("eintr_waits").display().to_string();
+    // `; true` keeps each shell from exec'ing its last command.
+    let inner = format!("{} 'a b' \"it's\" ''; true", quoted(&program));
+    let script = format!("sh -c {}; true", quoted(&inner));
+    let report_file = dir.path().join("report.json");
+    let out = bin()
+        .args(["run", "--hang-timeout", "2", "--format", "json", "--output"])
+        .arg(&report_file)
+        .arg("--dump-dir")
+        .arg(dir.path())
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(124), "{stderr}");
+    let dumps = dumps_in(dir.path());
+    assert_eq!(dumps.len(), 1, "{dumps:?} {stderr}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&report_file).unwrap()).unwrap();
+    let report = &doc["reports"][0];
+    assert_eq!(
+        report["capture"]["command"],
+        serde_json::json!([program, "a b", "it's", ""])
+    );
+    assert_eq!(
+        report["capture"]["root_command"],
+        serde_json::json!(["sh", "-c", script])
+    );
+    // The dump's own copy of /proc/PID/cmdline says the same, quoted.
+    let plain = program
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c));
+    let shown = if plain {
+        program.clone()
+    } else {
+        quoted(&program)
+    };
+    let words = format!("{shown} 'a b' 'it'\\''s' ''");
+    assert_eq!(report["process"]["command_line"], words.as_str());
+    let text = bin().arg("analyze").arg(&dumps[0]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains(&format!("\nCommand:   {words}\n")), "{text}");
+    assert!(
+        text.contains(&format!(
+            "a descendant of the command `sh -c {}`",
+            quoted(&script)
+        )),
+        "{text}"
+    );
 }
 
 /// A deadlock during normal work, dumped at the hang timeout: the report

@@ -85,6 +85,7 @@ fn capture_record(reason: CaptureReason, pid: u32, command: Vec<String>) -> Capt
         command,
         pid,
         root_pid: None,
+        root_command: None,
         tool: format!("dumptriage {}", env!("CARGO_PKG_VERSION")),
         kept: None,
     }
@@ -184,10 +185,13 @@ pub fn run(
         .into_iter()
         .map(|(pid, signal, path, root)| {
             let mut report = analyze(&path);
+            // The core's own record of its command line (80 bytes at
+            // most) is the report's: the process is gone.
             report.capture = Some(Capture {
                 signal: (signal != 0).then(|| signal_name(signal)),
                 root_pid: Some(root),
-                ..capture_record(CaptureReason::DescendantCore, pid, command.clone())
+                root_command: Some(command.clone()),
+                ..capture_record(CaptureReason::DescendantCore, pid, Vec::new())
             });
             Captured {
                 path,
@@ -207,11 +211,12 @@ pub fn run(
             pid,
             signal,
             status,
-            dump: dump.and_then(|path| {
+            dump: dump.and_then(|written| {
                 let record = Capture {
                     signal: Some(signal_name(signal)),
-                    ..capture_record(CaptureReason::Crash, pid, command.clone())
+                    ..capture_record(CaptureReason::Crash, pid, written.command)
                 };
+                let path = written.path;
                 let report = analyze_captured(&path, &record, analyze)?;
                 let recorded_thread = report.exception.as_ref().map(|e| e.thread_id);
                 Ok(Captured {
@@ -233,13 +238,15 @@ pub fn run(
             dumps: dumps
                 .into_iter()
                 .map(|(process, dump)| {
-                    let dump = dump.and_then(|path| {
+                    let dump = dump.and_then(|written| {
+                        let below = process != pid;
                         let record = Capture {
                             after_seconds: Some(after.as_secs_f64()),
-                            root_pid: (process != pid).then_some(pid),
-                            ..capture_record(CaptureReason::HangTimeout, process, command.clone())
+                            root_pid: below.then_some(pid),
+                            root_command: below.then(|| command.clone()),
+                            ..capture_record(CaptureReason::HangTimeout, process, written.command)
                         };
-                        finish_live_dump(path, &record, analyze)
+                        finish_live_dump(written.path, &record, analyze)
                     });
                     (process, dump)
                 })

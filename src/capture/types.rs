@@ -18,8 +18,10 @@ pub enum CaptureError {
     OwnProcess(u32),
     #[error("PID {pid} is a thread of process {process}: attach to {process}")]
     NotAProcess { pid: u32, process: u32 },
-    #[error("process {0} has already exited (it is a zombie): there is nothing to dump")]
-    Exited(u32),
+    /// The process ended by itself before it was stopped: `how` says how
+    /// ("exited by itself with status 3", "was ended by SIGTERM").
+    #[error("process {pid} {how} before it was stopped for the dump: there is nothing to dump")]
+    Exited { pid: u32, how: String },
     #[error(
         "process {pid} is already being traced by process {tracer} ({tracer_name}): \
          detach that debugger first (only one tracer may attach)"
@@ -74,7 +76,7 @@ impl CaptureError {
             CaptureError::NoSuchProcess(_) => "no_such_process",
             CaptureError::OwnProcess(_) => "own_process",
             CaptureError::NotAProcess { .. } => "not_a_process",
-            CaptureError::Exited(_) => "exited",
+            CaptureError::Exited { .. } => "exited",
             CaptureError::AlreadyTraced { .. } => "already_traced",
             CaptureError::Refused { .. } => "refused",
             CaptureError::DumpDir { .. } => "dump_dir",
@@ -155,7 +157,15 @@ pub enum RunEnd<D = Result<Captured, CaptureError>> {
 /// file (moved into the dump folder), the command's pid.
 pub(super) type DescendantCore = (u32, i32, PathBuf, u32);
 
+/// A dump the supervisor wrote, before it is analysed.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(super) struct Written {
+    pub path: PathBuf,
+    /// The dumped process's own command line, read before it was stopped.
+    pub command: Vec<String>,
+}
+
 /// How the supervised command ended, before its dump is analysed: what the
 /// OS-specific supervisor returns.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub(super) type Supervised = RunEnd<Result<PathBuf, CaptureError>>;
+pub(super) type Supervised = RunEnd<Result<Written, CaptureError>>;

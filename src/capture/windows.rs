@@ -89,7 +89,10 @@ pub(super) fn check_attachable(pid: u32) -> Result<(), CaptureError> {
     // SAFETY: writes one u32.
     let ok = unsafe { GetExitCodeProcess(process.0, &mut code) };
     if ok != 0 && code != STILL_ACTIVE as u32 {
-        return Err(CaptureError::Exited(pid));
+        return Err(CaptureError::Exited {
+            pid,
+            how: format!("exited with status {code}"),
+        });
     }
     Ok(())
 }

@@ -103,6 +103,17 @@ impl Analyzer {
             DumpError::Core(format!("the core could not be read ({e}, {size} bytes)"))
         })?;
         let mut report = self.analyze_dump(&dump, len)?;
+        // A core keeps only the first 80 bytes of the command line, with
+        // spaces between the words (NT_PRPSINFO): where one word ends is
+        // lost, so the text is shown as the kernel wrote it, not quoted.
+        if let (Some(process), Ok(raw)) =
+            (report.process.as_mut(), dump.get_raw_stream(LINUX_CMD_LINE))
+        {
+            let text = String::from_utf8_lossy(raw)
+                .trim_end_matches('\0')
+                .to_string();
+            process.command_line = (!text.is_empty()).then_some(text);
+        }
         report.warnings.splice(0..0, core.warnings);
         report.source = crate::model::Source {
             kind: crate::model::SourceKind::Core,
@@ -187,17 +198,14 @@ impl Analyzer {
             .collect();
         crate::python::annotate(&mut report, &modules, &dump_memory);
         // The command line, where the writer kept it (Breakpad's and
-        // minidump-writer's Linux dumps: /proc/PID/cmdline, NUL-separated).
+        // minidump-writer's Linux dumps: /proc/PID/cmdline, NUL-separated),
+        // quoted as a shell would take it back.
         if let (Some(process), Ok(raw)) =
             (report.process.as_mut(), dump.get_raw_stream(LINUX_CMD_LINE))
         {
-            let words: Vec<String> = raw
-                .split(|b| *b == 0)
-                .filter(|w| !w.is_empty())
-                .map(|w| String::from_utf8_lossy(w).into_owned())
-                .collect();
+            let words = crate::model::command_words(raw);
             if !words.is_empty() {
-                process.command_line = Some(words.join(" "));
+                process.command_line = Some(crate::printable::shell_words(&words));
             }
         }
         // Why `run` or `attach` took the dump, when one of them did.

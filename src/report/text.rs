@@ -179,7 +179,7 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
             .capture
             .as_ref()
             .filter(|c| !c.command.is_empty())
-            .map(|c| c.command.join(" "))
+            .map(|c| crate::printable::shell_words(&c.command))
             .or_else(|| process.command_line.clone());
         if let Some(command) = command {
             let _ = writeln!(s, "Command:   {}", clean(&command));

@@ -210,6 +210,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             command: vec!["example".to_string()],
             pid: 1,
             root_pid: None,
+            root_command: None,
             tool: "signatures test".to_string(),
             kept: None,
         }),

@@ -93,6 +93,12 @@ pub fn programs() -> &'static Path {
             &[src.join("rt_signals.c")],
             &["-lpthread"],
         );
+        gcc(
+            &out,
+            &["-o", "eintr_waits"],
+            &[src.join("eintr_waits.c")],
+            &["-lpthread"],
+        );
         out
     })
 }

@@ -25,10 +25,18 @@
 //!    the faulting thread takes the queued signal and the process dies of
 //!    it, as it would have.
 //!
-//! Stopping a process for a dump (SIGSTOP, ptrace attach, SIGCONT) makes a
-//! thread blocked in epoll_wait (and the other calls signal(7) lists under
-//! "interruption ... by stop signals") return EINTR once, exactly as gcore
-//! does: see README, "attach".
+//! 4. At the hang timeout every thread is interrupted (PTRACE_INTERRUPT),
+//!    and the process is left group-stopped as it is detached, so that no
+//!    thread runs before the dump is written (trace.rs, `hang`); the other
+//!    processes to dump are stopped with SIGSTOP before the first dump.
+//!    Each gets SIGTERM while it is stopped, and takes it when the writer
+//!    continues it after its dump (with --no-kill, all are continued once
+//!    the last dump is written).
+//!
+//! Any stop makes a thread blocked in epoll_wait (and the other calls
+//! signal(7) lists under "interruption ... by stop signals") return EINTR:
+//! under `run` the program sees that only once its dump is written; after
+//! `attach` it goes on with it, exactly as after gcore (docs/capture.md).
 
 mod cores;
 mod crash_context;
@@ -145,6 +153,7 @@ fn supervise_command(
         pid,
         threads: BTreeSet::from([pid]),
         traced: false,
+        group_stopped: false,
         delivered: HashMap::new(),
         dump_dir: options.dump_dir.clone(),
         stop_limit: options.stop_limit,
