@@ -104,6 +104,13 @@ impl Analyzer {
         })?;
         let mut report = self.analyze_dump(&dump, len)?;
         report.warnings.splice(0..0, core.warnings);
+        // A core records neither the kernel's version nor the CPUs (the
+        // minidump it is read as has zeros there): unknown, not zero.
+        if let Some(system) = report.system.as_mut() {
+            system.os_version = None;
+            system.cpu_info = None;
+            system.cpu_count = 0;
+        }
         report.source = crate::model::Source {
             kind: crate::model::SourceKind::Core,
             format: Some(core.format),

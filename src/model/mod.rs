@@ -438,7 +438,23 @@ pub fn file_name(path: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::bare_name;
+    use super::{bare_name, without_symbol_version};
+
+    #[test]
+    fn symbol_versions_are_not_shown() {
+        for (name, shown) in [
+            ("__libc_start_main@@GLIBC_2.34", "__libc_start_main"),
+            ("memcpy@GLIBC_2.2.5", "memcpy"),
+            ("pthread_cond_wait@@GLIBC_2.3.2", "pthread_cond_wait"),
+            ("_Sleep@4", "_Sleep@4"),
+            ("@plt", "@plt"),
+            ("operator new(unsigned long)", "operator new(unsigned long)"),
+            ("f@@", "f@@"),
+            ("a@b c", "a@b c"),
+        ] {
+            assert_eq!(without_symbol_version(name), shown, "{name}");
+        }
+    }
 
     #[test]
     fn bare_names() {

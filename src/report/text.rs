@@ -198,14 +198,22 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         .as_ref()
         .filter(|_| report.source.kind != SourceKind::Text)
     {
-        let version = sys.os_version.as_deref().map(clean).unwrap_or_default();
-        let cpus = if sys.cpu_count == 1 { "CPU" } else { "CPUs" };
+        // What the dump does not record (a core file records neither the
+        // kernel's version nor the CPU count) is said to be unknown.
+        let version = sys
+            .os_version
+            .as_deref()
+            .map_or_else(|| "(version unknown)".to_string(), clean);
+        let cpus = match sys.cpu_count {
+            0 => "CPU count unknown".to_string(),
+            1 => "1 CPU".to_string(),
+            n => format!("{n} CPUs"),
+        };
         let _ = write!(
             s,
-            "System:    {} {version}, {} ({} {cpus})",
+            "System:    {} {version}, {} ({cpus})",
             clean(&sys.os),
             clean(&sys.cpu),
-            sys.cpu_count
         );
         if let Some(info) = &sys.cpu_info {
             let _ = write!(s, " {}", p.dim(&clean(info)));

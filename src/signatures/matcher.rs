@@ -480,7 +480,8 @@ fn thread_conditions(
                 Some(blocked.frame_index),
                 format!(
                     "thread {} is blocked in {}{how}{holder}",
-                    thread.id, blocked.function
+                    thread.id,
+                    blocked.describe()
                 ),
             );
             if !blocked.certain {

@@ -89,6 +89,12 @@ pub fn programs() -> &'static Path {
         );
         gcc(
             &out,
+            &["-o", "exit_waits"],
+            &[src.join("exit_waits.c")],
+            &["-lpthread"],
+        );
+        gcc(
+            &out,
             &["-o", "rt_signals"],
             &[src.join("rt_signals.c")],
             &["-lpthread"],
