@@ -21,8 +21,11 @@ use crate::model::{
     SymbolSource, Thread, Trust,
 };
 
+mod culprit;
 mod exception;
 mod tables;
+
+pub(crate) use culprit::waits_for;
 
 use exception::*;
 use tables::*;

@@ -332,6 +332,27 @@ pub struct Diagnosis {
     pub fix: String,
     pub workaround: Option<String>,
     pub references: Vec<String>,
+    /// The thread the diagnosed thread's wait leads to (the holder of what
+    /// it waits for, that one's holder, ...: the last of the chain), where
+    /// the dump tells: the thread to fix.
+    pub waits_for: Option<WaitsFor>,
+}
+
+/// The end of a wait chain, said in one line: `waits for thread 7
+/// "uploader", blocked in `Queue.get` at uploader_hang.py:9`.
+#[derive(Debug, Clone, Serialize)]
+pub struct WaitsFor {
+    /// The threads the wait leads to, in order; the last is the culprit.
+    pub chain: Vec<u32>,
+    pub thread_id: u32,
+    pub thread_name: Option<String>,
+    /// What that thread is blocked in or running: the call its own code
+    /// made (a Python function such as `Queue.get`, or the blocking call).
+    pub blocked_in: Option<String>,
+    /// Where its own code made that call: `file:line` (the file's name).
+    pub at: Option<String>,
+    /// The whole line, as the text report shows it.
+    pub summary: String,
 }
 
 impl Diagnosis {

@@ -369,9 +369,15 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         p.red(&best.name()),
         p.bold(&format!("- {}", clean(&best.title)))
     );
+    // The thread its wait leads to, on the same line: the one to fix.
+    let waits_for = best
+        .waits_for
+        .as_ref()
+        .map(|w| format!(" {}", clean(&w.summary)))
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "    {}{}, confidence {:.2}, {}",
+        "    {}{}, confidence {:.2}, {}{waits_for}",
         best.kind.as_str(),
         if best.generic { " (generic)" } else { "" },
         best.confidence,

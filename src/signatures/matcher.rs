@@ -166,6 +166,7 @@ fn match_conditions(
         fix: rule.fix.trim().to_string(),
         workaround: rule.workaround.as_ref().map(|w| w.trim().to_string()),
         references: rule.references.clone(),
+        waits_for: crate::exit_phase::waits_for(report, thread.id),
     })
 }
 
