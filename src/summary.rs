@@ -191,12 +191,23 @@ pub fn crash_signature(report: &Report) -> Option<String> {
         .crashing_thread()
         .or_else(|| report.blamed_thread())?;
     let first_meaningful = thread.frames.iter().position(|f| !is_noise(f)).unwrap_or(0);
-    let labels: Vec<String> = thread.frames[first_meaningful.min(thread.frames.len())..]
+    // A call into code no loaded module holds (a library already
+    // unloaded): the caller, the nearest frame in a loaded module, is the
+    // code that made it, even when only the stack scan found it (issue 39).
+    let caller = thread
+        .frames
+        .first()
+        .filter(|top| top.module.is_none())
+        .and_then(|_| thread.frames.iter().position(|f| f.module.is_some()));
+    let labels: Vec<String> = thread
+        .frames
         .iter()
-        .take_while(|f| !is_start_frame(f))
-        .filter(|f| is_signature_frame(f))
+        .enumerate()
+        .skip(first_meaningful)
+        .take_while(|(_, f)| !is_start_frame(f))
+        .filter(|(i, f)| is_signature_frame(f) || Some(*i) == caller)
         .take(CRASH_SIGNATURE_FRAMES)
-        .map(frame_label)
+        .map(|(_, f)| frame_label(f))
         .collect();
     (!labels.is_empty()).then(|| labels.join(" | "))
 }
