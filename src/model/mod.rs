@@ -332,10 +332,51 @@ pub struct Diagnosis {
     pub fix: String,
     pub workaround: Option<String>,
     pub references: Vec<String>,
+    /// How the version the dump records compares with the release that
+    /// carries the fix, when the rule names one (`[fixed]`).
+    pub version_check: Option<VersionCheck>,
     /// The thread the diagnosed thread's wait leads to (the holder of what
     /// it waits for, that one's holder, ...: the last of the chain), where
     /// the dump tells: the thread to fix.
     pub waits_for: Option<WaitsFor>,
+}
+
+/// A rule's fix compared with the version in the dump (issue 39).
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionCheck {
+    /// The component the fix is in (`ONNX Runtime`).
+    pub component: String,
+    /// The module the version was read from, or the one found without one.
+    pub module: Option<String>,
+    pub module_version: Option<String>,
+    /// The first release that carries the fix; `None` when no source
+    /// establishes one.
+    pub fixed_in: Option<String>,
+    /// The change that fixed it.
+    pub fix: String,
+    /// What establishes `fixed_in`.
+    pub source: Option<String>,
+    pub verdict: VersionVerdict,
+    /// The whole as one sentence, as the text report shows it.
+    pub summary: String,
+}
+
+/// Which side of the fix the dump's version is on, or why that is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionVerdict {
+    /// Older than the release with the fix: upgrading fixes it.
+    PredatesFix,
+    /// The fix is in: the failure is something else.
+    HasFix,
+    /// The version is too coarse to tell (it names the release series only).
+    Undecided,
+    /// The module is there, without a version.
+    NoVersion,
+    /// None of the component's modules is in the dump.
+    NoModule,
+    /// No source establishes which release carries the fix.
+    ReleaseUnknown,
 }
 
 /// The end of a wait chain, said in one line: `waits for thread 7

@@ -403,6 +403,12 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
     }
     wrap_into(s, "    What happens: ", &best.summary);
     wrap_into(s, "    Fix: ", &best.fix);
+    if let Some(check) = &best.version_check {
+        wrap_into(s, "    Version: ", &check.summary);
+        if let Some(source) = &check.source {
+            let _ = writeln!(s, "      (release: {})", clean(source));
+        }
+    }
     if let Some(workaround) = &best.workaround {
         wrap_into(s, "    Workaround: ", workaround);
     }

@@ -166,6 +166,10 @@ fn match_conditions(
         fix: rule.fix.trim().to_string(),
         workaround: rule.workaround.as_ref().map(|w| w.trim().to_string()),
         references: rule.references.clone(),
+        version_check: rule
+            .fixed
+            .as_ref()
+            .map(|fixed| super::versions::check(fixed, report)),
         waits_for: crate::exit_phase::waits_for(report, thread.id),
     })
 }
