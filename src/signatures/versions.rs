@@ -10,6 +10,82 @@
 use super::rule::Fixed;
 use crate::model::{Report, VersionCheck, VersionVerdict};
 
+/// `[fixed]`, checked: https links, a release made of numbers and named
+/// with its source, module patterns that compile.
+pub(crate) fn compile(
+    spec: &super::schema::FixedSpec,
+    problem: &mut dyn FnMut(&str, String),
+) -> Option<super::rule::Fixed> {
+    let https = |url: &str| url.starts_with("https://") && !url.contains(char::is_whitespace);
+    let mut ok = true;
+    if spec.component.trim().is_empty() {
+        problem("fixed.component", "must not be empty".to_string());
+        ok = false;
+    }
+    if !https(&spec.fix) {
+        problem("fixed.fix", format!("{:?} is not an https URL", spec.fix));
+        ok = false;
+    }
+    let release = match &spec.release {
+        None => None,
+        Some(text) => match numbers(text) {
+            Some(numbers) => Some((numbers, text.clone())),
+            None => {
+                problem(
+                    "fixed.release",
+                    format!("{text:?} is not a version of dot-separated numbers"),
+                );
+                ok = false;
+                None
+            }
+        },
+    };
+    match (&spec.release, &spec.source) {
+        (Some(_), None) => {
+            problem(
+                "fixed.source",
+                "a release needs the source that establishes it".to_string(),
+            );
+            ok = false;
+        }
+        (_, Some(source)) if !https(source) => {
+            problem("fixed.source", format!("{source:?} is not an https URL"));
+            ok = false;
+        }
+        _ => {}
+    }
+    if spec.release_digits == Some(0) {
+        problem("fixed.release_digits", "must be at least 1".to_string());
+        ok = false;
+    }
+    if spec.modules.is_empty() {
+        problem(
+            "fixed.modules",
+            "name at least one module whose version is the component's".to_string(),
+        );
+        ok = false;
+    }
+    let mut modules = Vec::new();
+    for (i, text) in spec.modules.iter().enumerate() {
+        match crate::pattern::Pattern::new(text, crate::pattern::Case::Insensitive) {
+            Ok(p) => modules.push(p),
+            Err(e) => {
+                problem(&format!("fixed.modules[{i}]"), e);
+                ok = false;
+            }
+        }
+    }
+    ok.then(|| super::rule::Fixed {
+        component: spec.component.clone(),
+        module_names: spec.modules.clone(),
+        modules,
+        release_digits: spec.release_digits,
+        fix: spec.fix.clone(),
+        release,
+        source: spec.source.clone(),
+    })
+}
+
 /// The numbers of a version (`1.23.25.1021` -> 1, 23, 25, 1021; `3.11` ->
 /// 3, 11). `None` unless it is only numbers and dots.
 pub(crate) fn numbers(text: &str) -> Option<Vec<u64>> {
