@@ -390,7 +390,15 @@ pub(super) fn build_module(
     Module {
         base: module.base_address(),
         size: module.size(),
-        version: module.version().map(|v| v.into_owned()),
+        // The writer's (a PE's version resource, an ELF library's file
+        // name); else an ELF file's package note, where this machine has
+        // the same build.
+        version: module.version().map(|v| v.into_owned()).or_else(|| {
+            let code_id = module.code_identifier().map(|id| id.to_string());
+            (path.starts_with('/'))
+                .then(|| super::package_note::package_version(&path, code_id.as_deref()))
+                .flatten()
+        }),
         debug_file: module.debug_file().map(|f| f.into_owned()),
         debug_id: module
             .debug_identifier()

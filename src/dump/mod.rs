@@ -17,6 +17,7 @@ use crate::symbols::{DumpSymbols, Sources};
 mod build;
 mod cpp;
 mod error;
+mod package_note;
 mod repair;
 mod stack_search;
 mod waits;
