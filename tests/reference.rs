@@ -131,7 +131,7 @@ fn the_reference_covers_every_subcommand_and_the_environment() {
     }
     // Hidden: a packager's tool, not a user's command.
     assert!(!names.iter().any(|n| n == "dumptriage man"), "{names:?}");
-    // The stop limit the capture commands read (src/main.rs).
+    // The stop limit the capture commands read (src/bin/dumptriage/main.rs).
     for command in ["attach", "run"] {
         let (_, text) = commands
             .iter()

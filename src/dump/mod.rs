@@ -17,6 +17,7 @@ use crate::symbols::{DumpSymbols, Sources};
 mod build;
 mod cpp;
 mod error;
+mod package_note;
 mod repair;
 mod stack_search;
 mod waits;
@@ -115,6 +116,13 @@ impl Analyzer {
             process.command_line = (!text.is_empty()).then_some(text);
         }
         report.warnings.splice(0..0, core.warnings);
+        // A core records neither the kernel's version nor the CPUs (the
+        // minidump it is read as has zeros there): unknown, not zero.
+        if let Some(system) = report.system.as_mut() {
+            system.os_version = None;
+            system.cpu_info = None;
+            system.cpu_count = 0;
+        }
         report.source = crate::model::Source {
             kind: crate::model::SourceKind::Core,
             format: Some(core.format),

@@ -111,7 +111,7 @@ where
                 stack_offset: (at - width).wrapping_sub(sp),
                 address: word,
                 module: file_name(&module.code_file()).to_string(),
-                function,
+                function: crate::model::without_symbol_version(&function).to_string(),
                 function_offset,
                 symbol_source: source,
             });

@@ -380,6 +380,68 @@ pub struct Diagnosis {
     pub fix: String,
     pub workaround: Option<String>,
     pub references: Vec<String>,
+    /// How the version the dump records compares with the release that
+    /// carries the fix, when the rule names one (`[fixed]`).
+    pub version_check: Option<VersionCheck>,
+    /// The thread the diagnosed thread's wait leads to (the holder of what
+    /// it waits for, that one's holder, ...: the last of the chain), where
+    /// the dump tells: the thread to fix.
+    pub waits_for: Option<WaitsFor>,
+}
+
+/// A rule's fix compared with the version in the dump (issue 39).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VersionCheck {
+    /// The component the fix is in (`ONNX Runtime`).
+    pub component: String,
+    /// The module the version was read from, or the one found without one.
+    pub module: Option<String>,
+    pub module_version: Option<String>,
+    /// The first release that carries the fix; `None` when no source
+    /// establishes one.
+    pub fixed_in: Option<String>,
+    /// The change that fixed it.
+    pub fix: String,
+    /// What establishes `fixed_in`.
+    pub source: Option<String>,
+    pub verdict: VersionVerdict,
+    /// The whole as one sentence, as the text report shows it.
+    pub summary: String,
+}
+
+/// Which side of the fix the dump's version is on, or why that is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionVerdict {
+    /// Older than the release with the fix: upgrading fixes it.
+    PredatesFix,
+    /// The fix is in: the failure is something else.
+    HasFix,
+    /// The version is too coarse to tell (it names the release series only).
+    Undecided,
+    /// The module is there, without a version.
+    NoVersion,
+    /// None of the component's modules is in the dump.
+    NoModule,
+    /// No source establishes which release carries the fix.
+    ReleaseUnknown,
+}
+
+/// The end of a wait chain, said in one line: `waits for thread 7
+/// "uploader", blocked in `Queue.get` at uploader_hang.py:9`.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WaitsFor {
+    /// The threads the wait leads to, in order; the last is the culprit.
+    pub chain: Vec<u32>,
+    pub thread_id: u32,
+    pub thread_name: Option<String>,
+    /// What that thread is blocked in or running: the call its own code
+    /// made (a Python function such as `Queue.get`, or the blocking call).
+    pub blocked_in: Option<String>,
+    /// Where its own code made that call: `file:line` (the file's name).
+    pub at: Option<String>,
+    /// The whole line, as the text report shows it.
+    pub summary: String,
 }
 
 impl Diagnosis {
@@ -488,7 +550,23 @@ pub fn file_name(path: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::bare_name;
+    use super::{bare_name, without_symbol_version};
+
+    #[test]
+    fn symbol_versions_are_not_shown() {
+        for (name, shown) in [
+            ("__libc_start_main@@GLIBC_2.34", "__libc_start_main"),
+            ("memcpy@GLIBC_2.2.5", "memcpy"),
+            ("pthread_cond_wait@@GLIBC_2.3.2", "pthread_cond_wait"),
+            ("_Sleep@4", "_Sleep@4"),
+            ("@plt", "@plt"),
+            ("operator new(unsigned long)", "operator new(unsigned long)"),
+            ("f@@", "f@@"),
+            ("a@b c", "a@b c"),
+        ] {
+            assert_eq!(without_symbol_version(name), shown, "{name}");
+        }
+    }
 
     #[test]
     fn bare_names() {

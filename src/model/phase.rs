@@ -141,6 +141,54 @@ pub struct Blocked {
     pub function: String,
     /// False when inferred from an unsymbolized system-call frame.
     pub certain: bool,
+    /// What kind of wait the calls show (`None` when they do not say: a
+    /// bare futex or handle wait).
+    pub kind: Option<BlockKind>,
+}
+
+/// What a blocking call waits for, as the call itself shows it (the
+/// exit-phase table's wait groups): the user's first question about a
+/// blocked thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    Sleep,
+    Io,
+    Child,
+    Signal,
+    Lock,
+    Condition,
+    Join,
+    Semaphore,
+    Gpu,
+}
+
+impl BlockKind {
+    /// The words the text report uses.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BlockKind::Sleep => "sleep",
+            BlockKind::Io => "I/O wait",
+            BlockKind::Child => "wait for a child process",
+            BlockKind::Signal => "wait for a signal",
+            BlockKind::Lock => "lock wait",
+            BlockKind::Condition => "condition variable wait",
+            BlockKind::Join => "thread join",
+            BlockKind::Semaphore => "semaphore wait",
+            BlockKind::Gpu => "GPU fence wait",
+        }
+    }
+}
+
+impl Blocked {
+    /// `__GI___poll (I/O wait)`: the function, with the kind of wait when
+    /// the calls show it.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            Some(kind) => format!("{} ({})", self.function, kind.describe()),
+            None => self.function.clone(),
+        }
+    }
 }
 
 /// What a blocked thread waits for, and who holds it, where the dump can

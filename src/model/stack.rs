@@ -24,6 +24,11 @@ pub struct Thread {
     pub blocked: Option<Blocked>,
     /// What it waits for, where the dump tells.
     pub wait: Option<Wait>,
+    /// Whether the thread sat in a system call when the dump was written,
+    /// where its registers tell (Linux: the kernel's restart code in the
+    /// return register); `None` elsewhere (text traces, Windows).
+    #[serde(skip)]
+    pub in_system_call: Option<bool>,
     /// A Python thread that holds the GIL (read from the interpreter's
     /// state in the dump); absent from JSON when it does not.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -251,6 +256,28 @@ impl Frame {
             .iter()
             .map(|i| i.function.as_str())
             .chain(self.function.as_deref())
+    }
+}
+
+/// A function name without the ELF symbol version a symbol table may
+/// give it (`__libc_start_main@@GLIBC_2.34` -> `__libc_start_main`,
+/// `memcpy@GLIBC_2.2.5` -> `memcpy`): how it is shown. Only a version
+/// (a letter or `_` after the `@`) goes; a 32-bit Windows name's
+/// argument size (`_Sleep@4`) stays.
+pub fn without_symbol_version(name: &str) -> &str {
+    let Some(at) = name.find('@').filter(|&at| at > 0) else {
+        return name;
+    };
+    let version = name[at..].trim_start_matches('@');
+    let is_version = name[at..].len() - version.len() <= 2
+        && version.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'));
+    if is_version {
+        &name[..at]
+    } else {
+        name
     }
 }
 

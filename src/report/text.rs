@@ -207,14 +207,22 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         .as_ref()
         .filter(|_| report.source.kind != SourceKind::Text)
     {
-        let version = sys.os_version.as_deref().map(clean).unwrap_or_default();
-        let cpus = if sys.cpu_count == 1 { "CPU" } else { "CPUs" };
+        // What the dump does not record (a core file records neither the
+        // kernel's version nor the CPU count) is said to be unknown.
+        let version = sys
+            .os_version
+            .as_deref()
+            .map_or_else(|| "(version unknown)".to_string(), clean);
+        let cpus = match sys.cpu_count {
+            0 => "CPU count unknown".to_string(),
+            1 => "1 CPU".to_string(),
+            n => format!("{n} CPUs"),
+        };
         let _ = write!(
             s,
-            "System:    {} {version}, {} ({} {cpus})",
+            "System:    {} {version}, {} ({cpus})",
             clean(&sys.os),
             clean(&sys.cpu),
-            sys.cpu_count
         );
         if let Some(info) = &sys.cpu_info {
             let _ = write!(s, " {}", p.dim(&clean(info)));
@@ -401,9 +409,15 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         p.red(&best.name()),
         p.bold(&format!("- {}", clean(&best.title)))
     );
+    // The thread its wait leads to, on the same line: the one to fix.
+    let waits_for = best
+        .waits_for
+        .as_ref()
+        .map(|w| format!(" {}", clean(&w.summary)))
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "    {}{}, confidence {:.2}, {}",
+        "    {}{}, confidence {:.2}, {}{waits_for}",
         best.kind.as_str(),
         if best.generic { " (generic)" } else { "" },
         best.confidence,
@@ -429,6 +443,12 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
     }
     wrap_into(s, "    What happens: ", &best.summary);
     wrap_into(s, "    Fix: ", &best.fix);
+    if let Some(check) = &best.version_check {
+        wrap_into(s, "    Version: ", &check.summary);
+        if let Some(source) = &check.source {
+            let _ = writeln!(s, "      (release: {})", clean(source));
+        }
+    }
     if let Some(workaround) = &best.workaround {
         wrap_into(s, "    Workaround: ", workaround);
     }

@@ -95,6 +95,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 in_module: None,
                 note: None,
             }),
+            in_system_call: None,
             holds_gil: false,
             walk: Walk::Ok,
             stack_search,

@@ -166,6 +166,11 @@ fn match_conditions(
         fix: rule.fix.trim().to_string(),
         workaround: rule.workaround.as_ref().map(|w| w.trim().to_string()),
         references: rule.references.clone(),
+        version_check: rule
+            .fixed
+            .as_ref()
+            .map(|fixed| super::versions::check(fixed, report)),
+        waits_for: crate::exit_phase::waits_for(report, thread.id),
     })
 }
 
@@ -480,7 +485,8 @@ fn thread_conditions(
                 Some(blocked.frame_index),
                 format!(
                     "thread {} is blocked in {}{how}{holder}",
-                    thread.id, blocked.function
+                    thread.id,
+                    blocked.describe()
                 ),
             );
             if !blocked.certain {

@@ -124,6 +124,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
             starting: None,
             blocked: None,
             wait: None,
+            in_system_call: None,
             holds_gil: false,
             walk: Walk::Ok,
             frames,

@@ -89,6 +89,18 @@ pub fn programs() -> &'static Path {
         );
         gcc(
             &out,
+            &["-o", "registry_unload_crash"],
+            &[src.join("registry_unload_crash.cpp")],
+            &["-ldl", "-lstdc++"],
+        );
+        gcc(
+            &out,
+            &["-o", "exit_waits"],
+            &[src.join("exit_waits.c")],
+            &["-lpthread"],
+        );
+        gcc(
+            &out,
             &["-o", "rt_signals"],
             &[src.join("rt_signals.c")],
             &["-lpthread"],

@@ -255,10 +255,24 @@ impl Dwarf {
             }
         }
         // Innermost first, the containing function last.
-        let Some((function, file, line)) = found.pop() else {
+        let Some((mut function, file, line)) = found.pop() else {
             // No DWARF function here: the symbol table may still know.
             return self.symtab.lookup(rva);
         };
+        // GCC gives a constructor or destructor no linkage name, so its
+        // DWARF name is bare (`~PluginRegistry`): the symbol table's name
+        // of the same function is the qualified one.
+        if !function.contains("::") {
+            if let Some(qualified) = self.symtab.lookup(rva).filter(|s| !s.guessed) {
+                let bare = crate::model::bare_name(&qualified.function);
+                if bare
+                    .strip_suffix(function.as_str())
+                    .is_some_and(|scope| scope.ends_with("::"))
+                {
+                    function = qualified.function;
+                }
+            }
+        }
         Some(Symbol {
             function,
             function_rva: self.symtab.start_of(rva).unwrap_or(rva),
