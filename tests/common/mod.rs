@@ -63,7 +63,7 @@ pub fn shared_dir() -> PathBuf {
     assert!(
         dir.join("corpus/public").is_dir(),
         "{} is missing: the public dumps and the JUnit schema are read from ../shared \
-         beside the checkout (see README, \"Test data\")",
+         beside the checkout (see CONTRIBUTING.md, \"Test data\")",
         dir.display()
     );
     dir
