@@ -56,6 +56,41 @@ pub enum Command {
     /// List, show, lint and test the signature database.
     #[command(subcommand)]
     Signatures(SignaturesCommand),
+    /// Write a small minidump of a Linux core that gives the same report:
+    /// every thread's registers and stack, the modules with their build
+    /// ids, and the memory the diagnosis reads.
+    #[command(after_help = crate::artifact::convert::EXIT_STATUS_HELP)]
+    Convert(ConvertArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The core file (plain, or compressed as systemd-coredump keeps it).
+    #[arg(
+        value_name = "CORE",
+        required_unless_present = "from_stdin",
+        conflicts_with = "from_stdin"
+    )]
+    pub core: Option<PathBuf>,
+
+    /// Read the core from standard input, once and in order, as a
+    /// `core_pattern` pipe gives it (see docs/artifacts.md); never replaces
+    /// an existing file.
+    #[arg(long)]
+    pub from_stdin: bool,
+
+    /// The minidump to write.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// With --from-stdin: most bytes of writable memory (the heap) kept
+    /// from the stream beyond the stacks and the modules' data, for the
+    /// wait and Python readers.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub heap_budget: u64,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -238,13 +273,10 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is too large"))
 }
 
-/// Options shared by every command that prints a report: `analyze`,
-/// `attach` and `run` flatten this one struct, so each accepts the same
-/// flags with the same meaning, listed under the same heading in `--help`
-/// (issue 11).
+/// Where symbols come from: part of the report options, and what `pack`
+/// and `convert` take of them (they write files, not reports).
 #[derive(Debug, Args)]
-#[command(next_help_heading = "Report options")]
-pub struct ReportArgs {
+pub struct SymbolArgs {
     /// Where symbols are looked for, in order; repeatable. A folder (Breakpad
     /// store, Microsoft-style store, build-id tree, or PDBs and binaries side
     /// by side), an http(s) symbol server URL, or `debuginfod+URL` for a
@@ -324,6 +356,17 @@ pub struct ReportArgs {
     /// and the symbols folder beside each dump are searched.
     #[arg(long = "no-system-symbols")]
     pub no_system_symbols: bool,
+}
+
+/// Options shared by every command that prints a report: `analyze`,
+/// `attach` and `run` flatten this one struct, so each accepts the same
+/// flags with the same meaning, listed under the same heading in `--help`
+/// (issue 11).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Report options")]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub symbol: SymbolArgs,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -374,6 +417,13 @@ impl ReportArgs {
         }
     }
 
+    /// The symbol sources these flags name, plus `_NT_SYMBOL_PATH` when set.
+    pub fn symbol_config(&self) -> SymbolConfig {
+        self.symbol.symbol_config()
+    }
+}
+
+impl SymbolArgs {
     /// The symbol sources these flags name, plus `_NT_SYMBOL_PATH` when set.
     pub fn symbol_config(&self) -> SymbolConfig {
         SymbolConfig {

@@ -4,6 +4,7 @@
 //! The pipeline: [`input`] finds the dumps, [`dump`] parses and symbolizes
 //! them into the typed [`model::Report`], and [`report`] renders it.
 
+pub mod artifact;
 pub mod capture;
 pub mod cli;
 pub(crate) mod cpp_exception;

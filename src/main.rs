@@ -11,7 +11,8 @@ use clap::Parser;
 
 use dumptriage::capture::{self, CaptureError, RunEnd, RunOptions};
 use dumptriage::cli::{
-    AnalyzeArgs, AttachArgs, Cli, Command, FailOn, ReportArgs, RunArgs, SignaturesCommand,
+    AnalyzeArgs, AttachArgs, Cli, Command, ConvertArgs, FailOn, ReportArgs, RunArgs,
+    SignaturesCommand,
 };
 use dumptriage::dump::DumpError;
 use dumptriage::input::Input;
@@ -37,6 +38,7 @@ fn main() -> ExitCode {
         Command::Attach(args) => attach(args),
         Command::Run(args) => run(args),
         Command::Signatures(command) => signatures_command(command),
+        Command::Convert(args) => convert(args),
     });
     // Indexes of big PDB and DWARF files are written on other threads
     // while the analysis goes on: waited for once the reports are out.
@@ -121,6 +123,27 @@ fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
         }
     }
     finish(&reports, &args.report)
+}
+
+/// `convert`: 0 when the minidump gives the core's report, 1 when it was
+/// written but its report differs (said on stderr), 2 when it could not be.
+fn convert(args: ConvertArgs) -> anyhow::Result<ExitCode> {
+    use dumptriage::artifact::convert;
+    let options = convert::ConvertOptions {
+        core: args.core.filter(|_| !args.from_stdin),
+        output: args.output,
+        symbols: args.symbols.symbol_config(),
+        heap_budget: args.heap_budget,
+    };
+    let done = convert::convert(&options).map_err(anyhow::Error::msg)?;
+    for line in done.describe(&options.output) {
+        eprintln!("dumptriage: {}", printable::clean(&line));
+    }
+    Ok(if done.differences.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FINDING)
+    })
 }
 
 /// Runs the command; returns only for a hang or an error: otherwise this

@@ -7,11 +7,13 @@
 use serde::Serialize;
 
 mod capture;
+mod converted;
 mod hex;
 mod phase;
 mod stack;
 
 pub use capture::*;
+pub use converted::*;
 use hex::{hex_list, hex_option, hex_u32, hex_u64};
 pub use phase::*;
 pub use stack::*;

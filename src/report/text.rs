@@ -181,6 +181,12 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
                 "Source:    a Linux core file ({})",
                 clean(report.source.format.as_deref().unwrap_or("ELF core"))
             );
+        } else if let Some(format) = (report.source.kind == SourceKind::Minidump)
+            .then_some(report.source.format.as_ref())
+            .flatten()
+        {
+            // A minidump that says what it was made from (`convert`).
+            let _ = writeln!(s, "Source:    a minidump, {}", clean(format));
         }
         if let Some(time) = &process.dump_time {
             let _ = write!(s, "Dumped:    {}", clean(time));
