@@ -61,6 +61,90 @@ pub enum Command {
     /// ids, and the memory the diagnosis reads.
     #[command(after_help = crate::artifact::convert::EXIT_STATUS_HELP)]
     Convert(ConvertArgs),
+    /// Pack dumps or cores with every binary and symbol file their analysis
+    /// used, and the report, into one .tar.zst that `analyze` reads on any
+    /// machine with no symbol options.
+    Pack(PackArgs),
+    /// Check that a crash or a hang on this machine would leave something to
+    /// analyse (core_pattern, ulimit -c, ptrace, WER LocalDumps, the dump
+    /// folder, symbol servers), each finding with how to fix it.
+    #[command(after_help = DOCTOR_EXIT_STATUS_HELP)]
+    Doctor(DoctorArgs),
+}
+
+const DOCTOR_EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  every way of capture checked (those of --for, else all of this OS's)
+     would capture
+  1  one of them would capture nothing: the findings marked PROBLEM say why
+     and how to fix it
+  2  the command line was wrong";
+
+/// A way a crash or hang is captured, for `doctor --for`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaptureWay {
+    /// The kernel's core files (Linux).
+    Cores,
+    /// `dumptriage run` (Linux: ptrace of its own child).
+    Run,
+    /// `dumptriage attach` (Linux: ptrace of another process).
+    Attach,
+    /// Windows Error Reporting's LocalDumps (Windows).
+    Wer,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Only these ways of capture decide the exit status (repeatable):
+    /// `cores`, `run`, `attach` (Linux), `wer` (Windows).
+    #[arg(long = "for", value_enum, value_name = "WAY")]
+    pub ways: Vec<CaptureWay>,
+
+    /// The folder `run` or `attach` would write dumps to (default: the
+    /// current folder).
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// Dumps, cores, text traces, OS crash reports or folders, as `analyze`
+    /// takes them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Folders are searched for *.txt and *.log files too.
+    #[arg(long)]
+    pub text: bool,
+
+    /// The archive to write (FILE.tar.zst).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Pack each core as the small minidump `convert` makes of it (the core
+    /// itself when that minidump's report differs).
+    #[arg(long)]
+    pub convert: bool,
+
+    /// Most bytes of binaries and symbol files packed: the rest is left
+    /// out, and listed.
+    #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size)]
+    pub max_symbols: u64,
+
+    /// Folder of rule files added to the built-in rules for the pack's
+    /// report; repeatable (the rules are not packed).
+    #[arg(long = "signatures", value_name = "DIR")]
+    pub signatures: Vec<PathBuf>,
+
+    /// Dumps analysed in parallel (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 #[derive(Debug, Args)]

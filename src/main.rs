@@ -11,8 +11,8 @@ use clap::Parser;
 
 use dumptriage::capture::{self, CaptureError, RunEnd, RunOptions};
 use dumptriage::cli::{
-    AnalyzeArgs, AttachArgs, Cli, Command, ConvertArgs, FailOn, ReportArgs, RunArgs,
-    SignaturesCommand,
+    AnalyzeArgs, AttachArgs, CaptureWay, Cli, Command, ConvertArgs, DoctorArgs, FailOn, PackArgs,
+    ReportArgs, RunArgs, SignaturesCommand,
 };
 use dumptriage::dump::DumpError;
 use dumptriage::input::Input;
@@ -39,6 +39,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Signatures(command) => signatures_command(command),
         Command::Convert(args) => convert(args),
+        Command::Pack(args) => pack(args),
+        Command::Doctor(args) => doctor(args),
     });
     // Indexes of big PDB and DWARF files are written on other threads
     // while the analysis goes on: waited for once the reports are out.
@@ -143,6 +145,77 @@ fn convert(args: ConvertArgs) -> anyhow::Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_FINDING)
+    })
+}
+
+/// `pack`: 0 when the archive was written (an input that could not be
+/// analysed is in its report), 2 when it was not.
+fn pack(args: PackArgs) -> anyhow::Result<ExitCode> {
+    use dumptriage::artifact::pack;
+    let database = load_database(&args.signatures)?;
+    let symbols = args.symbols.symbol_config();
+    for warning in symbols.check_stores().map_err(anyhow::Error::msg)? {
+        eprintln!("dumptriage: warning: {}", printable::clean(&warning));
+    }
+    let collected = dumptriage::input::collect_with(&args.paths, args.text);
+    let options = pack::PackOptions {
+        inputs: collected.inputs,
+        output: args.output,
+        symbols,
+        max_symbols: args.max_symbols,
+        convert: args.convert,
+        jobs: args
+            .jobs
+            .map_or_else(|| BatchOptions::default().jobs, usize::from),
+    };
+    let packed = pack::pack(&options, &database).map_err(anyhow::Error::msg)?;
+    for line in packed.describe(&options.output) {
+        eprintln!("dumptriage: {}", printable::clean(&line));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `doctor`: 1 when a way of capture checked would capture nothing.
+fn doctor(args: DoctorArgs) -> anyhow::Result<ExitCode> {
+    use dumptriage::artifact::doctor::{self, Way};
+    let symbols = args.symbols.symbol_config();
+    let options = doctor::DoctorOptions {
+        dump_dir: args.dump_dir,
+        servers: symbols.server_urls(),
+        debuginfod_urls: symbols.debuginfod_urls.clone(),
+        // Tests only (debug builds): /proc and /etc read under a folder.
+        root: cfg!(debug_assertions)
+            .then(|| std::env::var_os("DUMPTRIAGE_DOCTOR_ROOT").map(PathBuf::from))
+            .flatten(),
+        no_ptrace_probe: false,
+    };
+    let facts = doctor::probe(&options);
+    let findings = doctor::check(&facts);
+    let ways = doctor::ways(&facts, &findings);
+    let wanted: Vec<Way> = args
+        .ways
+        .iter()
+        .map(|w| match w {
+            CaptureWay::Cores => Way::Cores,
+            CaptureWay::Run => Way::Run,
+            CaptureWay::Attach => Way::Attach,
+            CaptureWay::Wer => Way::WerDumps,
+        })
+        .collect();
+    if let Some(way) = wanted.iter().find(|w| !ways.iter().any(|(x, _)| x == *w)) {
+        bail!(
+            "--for: {} is not checked on this operating system",
+            way.name()
+        );
+    }
+    write_stdout(|out| out.write_all(doctor::render(&findings, &ways).as_bytes()))?;
+    let fails = ways
+        .iter()
+        .any(|(way, works)| !works && (wanted.is_empty() || wanted.contains(way)));
+    Ok(if fails {
+        ExitCode::from(EXIT_FINDING)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 

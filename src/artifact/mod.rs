@@ -1,4 +1,9 @@
 //! What the machine kept, in one artifact that can be read anywhere
-//! (issue #41): a core made small ([`convert`]).
+//! (issue #41): a core made small ([`convert`]), the dumps with every file
+//! their analysis used ([`pack`], read back by [`unpack`]), and whether
+//! this machine would keep anything at all ([`doctor`]).
 
 pub mod convert;
+pub mod doctor;
+pub mod pack;
+pub(crate) mod unpack;

@@ -48,6 +48,11 @@ impl Analyzer {
         std::thread::spawn(move || drop(self));
     }
 
+    /// The symbol files and binaries the analyses so far used (`pack`).
+    pub fn used_files(&self) -> Vec<crate::symbols::UsedFile> {
+        self.sources.used_files()
+    }
+
     /// Analyses one dump. Never panics: a failure is a report with status
     /// `error` and a one-line message.
     pub fn analyze(&self, path: &Path) -> Report {

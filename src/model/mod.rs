@@ -135,6 +135,9 @@ pub enum SourceKind {
     Text,
     /// A Linux core file (plain or compressed).
     Core,
+    /// A Windows Error Reporting `Report.wer` with no dump beside it: its
+    /// problem signature only (the faulting module and offset, the code).
+    Wer,
 }
 
 impl Report {
