@@ -26,8 +26,9 @@ const MAX_MANIFEST: u64 = 16 << 20;
 /// Most components of one path inside a pack.
 const MAX_DEPTH: usize = 32;
 
-/// Whether `head` (a file's first bytes) starts a pack: a zstd stream whose
-/// first tar entry is the manifest.
+/// Whether the file at `path` is a pack: a zstd stream whose first tar
+/// entry is the manifest, or one named `*.tar.zst` (whose reading then
+/// says what is wrong with it, rather than the core reader).
 pub(crate) fn is_pack(path: &Path) -> bool {
     let Ok(file) = File::open(path) else {
         return false;
@@ -35,6 +36,13 @@ pub(crate) fn is_pack(path: &Path) -> bool {
     let mut magic = [0u8; 4];
     if file.take(4).read_exact(&mut magic).is_err() || magic != [0x28, 0xb5, 0x2f, 0xfd] {
         return false;
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if name.ends_with(".tar.zst") || name.ends_with(".tzst") {
+        return true;
     }
     let Ok(file) = File::open(path) else {
         return false;

@@ -89,7 +89,8 @@ pub(crate) fn reports(path: &Path, analyzer: &Analyzer) -> Vec<Report> {
                 .to_string(),
         );
     };
-    match crate::text::read_traces(&shown, text) {
+    let text = gdb_context(&parsed.fields, field, text);
+    match crate::text::read_traces(&shown, &text) {
         Ok(mut reports) => {
             for report in &mut reports {
                 report.warnings.insert(
@@ -106,6 +107,56 @@ pub(crate) fn reports(path: &Path, analyzer: &Analyzer) -> Vec<Report> {
             "apport crash report without a core: its {field} field: {why}"
         )),
     }
+}
+
+/// The stacks apport's gdb printed, with the two lines gdb itself prints
+/// before them and apport keeps in fields of their own: the signal
+/// (`Signal`) and which thread took it (the one whose stack is the
+/// `Stacktrace` field).
+fn gdb_context(fields: &BTreeMap<String, String>, field: &str, stacks: &str) -> String {
+    let mut out = String::new();
+    let signal = fields
+        .get("Signal")
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    let name = match signal {
+        Some(3) => Some("SIGQUIT, Quit"),
+        Some(4) => Some("SIGILL, Illegal instruction"),
+        Some(5) => Some("SIGTRAP, Trace/breakpoint trap"),
+        Some(6) => Some("SIGABRT, Aborted"),
+        Some(7) => Some("SIGBUS, Bus error"),
+        Some(8) => Some("SIGFPE, Arithmetic exception"),
+        Some(11) => Some("SIGSEGV, Segmentation fault"),
+        _ => None,
+    };
+    if let Some(name) = name {
+        out.push_str(&format!("Program terminated with signal {name}.\n"));
+    }
+    if field == "ThreadStacktrace" {
+        let first = |text: &str| {
+            text.lines()
+                .map(str::trim)
+                .find(|l| l.starts_with("#0 "))
+                .map(str::to_string)
+        };
+        let crashed = fields.get("Stacktrace").and_then(|s| first(s));
+        // `Thread 1 (Thread 0x7f12 (LWP 28268)):` before that frame.
+        let mut header: Option<&str> = None;
+        for line in stacks.lines() {
+            if line.starts_with("Thread ") {
+                header = Some(line.trim_end_matches(':'));
+            } else if crashed.as_deref().is_some_and(|c| line.trim() == c) {
+                if let Some((number, rest)) = header
+                    .and_then(|h| h.strip_prefix("Thread "))
+                    .and_then(|h| h.split_once(' '))
+                {
+                    out.push_str(&format!("[Current thread is {number} {rest}]\n"));
+                }
+                break;
+            }
+        }
+    }
+    out.push_str(stacks);
+    out
 }
 
 /// A core taken out of the report.

@@ -38,7 +38,7 @@ pub(crate) fn kind(path: &Path) -> Option<Kind> {
         .take(HEAD as u64)
         .read_to_end(&mut head)
         .ok()?;
-    if head.starts_with(b"ProblemType: ") {
+    if is_apport(&head) {
         return Some(Kind::Apport);
     }
     if is_wer(&head) {
@@ -55,6 +55,26 @@ pub(crate) fn kind(path: &Path) -> Option<Kind> {
         return Some(Kind::Pack);
     }
     is_elf_core(&unpacked_head(path, &head)?).then_some(Kind::Core)
+}
+
+/// An apport report starts `ProblemType: WORD` (Crash, Package,
+/// KernelOops, ...), then another `Key: value` field.
+fn is_apport(head: &[u8]) -> bool {
+    let Some(rest) = head.strip_prefix(b"ProblemType: ") else {
+        return false;
+    };
+    let word = rest
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
+    let Some(next) = rest[word..].strip_prefix(b"\n") else {
+        return false;
+    };
+    let key = next
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    word > 0 && key > 0 && next.get(key) == Some(&b':')
 }
 
 /// `Report.wer` starts with `Version=` in UTF-16LE after a byte-order
@@ -130,6 +150,11 @@ mod tests {
                 Some(Kind::Apport),
             ),
             ("notes.txt", b"ProblemType is a word\n".to_vec(), None),
+            (
+                "n.txt",
+                b"ProblemType: a word in a note\nDate: x\n".to_vec(),
+                None,
+            ),
             ("Report.wer", wer, Some(Kind::Wer)),
             ("x.dmp", b"MDMP\x93\xa7".to_vec(), None),
             ("empty", Vec::new(), None),

@@ -208,12 +208,16 @@ pub(crate) fn reports(path: &Path, analyzer: &Analyzer) -> Vec<Report> {
             if report.status == Status::Ok {
                 report.source.format = Some(format!("with {shown}: {}", wer.describe()));
                 let code = report.exception.as_ref().map(|e| e.code);
-                if let (Some(want), Some(have)) = (wer.exception_code, code) {
-                    if want != have {
-                        report.warnings.push(format!(
-                            "{shown} names exception {want:#010x}, the dump {have:#010x}"
-                        ));
-                    }
+                match (wer.exception_code, code) {
+                    (Some(want), Some(have)) if want != have => report.warnings.push(format!(
+                        "{shown} names exception {want:#010x}, the dump {have:#010x}: they may \
+                         not be of the same crash"
+                    )),
+                    (Some(want), None) => report.warnings.push(format!(
+                        "{shown} names exception {want:#010x}, the dump records none: they may \
+                         not be of the same crash"
+                    )),
+                    _ => {}
                 }
             }
             vec![report]
