@@ -220,10 +220,12 @@ pub struct SignatureDirs {
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Minidumps, text files holding stack traces (CI logs, bug reports:
-    /// any name, read as text when they are not minidumps), `-` for
-    /// standard input, or folders searched recursively for *.dmp and
-    /// *.mdmp (and *.txt and *.log with --text).
+    /// Minidumps, Linux cores, packs (`dumptriage pack`), apport .crash
+    /// files, Report.wer, text files holding stack traces (CI logs, bug
+    /// reports: any name, read as text when they are none of those), `-`
+    /// for standard input, or folders searched recursively for *.dmp,
+    /// *.mdmp, *.hdmp and core files, and for cores, packs and OS crash
+    /// reports by content (and *.txt and *.log with --text).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 

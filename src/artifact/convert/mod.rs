@@ -230,6 +230,17 @@ fn convert_file(
     })
 }
 
+/// For the fuzz target `read_artifact`: `data` read as a core from a pipe
+/// (`--from-stdin`), into memory. Bad input must be an error, never a
+/// panic or a hang.
+#[doc(hidden)]
+pub fn fuzz_stream(data: &[u8]) {
+    let mut out = std::io::Cursor::new(Vec::new());
+    if let Err(error) = stream::reduce(data, &mut out, 1 << 20) {
+        assert!(!error.contains('\n'), "a multi-line error: {error:?}");
+    }
+}
+
 /// A size for people: `412 KB`, `8.9 MB`, `4.8 GB`.
 pub(crate) fn size(bytes: u64) -> String {
     let b = bytes as f64;
