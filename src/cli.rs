@@ -59,7 +59,7 @@ pub enum Command {
     /// Write a small minidump of a Linux core that gives the same report:
     /// every thread's registers and stack, the modules with their build
     /// ids, and the memory the diagnosis reads.
-    #[command(after_help = crate::artifact::convert::EXIT_STATUS_HELP)]
+    #[command(after_help = CONVERT_EXIT_STATUS_HELP)]
     Convert(ConvertArgs),
     /// Pack dumps or cores with every binary and symbol file their analysis
     /// used, and the report, into one .tar.zst that `analyze` reads on any
@@ -71,6 +71,13 @@ pub enum Command {
     #[command(after_help = DOCTOR_EXIT_STATUS_HELP)]
     Doctor(DoctorArgs),
 }
+
+const CONVERT_EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  the minidump was written, and its report is the core's
+  1  the minidump was written, but its report differs from the core's (the
+     differences are listed on standard error)
+  2  the core could not be read or the minidump not written";
 
 const DOCTOR_EXIT_STATUS_HELP: &str = "\
 Exit status:

@@ -11,8 +11,7 @@ use clap::Parser;
 
 use dumptriage::capture::{self, CaptureError, RunEnd, RunOptions};
 use dumptriage::cli::{
-    AnalyzeArgs, AttachArgs, CaptureWay, Cli, Command, ConvertArgs, DoctorArgs, FailOn, PackArgs,
-    ReportArgs, RunArgs, SignaturesCommand,
+    AnalyzeArgs, AttachArgs, Cli, Command, FailOn, ReportArgs, RunArgs, SignaturesCommand,
 };
 use dumptriage::dump::DumpError;
 use dumptriage::input::Input;
@@ -38,9 +37,10 @@ fn main() -> ExitCode {
         Command::Attach(args) => attach(args),
         Command::Run(args) => run(args),
         Command::Signatures(command) => signatures_command(command),
-        Command::Convert(args) => convert(args),
-        Command::Pack(args) => pack(args),
-        Command::Doctor(args) => doctor(args),
+        Command::Convert(args) => artifact(dumptriage::artifact::convert::command(&args)),
+        Command::Pack(args) => load_database(&args.signatures)
+            .and_then(|db| artifact(dumptriage::artifact::pack::command(&args, &db))),
+        Command::Doctor(args) => artifact(dumptriage::artifact::doctor::command(&args)),
     });
     // Indexes of big PDB and DWARF files are written on other threads
     // while the analysis goes on: waited for once the reports are out.
@@ -127,96 +127,17 @@ fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
     finish(&reports, &args.report)
 }
 
-/// `convert`: 0 when the minidump gives the core's report, 1 when it was
-/// written but its report differs (said on stderr), 2 when it could not be.
-fn convert(args: ConvertArgs) -> anyhow::Result<ExitCode> {
-    use dumptriage::artifact::convert;
-    let options = convert::ConvertOptions {
-        core: args.core.filter(|_| !args.from_stdin),
-        output: args.output,
-        symbols: args.symbols.symbol_config(),
-        heap_budget: args.heap_budget,
-    };
-    let done = convert::convert(&options).map_err(anyhow::Error::msg)?;
-    for line in done.describe(&options.output) {
-        eprintln!("dumptriage: {}", printable::clean(&line));
+/// What `convert`, `pack` and `doctor` said, printed; their exit status
+/// (1: the minidump's report differs, or a capture would capture nothing).
+fn artifact(result: Result<dumptriage::artifact::Outcome, String>) -> anyhow::Result<ExitCode> {
+    let done = result.map_err(anyhow::Error::msg)?;
+    if !done.report.is_empty() {
+        write_stdout(|out| out.write_all(done.report.as_bytes()))?;
     }
-    Ok(if done.differences.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(EXIT_FINDING)
-    })
-}
-
-/// `pack`: 0 when the archive was written (an input that could not be
-/// analysed is in its report), 2 when it was not.
-fn pack(args: PackArgs) -> anyhow::Result<ExitCode> {
-    use dumptriage::artifact::pack;
-    let database = load_database(&args.signatures)?;
-    let symbols = args.symbols.symbol_config();
-    for warning in symbols.check_stores().map_err(anyhow::Error::msg)? {
-        eprintln!("dumptriage: warning: {}", printable::clean(&warning));
+    for line in &done.said {
+        eprintln!("dumptriage: {}", printable::clean(line));
     }
-    let collected = dumptriage::input::collect_with(&args.paths, args.text);
-    let options = pack::PackOptions {
-        inputs: collected.inputs,
-        output: args.output,
-        symbols,
-        max_symbols: args.max_symbols,
-        convert: args.convert,
-        jobs: args
-            .jobs
-            .map_or_else(|| BatchOptions::default().jobs, usize::from),
-    };
-    let packed = pack::pack(&options, &database).map_err(anyhow::Error::msg)?;
-    for line in packed.describe(&options.output) {
-        eprintln!("dumptriage: {}", printable::clean(&line));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `doctor`: 1 when a way of capture checked would capture nothing.
-fn doctor(args: DoctorArgs) -> anyhow::Result<ExitCode> {
-    use dumptriage::artifact::doctor::{self, Way};
-    let symbols = args.symbols.symbol_config();
-    let options = doctor::DoctorOptions {
-        dump_dir: args.dump_dir,
-        servers: symbols.server_urls(),
-        debuginfod_urls: symbols.debuginfod_urls.clone(),
-        // Tests only (debug builds): /proc and /etc read under a folder.
-        root: cfg!(debug_assertions)
-            .then(|| std::env::var_os("DUMPTRIAGE_DOCTOR_ROOT").map(PathBuf::from))
-            .flatten(),
-        no_ptrace_probe: false,
-    };
-    let facts = doctor::probe(&options);
-    let findings = doctor::check(&facts);
-    let ways = doctor::ways(&facts, &findings);
-    let wanted: Vec<Way> = args
-        .ways
-        .iter()
-        .map(|w| match w {
-            CaptureWay::Cores => Way::Cores,
-            CaptureWay::Run => Way::Run,
-            CaptureWay::Attach => Way::Attach,
-            CaptureWay::Wer => Way::WerDumps,
-        })
-        .collect();
-    if let Some(way) = wanted.iter().find(|w| !ways.iter().any(|(x, _)| x == *w)) {
-        bail!(
-            "--for: {} is not checked on this operating system",
-            way.name()
-        );
-    }
-    write_stdout(|out| out.write_all(doctor::render(&findings, &ways).as_bytes()))?;
-    let fails = ways
-        .iter()
-        .any(|(way, works)| !works && (wanted.is_empty() || wanted.contains(way)));
-    Ok(if fails {
-        ExitCode::from(EXIT_FINDING)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::from(if done.failed { EXIT_FINDING } else { 0 }))
 }
 
 /// Runs the command; returns only for a hang or an error: otherwise this

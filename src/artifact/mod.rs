@@ -5,5 +5,9 @@
 
 pub mod convert;
 pub mod doctor;
+mod manifest;
+mod outcome;
 pub mod pack;
+
+pub use outcome::Outcome;
 pub(crate) mod unpack;

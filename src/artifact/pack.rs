@@ -22,8 +22,8 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
+pub use super::manifest::{LeftOut, Manifest, PackedFile, PackedInput};
+use super::manifest::{FORMAT, MANIFEST, VERSION};
 use crate::input::Input;
 use crate::model::{Report, SourceKind, Status};
 use crate::report::{self, Format, Paint};
@@ -31,62 +31,8 @@ use crate::signatures::Database;
 use crate::symbols::SymbolConfig;
 use crate::BatchOptions;
 
-/// The manifest's name, the archive's first entry (how a pack is told
-/// from any other `.tar.zst`).
-pub(crate) const MANIFEST: &str = "dumptriage-pack.json";
-/// The manifest's `format`.
-pub(crate) const FORMAT: &str = "dumptriage-pack";
-/// Bumped when a reader of an older version could not read a pack right.
-pub(crate) const VERSION: u32 = 1;
 /// Names the inputs cannot take.
 const RESERVED: [&str; 4] = [MANIFEST, "symbols", "report.json", "report.txt"];
-
-/// What a pack holds, first in the archive.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub format: String,
-    pub version: u32,
-    /// The program and version that wrote it.
-    pub tool: String,
-    /// When (UTC, RFC 3339).
-    pub created: String,
-    pub inputs: Vec<PackedInput>,
-    pub files: Vec<PackedFile>,
-    pub left_out: Vec<LeftOut>,
-}
-
-/// One input, at the archive's top.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PackedInput {
-    /// Its name in the archive.
-    pub name: String,
-    /// Its path on the machine that packed it.
-    pub from: String,
-    pub bytes: u64,
-    /// `minidump`, `core`, `text`, or `minidump converted from a core`.
-    pub kind: String,
-}
-
-/// One binary or symbol file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PackedFile {
-    /// Its path in the archive.
-    pub path: String,
-    pub from: String,
-    /// The module it was used for, and the id that matched.
-    pub module: String,
-    pub id: String,
-    /// `binary`, `debug file`, `pdb` or `sym`.
-    pub kind: String,
-    pub bytes: u64,
-}
-
-/// Something the pack does not hold, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LeftOut {
-    pub what: String,
-    pub why: String,
-}
 
 /// What to pack.
 #[derive(Debug, Clone)]
@@ -133,6 +79,35 @@ impl Packed {
         }
         lines
     }
+}
+
+/// `dumptriage pack`: the inputs and options from the command line, the
+/// pack, what to say.
+pub fn command(args: &crate::cli::PackArgs, database: &Database) -> Result<super::Outcome, String> {
+    let symbols = args.symbols.symbol_config();
+    let mut said: Vec<String> = symbols
+        .check_stores()?
+        .into_iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
+    let collected = crate::input::collect_with(&args.paths, args.text);
+    let options = PackOptions {
+        inputs: collected.inputs.clone(),
+        output: args.output.clone(),
+        symbols,
+        max_symbols: args.max_symbols,
+        convert: args.convert,
+        jobs: args
+            .jobs
+            .map_or_else(|| BatchOptions::default().jobs, usize::from),
+    };
+    let packed = pack(&options, database)?;
+    drop(collected);
+    said.extend(packed.describe(&options.output));
+    Ok(super::Outcome {
+        said,
+        ..super::Outcome::default()
+    })
 }
 
 /// A pack's inputs with the database of rules; the error is one line.

@@ -15,7 +15,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
-use super::pack::{Manifest, MANIFEST};
+use super::manifest::{Manifest, FORMAT, MANIFEST, VERSION};
 
 /// Most bytes a pack may unpack to.
 pub(crate) const MAX_TOTAL: u64 = 64 << 30;
@@ -156,14 +156,13 @@ fn take_out(from: impl Read, into: &Path, max_total: u64) -> Result<Manifest, St
                 .map_err(|e| format!("corrupt or cut archive: {e}"))?;
             let read: Manifest =
                 serde_json::from_slice(&text).map_err(|e| format!("unreadable manifest: {e}"))?;
-            if read.format != super::pack::FORMAT {
+            if read.format != FORMAT {
                 return Err(format!("not a dumptriage pack (format {:?})", read.format));
             }
-            if read.version > super::pack::VERSION {
+            if read.version > VERSION {
                 return Err(format!(
                     "a pack of version {} (this dumptriage reads up to {}): update dumptriage",
-                    read.version,
-                    super::pack::VERSION
+                    read.version, VERSION
                 ));
             }
             manifest = Some(read);
@@ -217,7 +216,7 @@ mod tests {
 
     fn manifest() -> Vec<u8> {
         serde_json::to_vec(&Manifest {
-            format: super::super::pack::FORMAT.into(),
+            format: super::FORMAT.into(),
             version: 1,
             tool: "test".into(),
             created: String::new(),

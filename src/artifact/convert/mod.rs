@@ -61,14 +61,6 @@ pub struct Conversion {
     pub notes: Vec<String>,
 }
 
-/// `convert --help`: what its exit status says.
-pub const EXIT_STATUS_HELP: &str = "\
-Exit status:
-  0  the minidump was written, and its report is the core's
-  1  the minidump was written, but its report differs from the core's (the
-     differences are listed on standard error)
-  2  the core could not be read or the minidump not written";
-
 impl Conversion {
     /// What happened, for people: the sizes, then any difference or note.
     pub fn describe(&self, output: &Path) -> Vec<String> {
@@ -100,6 +92,23 @@ impl Conversion {
         }
         self.dump_bytes as f64 * 100.0 / self.core_bytes as f64
     }
+}
+
+/// `dumptriage convert`: its options from the command line, the
+/// conversion, what to say.
+pub fn command(args: &crate::cli::ConvertArgs) -> Result<super::Outcome, String> {
+    let options = ConvertOptions {
+        core: args.core.clone().filter(|_| !args.from_stdin),
+        output: args.output.clone(),
+        symbols: args.symbols.symbol_config(),
+        heap_budget: args.heap_budget,
+    };
+    let done = convert(&options)?;
+    Ok(super::Outcome {
+        said: done.describe(&options.output),
+        failed: !done.differences.is_empty(),
+        ..super::Outcome::default()
+    })
 }
 
 /// Converts a core; the error is one line naming the file and the problem.

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{can_write, Limit, LinuxFacts};
+use super::facts::{can_write, Limit, LinuxFacts};
 
 /// Probes; files are read under `root` (`/`, or a test's folder).
 pub(super) fn probe(root: &Path, no_ptrace: bool) -> LinuxFacts {

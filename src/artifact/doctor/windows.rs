@@ -8,7 +8,7 @@ use windows_sys::Win32::System::Registry::{
     RegGetValueW, HKEY_LOCAL_MACHINE, RRF_RT_REG_DWORD, RRF_RT_REG_EXPAND_SZ, RRF_RT_REG_SZ,
 };
 
-use super::{can_write, WindowsFacts};
+use super::facts::{can_write, WindowsFacts};
 
 const WER: &str = r"SOFTWARE\Microsoft\Windows\Windows Error Reporting";
 const LOCAL_DUMPS: &str = r"SOFTWARE\Microsoft\Windows\Windows Error Reporting\LocalDumps";
