@@ -64,12 +64,17 @@ pub struct Conversion {
 impl Conversion {
     /// What happened, for people: the sizes, then any difference or note.
     pub fn describe(&self, output: &Path) -> Vec<String> {
+        let percent = self.percent();
+        let shown = if percent < 0.1 {
+            format!("{percent:.4}")
+        } else {
+            format!("{percent:.2}")
+        };
         let mut lines = vec![format!(
-            "wrote {}: {}, {:.2}% of the {} core ({} memory ranges, {} of memory; the \
+            "wrote {}: {}, {shown}% of the {} core ({} memory ranges, {} of memory; the \
              wait and Python readers read {} ranges)",
             output.display(),
             size(self.dump_bytes),
-            self.percent(),
             size(self.core_bytes),
             self.ranges,
             size(self.memory),
