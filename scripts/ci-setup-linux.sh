@@ -12,6 +12,7 @@
 #                            (sample-dumps/vendor/fetch.sh, run by .ci/run)
 #   util-linux `script`      the pseudo-terminal of the colour and progress
 #                            bar tests (bsdutils)
+#   lldb                     reads the minidumps `convert` writes
 # lets a process ptrace a sibling (attach tests), which Yama's
 # ptrace_scope 1 (Ubuntu's default) forbids, and fetches the real vendor
 # binaries of tests/vendor.rs (sample-dumps/vendor/fetch.sh
@@ -28,6 +29,9 @@ command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 # gdb: the text-trace round trips (tests/text_traces.rs) run it on tests/programs.
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)
+# lldb: reads the minidumps `convert` writes, as a reader of our own files
+# that is not ours (tests/artifacts.rs).
+command -v lldb >/dev/null 2>&1 || missing+=(lldb)
 script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ci-setup-linux: installing ${missing[*]}" >&2

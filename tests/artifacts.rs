@@ -271,6 +271,87 @@ fn converted_sample_cores_give_the_cores_report_at_under_5_percent() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an ELF core"));
 }
 
+/// lldb, a minidump reader that is not ours, reads the minidump `convert`
+/// writes: every thread, each at the core's registers, and unwinds through
+/// the same return addresses our report shows.
+#[test]
+fn lldb_reads_the_converted_minidump() {
+    if !cores::kernel_cores_land_here() {
+        common::skip::skip(
+            "artifacts::lldb",
+            "kernel.core_pattern does not write cores into the process's folder",
+        );
+        return;
+    }
+    if Command::new("lldb").arg("--version").output().is_err() {
+        common::skip::skip(
+            "artifacts::lldb",
+            "lldb is not installed (scripts/ci-setup-linux.sh installs it)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = cores::workdir(dir.path(), "tls");
+    let core = cores::crash_core(&work.join("tls_exit_crash"), &[], &[], &work);
+    let small = work.join("small.dmp");
+    let out = convert(
+        &[core.to_str().unwrap(), "-o", small.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = Command::new("lldb")
+        .args(["-b", "-o", "thread backtrace all", "-c"])
+        .arg(&small)
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    // Each thread's frame addresses, as lldb lists them.
+    let mut theirs: Vec<Vec<u64>> = Vec::new();
+    for line in said.lines() {
+        let line = line.trim_start().trim_start_matches("* ");
+        if line.starts_with("thread #") {
+            theirs.push(Vec::new());
+        } else if let Some(rest) = line.strip_prefix("frame #") {
+            let pc = rest.split_once(": 0x").map(|(_, r)| &r[..16]).unwrap();
+            theirs
+                .last_mut()
+                .unwrap()
+                .push(u64::from_str_radix(pc, 16).unwrap());
+        }
+    }
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let report = &analyze(&small, &[], &home)["reports"][0];
+    let ours = report["threads"].as_array().unwrap();
+    assert_eq!(theirs.len(), ours.len(), "{said}");
+    let hex =
+        |v: &Value| u64::from_str_radix(v.as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+    for thread in ours {
+        let frames = thread["frames"].as_array().unwrap();
+        let top = hex(&frames[0]["instruction"]);
+        let lldb = theirs
+            .iter()
+            .find(|pcs| pcs.first() == Some(&top))
+            .unwrap_or_else(|| panic!("no lldb thread at {top:#x}: {said}"));
+        // A caller frame's instruction is its return address minus one.
+        for frame in &frames[1..] {
+            let returns = hex(&frame["instruction"]) + 1;
+            assert!(
+                lldb.contains(&returns),
+                "{returns:#x} not in lldb's {lldb:x?}: {said}"
+            );
+        }
+        assert!(frames.len() >= 5, "{thread:#}");
+    }
+}
+
 /// The labels a pack's reports get: `PACK/NAME`.
 fn by_name<'a>(doc: &'a Value, name: &str) -> &'a Value {
     doc["reports"]
