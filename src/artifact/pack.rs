@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 pub use super::manifest::{LeftOut, Manifest, PackedFile, PackedInput};
 use super::manifest::{FORMAT, MANIFEST, VERSION};
-use crate::input::Input;
+use crate::input::{sniff, Input};
 use crate::model::{Report, SourceKind, Status};
 use crate::report::{self, Format, Paint};
 use crate::signatures::Database;
@@ -145,20 +145,46 @@ pub fn pack(options: &PackOptions, database: &Database) -> Result<Packed, String
                 ));
             }
             Input::Dump(path) | Input::Member { path, .. } => {
-                let shown = input.shown();
+                let mut shown = input.shown();
+                let mut path = path.clone();
+                let sniffed = sniff::kind(&path);
+                // A Windows Error Reporting folder: its report is the dump
+                // beside the Report.wer (whose problem signature is in the
+                // pack's report); the dump is packed, analysed on its own.
+                if sniffed == Some(sniff::Kind::Wer) {
+                    let beside = reports
+                        .iter()
+                        .map(|r| r.path.as_str())
+                        .find(|p| Path::new(p).parent() == path.parent() && *p != shown);
+                    if let Some(dump) = beside {
+                        left_out.push(LeftOut {
+                            what: shown.clone(),
+                            why: "its problem signature is in the pack's report; the dump \
+                                  beside it is packed, and read on its own"
+                                .into(),
+                        });
+                        shown = dump.to_string();
+                        path = PathBuf::from(dump);
+                    }
+                }
                 let base = path
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "input".into());
                 let report = reports.iter().find(|r| r.path == shown);
-                let kind = match report.map(|r| (r.status, r.source.kind)) {
-                    Some((Status::Ok, SourceKind::Core)) => "core",
-                    Some((Status::Ok, SourceKind::Text)) => "text",
+                let kind = match (
+                    sniff::kind(&path),
+                    report.map(|r| (r.status, r.source.kind)),
+                ) {
+                    (Some(sniff::Kind::Core), _) => "core",
+                    (Some(sniff::Kind::Apport), _) => "apport crash report",
+                    (Some(sniff::Kind::Wer), _) => "Windows Error Reporting report",
+                    (_, Some((Status::Ok, SourceKind::Text))) => "text",
                     _ => "minidump",
                 };
-                let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+                let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
                 if kind == "core" && options.convert {
-                    match converted(path, output, &options.symbols) {
+                    match converted(&path, output, &options.symbols) {
                         Ok((small, dump_bytes)) => {
                             let name = unique(&mut names, &format!("{base}.dmp"));
                             inputs.push((
@@ -181,7 +207,7 @@ pub fn pack(options: &PackOptions, database: &Database) -> Result<Packed, String
                 }
                 let name = unique(&mut names, &base);
                 inputs.push((
-                    Source::File(path.clone()),
+                    Source::File(path),
                     PackedInput {
                         name,
                         from: shown,
