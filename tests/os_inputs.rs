@@ -313,6 +313,30 @@ FriendlyEventName=Stopped working\r\nAppName=Game\r\nAppPath=C:\\Games\\game.exe
         reports[0]["warnings"]
     );
 
+    // Packed: the dump WER kept (the signature stays in the pack's
+    // report), and the pack gives the same answer.
+    let pack = dir.path().join("wer.tar.zst");
+    let out = common::bin()
+        .arg("pack")
+        .arg(dir.path().join("ReportQueue"))
+        .arg("-o")
+        .arg(&pack)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Report.wer: its problem signature"));
+    let (packed, _) = analyze(&[&pack]);
+    assert_eq!(packed.len(), 1);
+    assert!(packed[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("wer.tar.zst/memory.hdmp"));
+    assert_eq!(answer(&packed[0]), answer(&want[0]));
+
     // Named Report.wer, but not one.
     let fake = dir.path().join("fake");
     std::fs::create_dir(&fake).unwrap();
