@@ -75,7 +75,11 @@ pub(crate) fn unpack(path: &Path) -> Result<Unpacked, String> {
     let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
     let decoder =
         zstd::stream::read::Decoder::new(file).map_err(|e| format!("not a zstd stream: {e}"))?;
-    let manifest = take_out(decoder, dir.path(), MAX_TOTAL)?;
+    // Never more than the temporary folder's free space, less a margin:
+    // a pack that claims more must not fill the disk first.
+    let limit =
+        free_space(dir.path()).map_or(MAX_TOTAL, |free| MAX_TOTAL.min(free.saturating_sub(MARGIN)));
+    let manifest = take_out(decoder, dir.path(), limit)?;
     let shown = path.display().to_string();
     let mut inputs = Vec::new();
     for input in &manifest.inputs {
@@ -138,8 +142,9 @@ fn take_out(from: impl Read, into: &Path, max_total: u64) -> Result<Manifest, St
         total = total.saturating_add(size);
         if total > max_total {
             return Err(format!(
-                "unpacks to more than {} GiB: refused",
-                max_total >> 30
+                "unpacks to more than {} MiB (at most 64 GiB, and the free space of the \
+                 temporary folder less 1 GiB): refused",
+                max_total >> 20
             ));
         }
         if count == 0 {
@@ -191,6 +196,31 @@ fn take_out(from: impl Read, into: &Path, max_total: u64) -> Result<Manifest, St
         }
     }
     manifest.ok_or_else(|| "an empty archive: not a dumptriage pack".to_string())
+}
+
+/// Free space kept when a pack is taken out.
+const MARGIN: u64 = 1 << 30;
+
+/// The bytes free for this user in the file system of `dir`.
+#[cfg(unix)]
+fn free_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a NUL-terminated path and a zeroed struct statvfs fills.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; the result is checked.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
+        return None;
+    }
+    // The field types differ between systems (u32 on macOS): widened.
+    #[allow(clippy::useless_conversion)]
+    let (blocks, size) = (u64::from(stat.f_bavail), u64::from(stat.f_frsize));
+    Some(blocks.saturating_mul(size))
+}
+
+#[cfg(not(unix))]
+fn free_space(_: &Path) -> Option<u64> {
+    None
 }
 
 /// The plain names of a relative path, or `None` when any part is not one
