@@ -20,8 +20,9 @@ use dumptriage::symbols::SymbolConfig;
 
 /// The targets, by name: the folder of tests/data/fuzz/ and the cargo-fuzz
 /// target of the same name.
-pub const TARGETS: [&str; 9] = [
+pub const TARGETS: [&str; 10] = [
     "analyze_dump",
+    "read_artifact",
     "read_core",
     "read_python",
     "read_text",
@@ -37,6 +38,7 @@ pub fn run(target: &str, data: &[u8]) {
     match target {
         "analyze_dump" => analyze_dump(data),
         "read_core" => read_core(data),
+        "read_artifact" => read_artifact(data),
         "read_python" => dumptriage::python::fuzz_walk(data),
         "read_text" => read_text(data),
         "load_rule" => load_rule(data),
@@ -103,6 +105,29 @@ pub fn analyze_dump(data: &[u8]) {
 /// classified and matched, like a dump (the content decides, not the name).
 pub fn read_core(data: &[u8]) {
     analyze_file("core", data);
+}
+
+/// What the OS or `pack` kept: `data` as an apport `.crash`, a
+/// `Report.wer` and a pack, each found and analysed as `analyze` does; and
+/// as a core read from a pipe by `convert --from-stdin`.
+pub fn read_artifact(data: &[u8]) {
+    static DATABASE: OnceLock<Database> = OnceLock::new();
+    let database = DATABASE.get_or_init(|| Database::builtin().unwrap());
+    for name in ["report.crash", "Report.wer", "pack.tar.zst"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, data).unwrap();
+        let collected = dumptriage::input::collect(&[dir.path().to_path_buf(), path.clone()]);
+        let batch = dumptriage::BatchOptions {
+            jobs: 1,
+            ..dumptriage::BatchOptions::default()
+        };
+        for report in dumptriage::analyze_inputs(&collected.inputs, no_symbols(), database, &batch)
+        {
+            check_one_line(&path, &report);
+        }
+    }
+    dumptriage::artifact::convert::fuzz_stream(data);
 }
 
 /// `data` written to a file called `name`, analysed and diagnosed.

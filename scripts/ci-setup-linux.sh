@@ -16,6 +16,7 @@
 #   chromium                 renders the HTML report headless (tests/html.rs,
 #                            scripts/html-screenshot.sh)
 #   GNU parallel             runs docs/ci.md's shard recipe (tests/merge.rs)
+#   lldb                     reads the minidumps `convert` writes
 # lets a process ptrace a sibling (attach tests), which Yama's
 # ptrace_scope 1 (Ubuntu's default) forbids, and fetches the real vendor
 # binaries of tests/vendor.rs (sample-dumps/vendor/fetch.sh
@@ -32,6 +33,9 @@ command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 # gdb: the text-trace round trips (tests/text_traces.rs) run it on tests/programs.
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)
+# lldb: reads the minidumps `convert` writes, as a reader of our own files
+# that is not ours (tests/artifacts.rs).
+command -v lldb >/dev/null 2>&1 || missing+=(lldb)
 script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
 command -v groff >/dev/null 2>&1 || missing+=(groff-base)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)

@@ -4,7 +4,9 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
 # Targets: analyze_dump (minidump analysis: parse, walk, exit phase,
-# matching), read_core (Linux core files, plain or compressed), read_python
+# matching), read_core (Linux core files, plain or compressed),
+# read_artifact (apport .crash files, Report.wer, packs, and cores read
+# from a pipe by convert --from-stdin), read_python
 # (CPython state in memory), load_rule (rule files), read_sym (Breakpad .sym, used on a real
 # dump), read_elf, read_pe, read_pdb (the native readers). Each starts from
 # its seeds (tests/data/fuzz/TARGET/ and the repository's own files of that
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(analyze_dump read_core read_python load_rule read_sym read_elf read_pe read_pdb)
+[ ${#targets[@]} -gt 0 ] || targets=(analyze_dump read_core read_artifact read_python load_rule read_sym read_elf read_pe read_pdb)
 
 missing() {
   echo "fuzz: skipped: $1" >&2

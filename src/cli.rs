@@ -78,6 +78,20 @@ pub enum Command {
     /// run over every dump would give it. See docs/ci.md.
     #[command(after_help = EXIT_STATUS_HELP)]
     Merge(MergeArgs),
+    /// Write a small minidump of a Linux core that gives the same report:
+    /// every thread's registers and stack, the modules with their build
+    /// ids, and the memory the diagnosis reads.
+    #[command(after_help = CONVERT_EXIT_STATUS_HELP)]
+    Convert(ConvertArgs),
+    /// Pack dumps or cores with every binary and symbol file their analysis
+    /// used, and the report, into one .tar.zst that `analyze` reads on any
+    /// machine with no symbol options.
+    Pack(PackArgs),
+    /// Check that a crash or a hang on this machine would leave something to
+    /// analyse (core_pattern, ulimit -c, ptrace, WER LocalDumps, the dump
+    /// folder, symbol servers), each finding with how to fix it.
+    #[command(after_help = DOCTOR_EXIT_STATUS_HELP)]
+    Doctor(DoctorArgs),
     /// Print the completion script for SHELL, generated from this command
     /// line (bash: `source <(dumptriage completions bash)`).
     Completions {
@@ -88,6 +102,118 @@ pub enum Command {
     /// each subcommand) into DIR, generated from this command line.
     #[command(hide = true)]
     Man { dir: PathBuf },
+}
+
+const CONVERT_EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  the minidump was written, and its report is the core's
+  1  the minidump was written, but its report differs from the core's (the
+     differences are listed on standard error)
+  2  the core could not be read or the minidump not written";
+
+const DOCTOR_EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  every way of capture checked (those of --for, else all of this OS's)
+     would capture
+  1  one of them would capture nothing: the findings marked PROBLEM say why
+     and how to fix it
+  2  the command line was wrong";
+
+/// A way a crash or hang is captured, for `doctor --for`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaptureWay {
+    /// The kernel's core files (Linux).
+    Cores,
+    /// `dumptriage run` (Linux: ptrace of its own child).
+    Run,
+    /// `dumptriage attach` (Linux: ptrace of another process).
+    Attach,
+    /// Windows Error Reporting's LocalDumps (Windows).
+    Wer,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Only these ways of capture decide the exit status (repeatable):
+    /// `cores`, `run`, `attach` (Linux), `wer` (Windows).
+    #[arg(long = "for", value_enum, value_name = "WAY")]
+    pub ways: Vec<CaptureWay>,
+
+    /// The folder `run` or `attach` would write dumps to (default: the
+    /// current folder).
+    #[arg(long, value_name = "DIR")]
+    pub dump_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// Dumps, cores, text traces, OS crash reports or folders, as `analyze`
+    /// takes them.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+
+    /// Folders are searched for *.txt and *.log files too.
+    #[arg(long)]
+    pub text: bool,
+
+    /// The archive to write (FILE.tar.zst).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Pack each core as the small minidump `convert` makes of it (the core
+    /// itself when that minidump's report differs).
+    #[arg(long)]
+    pub convert: bool,
+
+    /// Most bytes of binaries and symbol files packed: the rest is left
+    /// out, and listed.
+    #[arg(long, value_name = "SIZE", default_value = "4G", value_parser = parse_size)]
+    pub max_symbols: u64,
+
+    /// Folder of rule files added to the built-in rules for the pack's
+    /// report; repeatable (the rules are not packed).
+    #[arg(long = "signatures", value_name = "DIR")]
+    pub signatures: Vec<PathBuf>,
+
+    /// Dumps analysed in parallel (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The core file (plain, or compressed as systemd-coredump keeps it).
+    #[arg(
+        value_name = "CORE",
+        required_unless_present = "from_stdin",
+        conflicts_with = "from_stdin"
+    )]
+    pub core: Option<PathBuf>,
+
+    /// Read the core from standard input, once and in order, as a
+    /// `core_pattern` pipe gives it (see docs/artifacts.md); never replaces
+    /// an existing file.
+    #[arg(long)]
+    pub from_stdin: bool,
+
+    /// The minidump to write.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// With --from-stdin: most bytes of writable memory (the heap) kept
+    /// from the stream beyond the stacks and the modules' data, for the
+    /// wait and Python readers.
+    #[arg(long, value_name = "SIZE", default_value = "256M", value_parser = parse_size)]
+    pub heap_budget: u64,
+
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
 }
 
 #[derive(Debug, Args)]
@@ -143,10 +269,12 @@ pub struct SignatureDirs {
 
 #[derive(Debug, Args)]
 pub struct AnalyzeArgs {
-    /// Minidumps, text files holding stack traces (CI logs, bug reports:
-    /// any name, read as text when they are not minidumps), `-` for
-    /// standard input, or folders searched recursively for *.dmp and
-    /// *.mdmp (and *.txt and *.log with --text).
+    /// Minidumps, Linux cores, packs (`dumptriage pack`), apport .crash
+    /// files, Report.wer, text files holding stack traces (CI logs, bug
+    /// reports: any name, read as text when they are none of those), `-`
+    /// for standard input, or folders searched recursively for *.dmp,
+    /// *.mdmp, *.hdmp and core files, and for cores, packs and OS crash
+    /// reports by content (and *.txt and *.log with --text).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 
@@ -280,13 +408,10 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{text}` is too large"))
 }
 
-/// Options shared by every command that prints a report: `analyze`,
-/// `attach` and `run` flatten this one struct, so each accepts the same
-/// flags with the same meaning, listed under the same heading in `--help`
-/// (issue 11).
+/// Where symbols come from: part of the report options, and what `pack`
+/// and `convert` take of them (they write files, not reports).
 #[derive(Debug, Args)]
-#[command(next_help_heading = "Report options")]
-pub struct ReportArgs {
+pub struct SymbolArgs {
     /// Where symbols are looked for, in order; repeatable. A folder (Breakpad
     /// store, Microsoft-style store, build-id tree, or PDBs and binaries side
     /// by side), an http(s) symbol server URL, or `debuginfod+URL` for a
@@ -366,6 +491,17 @@ pub struct ReportArgs {
     /// and the symbols folder beside each dump are searched.
     #[arg(long = "no-system-symbols")]
     pub no_system_symbols: bool,
+}
+
+/// Options shared by every command that prints a report: `analyze`,
+/// `attach` and `run` flatten this one struct, so each accepts the same
+/// flags with the same meaning, listed under the same heading in `--help`
+/// (issue 11).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Report options")]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub symbol: SymbolArgs,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -423,6 +559,13 @@ impl ReportArgs {
         }
     }
 
+    /// The symbol sources these flags name, plus `_NT_SYMBOL_PATH` when set.
+    pub fn symbol_config(&self) -> SymbolConfig {
+        self.symbol.symbol_config()
+    }
+}
+
+impl SymbolArgs {
     /// The symbol sources these flags name, plus `_NT_SYMBOL_PATH` when set.
     pub fn symbol_config(&self) -> SymbolConfig {
         SymbolConfig {

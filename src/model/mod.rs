@@ -7,12 +7,14 @@
 use serde::{Deserialize, Serialize};
 
 mod capture;
+mod converted;
 mod hex;
 mod phase;
 pub mod schema;
 mod stack;
 
 pub use capture::*;
+pub use converted::*;
 use hex::{
     de_hex_list, de_hex_option, de_hex_u32, de_hex_u64, hex_list, hex_option, hex_u32, hex_u64,
 };
@@ -174,6 +176,9 @@ pub enum SourceKind {
     Text,
     /// A Linux core file (plain or compressed).
     Core,
+    /// A Windows Error Reporting `Report.wer` with no dump beside it: its
+    /// problem signature only (the faulting module and offset, the code).
+    Wer,
 }
 
 impl Report {

@@ -190,6 +190,18 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
                 "Source:    a Linux core file ({})",
                 clean(report.source.format.as_deref().unwrap_or("ELF core"))
             );
+        } else if report.source.kind == SourceKind::Wer {
+            let _ = writeln!(
+                s,
+                "Source:    a Windows Error Reporting report ({}), without a dump",
+                clean(report.source.format.as_deref().unwrap_or("Report.wer"))
+            );
+        } else if let Some(format) = (report.source.kind == SourceKind::Minidump)
+            .then_some(report.source.format.as_ref())
+            .flatten()
+        {
+            // A minidump that says what it was made from (`convert`).
+            let _ = writeln!(s, "Source:    a minidump, {}", clean(format));
         }
         if let Some(time) = &process.dump_time {
             let _ = write!(s, "Dumped:    {}", clean(time));
@@ -305,7 +317,7 @@ fn render_exception(s: &mut String, report: &Report, p: Paint) {
                 .unwrap_or_default();
             // A text trace names the crash, not where it happened.
             let at = match report.source.kind {
-                SourceKind::Text => String::new(),
+                SourceKind::Text | SourceKind::Wer => String::new(),
                 SourceKind::Minidump | SourceKind::Core => format!(" at {}", hex(e.address)),
             };
             let _ = writeln!(

@@ -162,7 +162,7 @@ impl BreakpadSupplier {
         for (shown, path) in found {
             match SymFile::open(&path, &id, name, &self.index, log) {
                 Ok(file) => {
-                    log.file = Some(shown);
+                    log.named_by(shown, &path);
                     return Some(file);
                 }
                 Err(e) => log.corrupt(&shown, &e.to_string()),

@@ -8,9 +8,16 @@ pub(super) struct Log {
     pub mismatched: bool,
     pub corrupt: bool,
     pub file: Option<String>,
+    /// The local copy of `file` (a download's, in the cache).
+    pub local: Option<std::path::PathBuf>,
 }
 
 impl Log {
+    /// Names came from `shown` (a path or URL), read from `path`.
+    pub fn named_by(&mut self, shown: String, path: &std::path::Path) {
+        self.file = Some(shown);
+        self.local = Some(path.to_path_buf());
+    }
     pub fn tried(&mut self, line: String) {
         self.tried.push(line);
     }

@@ -32,6 +32,7 @@ pub(crate) mod server;
 pub(crate) mod sources;
 mod symfile;
 pub(crate) mod unwind;
+mod used;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,6 +43,7 @@ pub(crate) use provider::DumpSymbols;
 pub(crate) use server::{Limits, DEFAULT_MAX_DOWNLOAD};
 pub(crate) use sources::Sources;
 pub(crate) use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
+pub use used::UsedFile;
 
 use server::{is_url, Server};
 
@@ -192,6 +194,40 @@ impl SymbolConfig {
             }
         }
         Ok(warnings)
+    }
+
+    /// Every symbol server these settings name: `--symbols` URLs (and
+    /// `debuginfod+URL`), `_NT_SYMBOL_PATH`'s servers, `DEBUGINFOD_URLS`
+    /// (what `doctor` asks whether they answer).
+    pub fn server_urls(&self) -> Vec<String> {
+        let mut urls: Vec<String> = Vec::new();
+        for entry in &self.stores {
+            let text = entry.to_string_lossy();
+            let url = debuginfod_url(&text).unwrap_or(&text);
+            if is_url(url) {
+                urls.push(url.to_string());
+            }
+        }
+        for element in self
+            .nt_symbol_path
+            .as_deref()
+            .map(ntpath::parse)
+            .unwrap_or_default()
+        {
+            if let ntpath::Element::Server { url, .. } = element {
+                urls.push(url);
+            }
+        }
+        urls.extend(
+            self.debuginfod_urls
+                .as_deref()
+                .unwrap_or("")
+                .split_whitespace()
+                .filter(|u| is_url(u))
+                .map(str::to_string),
+        );
+        urls.dedup();
+        urls
     }
 
     /// Builds the sources shared by every dump of the run. Each symbol file

@@ -52,6 +52,9 @@ pub struct Resolution {
     pub pe_binary_searched: bool,
     /// The file or URL names come from.
     pub file: Option<String>,
+    /// The local file names were read from (for a URL, its copy in the
+    /// cache).
+    pub local_file: Option<PathBuf>,
     pub status: ModuleSymbols,
     pub tried: Vec<String>,
     pub warnings: Vec<String>,
@@ -88,6 +91,8 @@ pub struct Sources {
     /// Unwind tables read from the binaries, by module identity (None:
     /// none found).
     unwinders: Mutex<HashMap<Identity, Option<Arc<dyn Unwinder>>>>,
+    /// Binaries found after the search, for unwinding (by identity).
+    later_binaries: Mutex<HashMap<Identity, PathBuf>>,
 }
 
 impl Sources {
@@ -114,6 +119,7 @@ impl Sources {
             notes,
             scratch: Mutex::new(scratch),
             unwinders: Mutex::new(HashMap::new()),
+            later_binaries: Mutex::new(HashMap::new()),
         }
     }
 
@@ -208,7 +214,7 @@ impl Sources {
 
     fn binary_with(&self, resolution: &Resolution, log: &mut Log) -> Option<PathBuf> {
         let identity = &resolution.identity;
-        match identity.format() {
+        let found = match identity.format() {
             Format::Pe => match (&resolution.binary, resolution.pe_binary_searched) {
                 (Some(path), _) => Some(path.clone()),
                 (None, true) => None,
@@ -220,7 +226,34 @@ impl Sources {
                 .binary
                 .clone()
                 .or_else(|| find::elf::binary(&self.places, identity, log)),
+        };
+        if let (Some(path), None) = (&found, &resolution.binary) {
+            if let Ok(mut later) = self.later_binaries.lock() {
+                later.insert(identity.clone(), path.clone());
+            }
         }
+        found
+    }
+
+    /// Every search result of the run so far, with the binary found for
+    /// unwinding after it (if any).
+    pub(super) fn resolved(&self) -> Vec<(Arc<Resolution>, Option<PathBuf>)> {
+        let slots: Vec<Slot> = match self.resolutions.lock() {
+            Ok(map) => map.values().cloned().collect(),
+            Err(poisoned) => poisoned.into_inner().values().cloned().collect(),
+        };
+        let later = match self.later_binaries.lock() {
+            Ok(map) => map.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        slots
+            .iter()
+            .filter_map(|slot| slot.try_lock()?.clone())
+            .map(|resolution| {
+                let binary = later.get(&resolution.identity).cloned();
+                (resolution, binary)
+            })
+            .collect()
     }
 
     fn lock_unwinders(
@@ -298,7 +331,7 @@ impl Sources {
         }
         let native: Option<Arc<dyn NativeSymbols>> = match binary {
             Some((ref path, BinaryInfo::Pe(ref mut info))) if !info.exports.is_empty() => {
-                log.file = Some(path.display().to_string());
+                log.named_by(path.display().to_string(), path);
                 Some(Arc::new(std::mem::take(&mut info.exports)))
             }
             Some((ref path, BinaryInfo::Elf(ref mut info))) => {
@@ -308,7 +341,7 @@ impl Sources {
                     std::mem::take(&mut info.dynsym)
                 };
                 (!table.is_empty()).then(|| {
-                    log.file = Some(path.display().to_string());
+                    log.named_by(path.display().to_string(), path);
                     Arc::new(table) as Arc<dyn NativeSymbols>
                 })
             }
@@ -348,6 +381,7 @@ fn finish(
         binary: binary.map(|b| b.0),
         pe_binary_searched,
         file: log.file,
+        local_file: log.local,
         status,
         tried: log.tried,
         warnings: log.warnings,

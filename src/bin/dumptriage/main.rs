@@ -44,6 +44,10 @@ fn main() -> ExitCode {
         Command::Man { dir } => man_pages(&dir),
         Command::Baseline(args) => baseline(args),
         Command::Merge(args) => merge(args),
+        Command::Convert(args) => artifact(dumptriage::artifact::convert::command(&args)),
+        Command::Pack(args) => load_database(&args.signatures)
+            .and_then(|db| artifact(dumptriage::artifact::pack::command(&args, &db))),
+        Command::Doctor(args) => artifact(dumptriage::artifact::doctor::command(&args)),
     });
     // Indexes of big PDB and DWARF files are written on other threads
     // while the analysis goes on: waited for once the reports are out.
@@ -215,6 +219,19 @@ fn attach(args: AttachArgs) -> anyhow::Result<ExitCode> {
         }
     }
     finish(&reports, &args.report)
+}
+
+/// What `convert`, `pack` and `doctor` said, printed; their exit status
+/// (1: the minidump's report differs, or a capture would capture nothing).
+fn artifact(result: Result<dumptriage::artifact::Outcome, String>) -> anyhow::Result<ExitCode> {
+    let done = result.map_err(anyhow::Error::msg)?;
+    if !done.report.is_empty() {
+        write_stdout(|out| out.write_all(done.report.as_bytes()))?;
+    }
+    for line in &done.said {
+        eprintln!("dumptriage: {}", printable::clean(line));
+    }
+    Ok(ExitCode::from(if done.failed { EXIT_FINDING } else { 0 }))
 }
 
 /// Runs the command; returns only for a hang or an error: otherwise this

@@ -134,14 +134,14 @@ fn load_dwarf(
                 .map(|dwarf| Arc::new(dwarf) as Arc<dyn NativeSymbols>)
         });
         if let Some(indexed) = planned.read(load, log) {
-            log.file = Some(shown);
+            log.named_by(shown, path);
             return Some(indexed);
         }
     }
     elf::read_tables(&map, &mut info);
     match Dwarf::load(map, info, &path.display().to_string()) {
         Ok(dwarf) => {
-            log.file = Some(shown);
+            log.named_by(shown, path);
             let dwarf = Arc::new(dwarf);
             if let Some(planned) = planned {
                 planned.write(dwarf.clone(), log);

@@ -60,14 +60,14 @@ pub fn pdb(places: &Places, identity: &Identity, log: &mut Log) -> Option<Arc<dy
                         .map(|pdb| Arc::new(pdb) as Arc<dyn NativeSymbols>)
                 });
                 if let Some(indexed) = planned.read(load, log) {
-                    log.file = Some(shown);
+                    log.named_by(shown, path);
                     return Some(indexed);
                 }
             }
         }
         match Pdb::open(path, id) {
             Ok(pdb) => {
-                log.file = Some(shown);
+                log.named_by(shown, path);
                 let pdb = Arc::new(pdb);
                 if let Some(planned) = planned {
                     planned.write(pdb.clone(), log);

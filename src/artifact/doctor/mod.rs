@@ -1,0 +1,174 @@
+//! `dumptriage doctor`: would a crash or a hang on this machine leave
+//! something to analyse? The capture set-up fails silently (a
+//! `core_pattern` piping to a handler that is not installed, `ulimit -c 0`,
+//! a restrictive `ptrace_scope`, WER's LocalDumps not set), and the first
+//! sign is a failure with no artifact. This says so beforehand, each
+//! finding with how to fix it.
+//!
+//! The probing (linux.rs, windows.rs) only gathers [`Facts`]; the checks
+//! are plain functions of them, so every setting is tested here by
+//! injecting its facts, on any OS.
+
+mod checks;
+mod facts;
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(windows)]
+mod windows;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use checks::{check, ways};
+use facts::can_write;
+pub use facts::{Facts, Finding, Limit, LinuxFacts, Status, Way, WindowsFacts};
+/// What to check.
+#[derive(Debug, Clone, Default)]
+pub struct DoctorOptions {
+    /// `--dump-dir` (default: the current folder).
+    pub dump_dir: Option<PathBuf>,
+    /// Symbol servers to ask: http(s) URLs.
+    pub servers: Vec<String>,
+    pub debuginfod_urls: Option<String>,
+    /// Tests only: read /proc and /etc under this folder instead.
+    pub root: Option<PathBuf>,
+    /// Tests only: do not try ptrace for real.
+    pub no_ptrace_probe: bool,
+}
+
+/// `dumptriage doctor`: the probe, the checks, and whether the ways of
+/// capture asked for (all of this OS's, when none is) would capture.
+pub fn command(args: &crate::cli::DoctorArgs) -> Result<super::Outcome, String> {
+    use crate::cli::CaptureWay;
+    let symbols = args.symbols.symbol_config();
+    let options = DoctorOptions {
+        dump_dir: args.dump_dir.clone(),
+        servers: symbols.server_urls(),
+        debuginfod_urls: symbols.debuginfod_urls.clone(),
+        // Tests only (debug builds): /proc and /etc read under a folder.
+        root: cfg!(debug_assertions)
+            .then(|| std::env::var_os("DUMPTRIAGE_DOCTOR_ROOT").map(PathBuf::from))
+            .flatten(),
+        no_ptrace_probe: false,
+    };
+    let facts = probe(&options);
+    let findings = check(&facts);
+    let ways = ways(&facts, &findings);
+    let wanted: Vec<Way> = args
+        .ways
+        .iter()
+        .map(|w| match w {
+            CaptureWay::Cores => Way::Cores,
+            CaptureWay::Run => Way::Run,
+            CaptureWay::Attach => Way::Attach,
+            CaptureWay::Wer => Way::WerDumps,
+        })
+        .collect();
+    if let Some(way) = wanted.iter().find(|w| !ways.iter().any(|(x, _)| x == *w)) {
+        return Err(format!(
+            "--for: {} is not checked on this operating system",
+            way.name()
+        ));
+    }
+    Ok(super::Outcome {
+        report: render(&findings, &ways),
+        said: Vec::new(),
+        failed: ways
+            .iter()
+            .any(|(way, works)| !works && (wanted.is_empty() || wanted.contains(way))),
+    })
+}
+
+/// Probes this machine.
+pub fn probe(options: &DoctorOptions) -> Facts {
+    let root = options.root.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let dump_dir = options
+        .dump_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let writable = can_write(&dump_dir);
+    let mut tools: Vec<(String, Option<PathBuf>)> = Vec::new();
+    #[cfg(target_os = "linux")]
+    let linux = Some(linux::probe(&root, options.no_ptrace_probe));
+    #[cfg(not(target_os = "linux"))]
+    let linux: Option<LinuxFacts> = {
+        let _ = &root;
+        None
+    };
+    #[cfg(windows)]
+    let windows = Some(windows::probe());
+    #[cfg(not(windows))]
+    let windows: Option<WindowsFacts> = None;
+    let names: &[&str] = if windows.is_some() {
+        &["procdump64.exe", "procdump.exe", "cdb.exe"]
+    } else {
+        &["gdb", "debuginfod-find", "coredumpctl"]
+    };
+    for name in names {
+        tools.push((name.to_string(), on_path(name)));
+    }
+    Facts {
+        linux,
+        windows,
+        dump_dir: Some((dump_dir, writable)),
+        servers: options
+            .servers
+            .iter()
+            .map(|url| (url.clone(), ask(url)))
+            .collect(),
+        tools,
+        debuginfod_urls: options.debuginfod_urls.clone(),
+    }
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// Any HTTP answer from the server's base URL (a 404 is an answer).
+fn ask(url: &str) -> Result<String, String> {
+    let agent = ureq::AgentBuilder::new()
+        .timeout_connect(Duration::from_secs(5))
+        .timeout_read(Duration::from_secs(10))
+        .build();
+    match agent.get(url).call() {
+        Ok(response) => Ok(format!("HTTP {}", response.status())),
+        Err(ureq::Error::Status(code, _)) => Ok(format!("HTTP {code}")),
+        Err(ureq::Error::Transport(e)) => Err(e.to_string()),
+    }
+}
+
+/// The report, for people: each finding, then each way's verdict.
+pub fn render(findings: &[Finding], ways: &[(Way, bool)]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for f in findings {
+        let mark = match f.status {
+            Status::Ok => "ok",
+            Status::Note => "note",
+            Status::Problem(_) => "PROBLEM",
+        };
+        let _ = writeln!(s, "{mark:<8} {}: {}", f.topic, f.what);
+        if let (Some(fix), false) = (&f.fix, f.status == Status::Ok) {
+            let _ = writeln!(s, "{:<8}   fix: {fix}", "");
+        }
+    }
+    s.push('\n');
+    for (way, works) in ways {
+        let _ = writeln!(
+            s,
+            "{:<18} {}",
+            format!("{}:", way.name()),
+            if *works {
+                "would capture"
+            } else {
+                "would capture NOTHING"
+            }
+        );
+    }
+    s
+}
