@@ -7,9 +7,9 @@
 # matching), read_core (Linux core files, plain or compressed), read_python
 # (CPython state in memory), load_rule (rule files), read_sym (Breakpad .sym, used on a real
 # dump), read_elf, read_pe, read_pdb (the native readers). Each starts from
-# its seeds (tests/data/fuzz/TARGET/ and the repository's own files of that
+# its seeds (fuzz/regressions/TARGET/ and the repository's own files of that
 # kind) in fuzz/corpus/TARGET/ (not committed). A crash is copied to
-# tests/data/fuzz/TARGET/ (where tests/fuzz_regressions.rs replays it on
+# fuzz/regressions/TARGET/ (where tests/fuzz_regressions.rs replays it on
 # every `cargo test`) and the script exits 1.
 #
 # Needs a nightly toolchain and cargo-fuzz (`rustup toolchain install
@@ -39,7 +39,7 @@ cargo +nightly fuzz --version >/dev/null 2>&1 \
 seed() {
   local target=$1 corpus=fuzz/corpus/$1
   mkdir -p "$corpus"
-  cp -n tests/data/fuzz/"$target"/* "$corpus"/ 2>/dev/null || true
+  cp -n fuzz/regressions/"$target"/* "$corpus"/ 2>/dev/null || true
   case $target in
     analyze_dump)
       [ -d ../shared/corpus/public ] || { echo "fuzz: ../shared/corpus/public is missing (the public dumps live beside the checkout)" >&2; exit 1; }
@@ -71,8 +71,8 @@ for target in "${targets[@]}"; do
     tail -40 "fuzz/$target.log" >&2
     for crash in "$artifacts"/*; do
       [ -f "$crash" ] || continue
-      cp "$crash" tests/data/fuzz/"$target"/
-      echo "fuzz: $target: kept $(basename "$crash") in tests/data/fuzz/$target/" >&2
+      cp "$crash" fuzz/regressions/"$target"/
+      echo "fuzz: $target: kept $(basename "$crash") in fuzz/regressions/$target/" >&2
     done
   else
     grep -E '^stat::number_of_executed_units' "fuzz/$target.log" | sed "s/^/fuzz: $target: /" >&2 || true
