@@ -118,41 +118,10 @@ fn start_hang(program: &Path, dir: &Path) -> std::process::Child {
     // Only a guard against a program that never gets there: waiting ends
     // as soon as it does.
     heard
-        .recv_timeout(HANG_GUARD)
+        .recv_timeout(common::HANG_GUARD)
         .unwrap_or_else(|e| panic!("{program:?} never said it was exiting: {e}"));
-    wait_until_blocked(child.id(), program);
+    common::wait_until_asleep(child.id(), 0);
     child
-}
-
-/// How long a wait for something that must happen goes on before the test
-/// says it never happened. Not a measure of speed: the wait ends as soon as
-/// the thing happens.
-const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
-
-/// Waits until every thread of `pid` is asleep (state S) at five looks in
-/// a row, 20 ms apart.
-fn wait_until_blocked(pid: u32, program: &Path) {
-    let started = std::time::Instant::now();
-    let mut calm = 0;
-    while calm < 5 {
-        let states: Vec<char> = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
-            .filter_map(|stat| stat.rsplit_once(") ")?.1.chars().next())
-            .collect();
-        calm = if !states.is_empty() && states.iter().all(|s| *s == 'S') {
-            calm + 1
-        } else {
-            0
-        };
-        assert!(
-            started.elapsed() < HANG_GUARD,
-            "{program:?}: its threads never all blocked ({states:?})"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
 }
 
 /// systemd-coredump's name and compression: core.NAME.UID.BOOTID.PID.TIME.zst
@@ -921,17 +890,13 @@ fn corrupted_cores_give_a_report_or_one_clear_error() {
     };
     let path = dir.path().join("case.core");
     std::fs::write(&path, &original).unwrap();
-    // What the intact core costs (the cheapest of three analyses, the first
-    // warming the symbol caches), against which each corruption's cost is
-    // measured: a count or size taken at its word must not multiply it.
-    let intact = (0..3)
-        .map(|_| {
-            let before = cpu::thread();
-            assert_eq!(analyzer.analyze(&path).status, Status::Ok);
-            cpu::thread() - before
-        })
-        .min()
-        .unwrap();
+    // What analysing the intact core costs (its first analysis, which
+    // fills the caches the cases share), against which each corruption's
+    // cost is measured: a count or size taken at its word must not
+    // multiply it.
+    let before = cpu::thread();
+    assert_eq!(analyzer.analyze(&path).status, Status::Ok);
+    let intact = cpu::thread() - before;
     let mut slowest = std::time::Duration::ZERO;
     let (mut reports, mut errors) = (0, 0);
     for case in 0..160 {

@@ -799,8 +799,9 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // Each program announces nothing: give it time to reach its hang.
-        std::thread::sleep(std::time::Duration::from_millis(1500));
+        // Each program announces nothing: it has reached its hang when
+        // every thread of it sleeps.
+        common::wait_until_asleep(child.id(), 0);
         let out = std::process::Command::new("gdb")
             .args(["-q", "-batch", "-nx", "-p"])
             .arg(child.id().to_string())
@@ -954,7 +955,7 @@ fn py_spy_dumps_of_a_python_exit_hang() {
         &mut line,
     )
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    common::wait_until_asleep(python.id(), 0);
     let mut failures = Vec::new();
     for extra in [&[][..], &["--native"][..]] {
         let out = std::process::Command::new("py-spy")
