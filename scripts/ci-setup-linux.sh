@@ -12,6 +12,7 @@
 #                            (sample-dumps/vendor/fetch.sh, run by .ci/run)
 #   util-linux `script`      the pseudo-terminal of the colour and progress
 #                            bar tests (bsdutils)
+#   g++                      the fuzz build (libFuzzer is C++)
 # lets a process ptrace a sibling (attach tests), which Yama's
 # ptrace_scope 1 (Ubuntu's default) forbids, and fetches the real vendor
 # binaries of tests/vendor.rs (sample-dumps/vendor/fetch.sh
@@ -29,6 +30,8 @@ command -v npm >/dev/null 2>&1 || missing+=(npm)
 # gdb: the text-trace round trips (tests/text_traces.rs) run it on tests/programs.
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)
 script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
+# g++: the fuzz build (libfuzzer-sys compiles libFuzzer, C++).
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ci-setup-linux: installing ${missing[*]}" >&2
   as_root apt-get update -qq
