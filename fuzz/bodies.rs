@@ -1,6 +1,6 @@
 //! What each fuzz target does with one input, shared by the cargo-fuzz
 //! targets (fuzz/fuzz_targets/) and the regression test that replays the
-//! inputs kept in tests/data/fuzz/ (tests/fuzz_regressions.rs), so a crash
+//! inputs kept in fuzz/regressions/ (tests/fuzz_regressions.rs), so a crash
 //! found once is checked on every `cargo test`.
 //!
 //! Each body panics when the code under test fails the way bad input must
@@ -18,7 +18,7 @@ use dumptriage::signatures::Database;
 use dumptriage::symbols::native::{self, NativeSymbols};
 use dumptriage::symbols::SymbolConfig;
 
-/// The targets, by name: the folder of tests/data/fuzz/ and the cargo-fuzz
+/// The targets, by name: the folder of fuzz/regressions/ and the cargo-fuzz
 /// target of the same name.
 pub const TARGETS: [&str; 10] = [
     "analyze_dump",

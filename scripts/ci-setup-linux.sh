@@ -17,6 +17,7 @@
 #                            scripts/html-screenshot.sh)
 #   GNU parallel             runs docs/ci.md's shard recipe (tests/merge.rs)
 #   lldb                     reads the minidumps `convert` writes
+#   g++                      the fuzz build (libFuzzer is C++)
 # lets a process ptrace a sibling (attach tests), which Yama's
 # ptrace_scope 1 (Ubuntu's default) forbids, and fetches the real vendor
 # binaries of tests/vendor.rs (sample-dumps/vendor/fetch.sh
@@ -40,6 +41,8 @@ script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
 command -v groff >/dev/null 2>&1 || missing+=(groff-base)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v parallel >/dev/null 2>&1 || missing+=(parallel)
+# g++: the fuzz build (libfuzzer-sys compiles libFuzzer, C++).
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ci-setup-linux: installing ${missing[*]}" >&2
   as_root apt-get update -qq

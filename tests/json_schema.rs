@@ -111,7 +111,7 @@ fn real_documents() -> Vec<(String, Value)> {
     let missing = scratch.path().join("missing.dmp");
     let samples = root().join("sample-dumps");
     let text = shared_dir().join("corpus/text/cases");
-    let core = root().join("tests/data/fuzz/read_core/seed-kernel-core-notes.core");
+    let core = root().join("fuzz/regressions/read_core/seed-kernel-core-notes.core");
     let inputs: Vec<(&str, Vec<PathBuf>, bool)> = vec![
         ("sample dumps", vec![samples], false),
         ("text corpus", vec![text], true),

@@ -53,7 +53,9 @@ fn start_script(python: &Path, script: &Path, env: &[(&str, &Path)]) -> std::pro
         .read_line(&mut line)
         .unwrap();
     assert!(line.contains("every thread in place"), "{line}");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The spinner of python_gil_spin.py never sleeps.
+    let spinning = usize::from(script.ends_with("python_gil_spin.py"));
+    common::wait_until_asleep(child.id(), spinning);
     child
 }
 

@@ -13,7 +13,7 @@ mod symbol_fixtures;
 mod synth;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -100,7 +100,6 @@ fn a_hung_symbol_server_is_a_warning() {
     let server = httpd::Httpd::start(dir.path().join("nothing"), true);
     let folder = dir.path().join("build");
     copy(&native("fakehip.pdb"), &folder.join("fakehip.pdb"));
-    let start = Instant::now();
     let run = analyze(
         dir.path(),
         &hip_dump(true, RUN_EXIT_HANDLERS + 4),
@@ -116,7 +115,8 @@ fn a_hung_symbol_server_is_a_warning() {
         ],
         &[],
     );
-    assert!(start.elapsed() < Duration::from_secs(20));
+    // One question, one timeout: the server is not asked again.
+    assert_eq!(server.hits(), 1);
     assert_eq!(run.out.status.code(), Some(0));
     // The folder after the server still answers.
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
@@ -491,7 +491,6 @@ fn a_server_that_stalls_mid_body_is_given_up() {
     let folder = dir.path().join("build");
     copy(&native("fakehip.pdb"), &folder.join("fakehip.pdb"));
     let cache = dir.path().join("cache");
-    let start = Instant::now();
     let run = analyze(
         dir.path(),
         &hip_dump(true, RUN_EXIT_HANDLERS + 4),
@@ -506,11 +505,6 @@ fn a_server_that_stalls_mid_body_is_given_up() {
             s(&cache),
         ],
         &[],
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        start.elapsed()
     );
     assert_eq!(run.out.status.code(), Some(0));
     // The folder after the server still names the frame.
@@ -540,22 +534,20 @@ fn a_server_that_stalls_mid_body_is_given_up() {
 fn a_slow_download_that_keeps_arriving_is_not_cut() {
     let dir = tempfile::tempdir().unwrap();
     let served = dir.path().join("served");
+    let sym = padded_sym(1200);
     put(
         &served
             .join("fakehip.pdb")
             .join(HIP_DEBUG_ID)
             .join("fakehip.sym"),
-        padded_sym(1200).as_bytes(),
+        sym.as_bytes(),
     );
-    let server = httpd::Httpd::with(
-        served,
-        httpd::Behaviour::Trickle {
-            chunk: 100,
-            pause: Duration::from_millis(250),
-        },
-    );
+    let (chunk, pause) = (100, Duration::from_millis(250));
+    // The whole file takes longer than the 1 s timeout to arrive, each
+    // piece much less.
+    assert!(pause * (sym.len() / chunk) as u32 > Duration::from_secs(2));
+    let server = httpd::Httpd::with(served, httpd::Behaviour::Trickle { chunk, pause });
     let cache = dir.path().join("cache");
-    let start = Instant::now();
     let run = analyze(
         dir.path(),
         &hip_dump(true, RUN_EXIT_HANDLERS + 4),
@@ -568,10 +560,6 @@ fn a_slow_download_that_keeps_arriving_is_not_cut() {
             s(&cache),
         ],
         &[],
-    );
-    assert!(
-        start.elapsed() > Duration::from_secs(2),
-        "the test trickles"
     );
     assert_eq!(
         run.frame0()["function"],

@@ -275,6 +275,25 @@ mod tests {
         assert!(dump.get_stream::<minidump::MinidumpException>().is_err());
     }
 
+    /// More than 65534 segments: e_phnum says PN_XNUM and section 0's
+    /// sh_info holds the count, as the kernel writes it.
+    #[test]
+    fn an_extended_program_header_count_is_read_from_section_zero() {
+        let mut core = arm64_core();
+        core[56..58].copy_from_slice(&0xffffu16.to_le_bytes());
+        let shoff = core.len() as u64;
+        core[40..48].copy_from_slice(&shoff.to_le_bytes());
+        core[58..60].copy_from_slice(&64u16.to_le_bytes()); // e_shentsize
+        core[60..62].copy_from_slice(&1u16.to_le_bytes()); // e_shnum
+        let mut section = [0u8; 64];
+        section[44..48].copy_from_slice(&2u32.to_le_bytes()); // sh_info
+        core.extend(section);
+        let parsed = parse::parse(&core).unwrap();
+        assert_eq!(parsed.loads.len(), 1);
+        assert_eq!(parsed.threads.len(), 1);
+        assert!(parsed.lost.iter().all(|l| !l.contains("program headers")));
+    }
+
     #[test]
     fn other_machines_are_refused_by_name() {
         let mut core = arm64_core();

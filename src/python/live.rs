@@ -26,12 +26,12 @@ impl Memory for Recording {
         let end = address.checked_add(len as u64)?;
         // Already kept (a range starting at or before it covers it).
         if let Some((start, bytes)) = self.kept.borrow().range(..=address).next_back() {
-            if end <= start + bytes.len() as u64 {
+            if end <= start.saturating_add(bytes.len() as u64) {
                 let at = (address - start) as usize;
                 return Some(bytes[at..at + len].to_vec());
             }
         }
-        if *self.used.borrow() + len > BUDGET {
+        if self.used.borrow().saturating_add(len) > BUDGET {
             return None;
         }
         let mut bytes = vec![0u8; len];

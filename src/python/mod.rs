@@ -353,7 +353,7 @@ mod tests {
     /// fuzz seed (one 3.11 thread) walked with every version's layout.
     #[test]
     fn mutated_memory_never_panics() {
-        let seed = include_bytes!("../../tests/data/fuzz/read_python/seed-one-thread-311.bin");
+        let seed = include_bytes!("../../fuzz/regressions/read_python/seed-one-thread-311.bin");
         let mut state = 0x9e37_79b9_u64;
         let mut next = move || {
             state ^= state << 13;

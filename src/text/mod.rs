@@ -233,6 +233,8 @@ fn find_traces(lines: &[Option<String>]) -> Vec<Trace> {
                 let after_prose = std::mem::take(&mut prose);
                 if current.format.is_some_and(|f| !compatible(f, format)) && current.has_frames() {
                     finish(&mut current, &mut traces);
+                    // A C stack being read belonged to the trace just ended.
+                    native_at = None;
                 }
                 if current.first_line == 0 {
                     current.first_line = pending_start.take().unwrap_or(number);

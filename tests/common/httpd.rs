@@ -58,6 +58,8 @@ impl Httpd {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 if let Behaviour::Silent = behaviour {
+                    // Connections count as requests: none is read.
+                    count.fetch_add(1, Ordering::SeqCst);
                     held.lock().unwrap().push(stream);
                     continue;
                 }

@@ -6,6 +6,42 @@ use std::process::{Command, Output};
 
 pub mod skip;
 
+/// How long a test waits for something that must happen (a program
+/// reaching the state under test, a thread blocking) before it says it
+/// never happened. Not a measure of speed: each wait ends as soon as the
+/// thing happens, and no test asserts how long anything took (on a machine
+/// busy with other work, that measures the load).
+pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits until the process `pid` has reached the state a test looks at:
+/// every thread but `spinning` of them asleep (state S), at five looks in
+/// a row 20 ms apart. A test that slept a fixed time instead would look too
+/// early on a busy machine.
+pub fn wait_until_asleep(pid: u32, spinning: usize) {
+    let started = std::time::Instant::now();
+    let mut calm = 0;
+    while calm < 5 {
+        let states: Vec<char> = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+            .filter_map(|stat| stat.rsplit_once(") ")?.1.chars().next())
+            .collect();
+        let asleep = states.iter().filter(|s| **s == 'S').count();
+        calm = if !states.is_empty() && asleep + spinning >= states.len() {
+            calm + 1
+        } else {
+            0
+        };
+        assert!(
+            started.elapsed() < HANG_GUARD,
+            "process {pid}: its threads never went to sleep ({states:?})"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// The specific signatures of the interface (ids kept stable), each with a
 /// sample dump.
 pub const SPECIFIC_IDS: [&str; 16] = [

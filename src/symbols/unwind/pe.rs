@@ -398,14 +398,15 @@ impl<I: ImageBytes> PeUnwinder<I> {
             let target = target as u64;
             target < function.begin || target >= function.end
         };
-        let here = pc as i64 + i as i64;
+        // Addresses wrap, as the processor computes them.
+        let here = (pc as i64).wrapping_add(i as i64);
         let ends = match (byte(i)?, byte(i + 1), byte(i + 2)) {
             (0xc3 | 0xc2, _, _) | (0xf3, Some(0xc3), _) => true,
             (0xe9, _, _) => {
                 let rel = i32::from_le_bytes(code.get(i + 1..i + 5)?.try_into().ok()?);
-                outside(here + 5 + i64::from(rel))
+                outside(here.wrapping_add(5 + i64::from(rel)))
             }
-            (0xeb, Some(rel), _) => outside(here + 2 + i64::from(rel as i8)),
+            (0xeb, Some(rel), _) => outside(here.wrapping_add(2 + i64::from(rel as i8))),
             // jmp [rip + disp32], with or without REX.W
             (0xff, Some(0x25), _) | (0x48, Some(0xff), Some(0x25)) => true,
             _ => false,

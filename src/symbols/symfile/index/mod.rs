@@ -333,7 +333,12 @@ impl Index {
                     ))
                 })?;
             // The parse shortens a record that the next one overlaps.
-            info.size = (range.end - range.start + 1) as u32;
+            info.size = range
+                .end
+                .saturating_sub(range.start)
+                .saturating_add(1)
+                .try_into()
+                .unwrap_or(u32::MAX);
             Ok(vec![(range, info)])
         };
         let assembled = Arc::new(SymbolFile {
