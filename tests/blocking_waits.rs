@@ -9,9 +9,8 @@
 //! blocked where the registers tell (dump, core).
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};

@@ -2,9 +2,8 @@
 //! programs of tests/programs/, built with gcc by the test (issue 6).
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 // No `--symbols` anywhere: captured dumps must be symbolized out of the box
 // from the binaries (built with -g) and whatever this machine has for libc.

@@ -7,9 +7,8 @@
 //! the calls docs/capture.md lists.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

@@ -6,9 +6,8 @@
 //! every thread's frames equal to gdb's on the same core.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

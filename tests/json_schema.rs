@@ -7,7 +7,7 @@
 //! docs/json-schema.json; the Markdown is written by hand, and the test
 //! names each field it lacks or has too many.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

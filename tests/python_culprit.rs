@@ -9,9 +9,8 @@
 //! waits on a queue, not on a thread, name no thread.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/pyenv.rs"]
-mod pyenv;
+use crate::common;
+use crate::common::pyenv;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

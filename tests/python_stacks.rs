@@ -10,9 +10,8 @@
 //! shows its frames down to the program's own line.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/pyenv.rs"]
-mod pyenv;
+use crate::common;
+use crate::common::pyenv;
 use pyenv::interpreters;
 
 use serde_json::Value;

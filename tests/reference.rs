@@ -6,7 +6,7 @@
 //! binary, whose subcommands are found by walking its `--help`. And the
 //! form of CHANGELOG.md (Keep a Changelog).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,9 +4,8 @@
 //! hang during normal work is a failure for `--fail-on any` and JUnit.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 use std::io::Read;
 use std::path::PathBuf;

@@ -3,15 +3,11 @@
 //! dump), ELF debug files by build id and debuglink, identity checks, and
 //! names from a dump that must never leave the symbol folders (issue 3).
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/shims.rs"]
-mod shims;
-#[path = "common/symbol_fixtures.rs"]
-mod symbol_fixtures;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common;
+use crate::common::httpd;
+use crate::common::shims;
+use crate::common::symbol_fixtures;
+use crate::common::synth;
 
 use std::path::Path;
 

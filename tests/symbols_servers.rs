@@ -2,15 +2,11 @@
 //! no network without a URL, a cache no server can poison, and files
 //! shared by the dumps of a run (issue 3).
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/shims.rs"]
-mod shims;
-#[path = "common/symbol_fixtures.rs"]
-mod symbol_fixtures;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common;
+use crate::common::httpd;
+use crate::common::shims;
+use crate::common::symbol_fixtures;
+use crate::common::synth;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,15 +1,8 @@
 //! Stores as symstore leaves them (issue 12): CAB-compressed files,
 //! `file.ptr` pointers and two-tier layouts, on servers and in folders.
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/shims.rs"]
-mod shims;
-#[path = "common/symbol_fixtures.rs"]
-mod symbol_fixtures;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common::httpd;
+use crate::common::symbol_fixtures;
 
 use std::path::Path;
 

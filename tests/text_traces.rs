@@ -4,7 +4,7 @@
 //! format; the round trip at the end is gdb's own output on a program of
 //! tests/programs/.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -8,9 +8,8 @@
 //! module keeps scanned frames out of its signature.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 use serde_json::Value;
 use std::path::Path;

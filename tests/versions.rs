@@ -6,7 +6,7 @@
 //! one per answer, and on the built-in ONNX Runtime rules: a stand-in whose
 //! onnxruntime.dll has no version says so, never a verdict.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,6 @@
 //! libfakeexit.so with its split debug file; the identities and function
 //! offsets below are what that script printed), stores, CAB archives and
 //! the runs of the binary. Each test file uses some of them.
-#![allow(dead_code)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -12,9 +11,9 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use super::common::{bin, data};
 use super::shims;
 use super::synth::{self, WinModule};
+use super::{bin, data};
 
 pub const HIP_BASE: u64 = 0x7ffa_2000_0000;
 
