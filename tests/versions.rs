@@ -233,13 +233,10 @@ fn build_pkg_demo(dir: &Path, version: Option<&str>, optimize: &str) {
 #[cfg(target_os = "linux")]
 fn crash_dump(dir: &Path) -> PathBuf {
     let dumps = dir.join("dumps");
-    let out = common::bin()
-        .args(["run", "--brief", "--dump-dir"])
-        .arg(&dumps)
-        .arg("--")
-        .arg(dir.join("pkg_exit_crash"))
-        .output()
-        .unwrap();
+    let out = common::capture::Capture::run(dir.join("pkg_exit_crash"))
+        .option("--brief")
+        .dump_dir(&dumps)
+        .output();
     assert!(!out.status.success(), "{out:?}");
     common::dumps_in(&dumps).pop().expect("a dump")
 }

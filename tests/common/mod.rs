@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod capture;
 pub mod golden;
 pub mod httpd;
 #[cfg(target_os = "linux")]
@@ -169,13 +170,10 @@ pub fn tool(program: &str, args: &[&std::ffi::OsStr]) {
 /// it must say `says` on standard error and leave one dump, returned.
 pub fn run_to_dump(program: &Path, dumps: &Path, says: &str) -> PathBuf {
     std::fs::create_dir_all(dumps).unwrap();
-    let out = bin()
-        .args(["run", "--format", "json", "--dump-dir"])
-        .arg(dumps)
-        .arg("--")
-        .arg(program)
-        .output()
-        .unwrap();
+    let out = capture::Capture::run(program)
+        .json()
+        .dump_dir(dumps)
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(says), "{stderr}");
     std::fs::read_dir(dumps)
