@@ -66,8 +66,6 @@ fn every_test_file_is_a_module_of_this_binary() {
         .lines()
         .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
         .collect();
-    let entry_name =
-        |path: &std::path::Path| path.file_name().unwrap().to_string_lossy().into_owned();
     let mut missing = Vec::new();
     for entry in std::fs::read_dir(&tests).unwrap() {
         let path = entry.unwrap().path();
@@ -78,7 +76,10 @@ fn every_test_file_is_a_module_of_this_binary() {
         // A folder with a main.rs is a test target of its own to cargo's
         // discovery, which is off here.
         if (is_module || path.join("main.rs").is_file()) && !declared.contains(&name) {
-            missing.push(format!("tests/{}", entry_name(&path)));
+            missing.push(format!(
+                "tests/{}",
+                path.file_name().unwrap().to_string_lossy()
+            ));
         }
     }
     assert!(
