@@ -6,9 +6,8 @@
 //! `doctor` on this machine and on injected settings.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/cores.rs"]
-mod cores;
+use crate::common;
+use crate::common::cores;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@
 //! no Windows target, so this file has never been built there.
 #![cfg(windows)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -4,7 +4,7 @@
 //! their issue link in every format, a rewrite keeps the issues, and bad
 //! baselines are one clear error.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -9,9 +9,9 @@
 //! blocked where the registers tell (dump, core).
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::capture::Capture;
+use crate::common::programs;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -106,22 +106,12 @@ fn every_blocking_call_is_a_wait_with_its_kind_in_the_dump() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("blocking-waits-dump");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let out = common::bin()
-        .args([
-            "run",
-            "--hang-timeout",
-            "2",
-            "--format",
-            "json",
-            "--dump-dir",
-        ])
-        .arg(&dir)
-        .arg("-o")
-        .arg(dir.join("report.json"))
-        .arg("--")
-        .arg(program())
-        .output()
-        .unwrap();
+    let out = Capture::run(program())
+        .hang_timeout(2)
+        .json()
+        .dump_dir(&dir)
+        .report_to(&dir.join("report.json"))
+        .output();
     assert_eq!(out.status.code(), Some(124), "{out:?}");
     let doc: Value =
         serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();

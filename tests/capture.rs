@@ -2,9 +2,8 @@
 //! programs of tests/programs/, built with gcc by the test (issue 6).
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 // No `--symbols` anywhere: captured dumps must be symbolized out of the box
 // from the binaries (built with -g) and whatever this machine has for libc.
@@ -17,6 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use common::capture::Capture;
 use common::{bin, dumps_in};
 use programs::programs;
 use serde_json::Value;
@@ -168,13 +168,11 @@ fn attach_diagnoses_the_hip_exit_hang_and_leaves_the_process_running() {
     let pid = hung.pid();
     let report_file = dir.path().join("report.json");
 
-    let out = bin()
-        .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--output")
-        .arg(&report_file)
-        .output()
-        .unwrap();
+    let out = Capture::attach(pid)
+        .json()
+        .dump_dir(dir.path())
+        .report_to(&report_file)
+        .output();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -236,11 +234,7 @@ fn attach_records_the_blamed_thread_in_the_dump() {
     hung.wait_for("hanging in exit");
     let pid = hung.pid();
 
-    let out = bin()
-        .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = Capture::attach(pid).json().dump_dir(dir.path()).output();
     assert_eq!(out.status.code(), Some(0));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let report = &doc["reports"][0];
@@ -276,21 +270,13 @@ fn attach_records_the_blamed_thread_in_the_dump() {
 fn run_captures_a_hang_at_the_timeout_and_kills_the_command() {
     let dir = tempfile::tempdir().unwrap();
     let report_file = dir.path().join("report.json");
-    let out = bin()
+    let out = Capture::run(programs().join("hip_exit_hang"))
+        .hang_timeout(2)
+        .json()
+        .dump_dir(dir.path())
+        .report_to(&report_file)
+        .command()
         .env(SECRET_NAME, SECRET_VALUE)
-        .args([
-            "run",
-            "--hang-timeout",
-            "2",
-            "--format",
-            "json",
-            "--dump-dir",
-        ])
-        .arg(dir.path())
-        .arg("--output")
-        .arg(&report_file)
-        .arg("--")
-        .arg(programs().join("hip_exit_hang"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -338,21 +324,13 @@ fn run_no_kill_leaves_the_hung_command_running() {
     let report_file = dir.path().join("report.json");
     // Null streams: the command left running keeps its copies of them, so a
     // pipe would never reach end-of-file.
-    let status = bin()
-        .args([
-            "run",
-            "--hang-timeout",
-            "1",
-            "--no-kill",
-            "--format",
-            "json",
-        ])
-        .arg("--dump-dir")
-        .arg(dir.path())
-        .arg("--output")
-        .arg(&report_file)
-        .arg("--")
-        .arg(programs().join("hip_exit_hang"))
+    let status = Capture::run(programs().join("hip_exit_hang"))
+        .hang_timeout(1)
+        .option("--no-kill")
+        .json()
+        .dump_dir(dir.path())
+        .report_to(&report_file)
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -375,15 +353,13 @@ fn run_no_kill_leaves_the_hung_command_running() {
 fn run_captures_a_crash_at_exit_and_dies_of_the_same_signal() {
     let dir = tempfile::tempdir().unwrap();
     let report_file = dir.path().join("report.json");
-    let out = bin()
+    let out = Capture::run(programs().join("unload_crash"))
+        .args([programs().join("libplugin.so")])
+        .json()
+        .dump_dir(dir.path())
+        .report_to(&report_file)
+        .command()
         .env(SECRET_NAME, SECRET_VALUE)
-        .args(["run", "--format", "json", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--output")
-        .arg(&report_file)
-        .arg("--")
-        .arg(programs().join("unload_crash"))
-        .arg(programs().join("libplugin.so"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -456,13 +432,11 @@ fn has_libc_start(thread: &Value) -> bool {
 /// document, after checking the attach succeeded.
 fn attach_json(pid: u32) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["attach", &pid.to_string(), "--format", "json", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--symbols")
-        .arg(libc_symbols())
-        .output()
-        .unwrap();
+    let out = Capture::attach(pid)
+        .json()
+        .dump_dir(dir.path())
+        .symbols(libc_symbols())
+        .output();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -538,18 +512,13 @@ fn attach_to_a_healthy_gpu_daemon_finds_nothing_wrong() {
 fn a_stripped_program_crashing_in_main_is_not_an_exit_time_crash() {
     let dir = tempfile::tempdir().unwrap();
     let report_file = dir.path().join("report.json");
-    let out = bin()
-        .args(["run", "--format", "json", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--symbols")
-        .arg(libc_symbols())
-        .arg("--output")
-        .arg(&report_file)
-        .arg("--")
-        .arg(programs().join("stripped_main"))
-        .arg("crash")
-        .output()
-        .unwrap();
+    let out = Capture::run(programs().join("stripped_main"))
+        .args(["crash"])
+        .json()
+        .dump_dir(dir.path())
+        .symbols(libc_symbols())
+        .report_to(&report_file)
+        .output();
     assert_eq!(
         out.status.signal(),
         Some(libc::SIGSEGV),
@@ -576,12 +545,11 @@ fn a_stripped_program_crashing_in_main_is_not_an_exit_time_crash() {
 fn run_leaves_a_program_that_exits_by_itself_alone() {
     for code in [0, 3] {
         let dir = tempfile::tempdir().unwrap();
-        let mut child = bin()
-            .args(["run", "--hang-timeout", "30", "--dump-dir"])
-            .arg(dir.path())
-            .arg("--")
-            .arg(programs().join("exit_status"))
-            .arg(code.to_string())
+        let mut child = Capture::run(programs().join("exit_status"))
+            .args([code.to_string()])
+            .hang_timeout(30)
+            .dump_dir(dir.path())
+            .command()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -611,11 +579,10 @@ fn run_leaves_a_program_that_exits_by_itself_alone() {
 #[test]
 fn run_passes_real_time_signals_on() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = bin()
-        .args(["run", "--hang-timeout", "30", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--")
-        .arg(programs().join("rt_signals"))
+    let mut child = Capture::run(programs().join("rt_signals"))
+        .hang_timeout(30)
+        .dump_dir(dir.path())
+        .command()
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -646,10 +613,10 @@ fn run_passes_real_time_signals_on() {
 #[test]
 fn run_forwards_sigterm_and_dies_of_it_like_the_command() {
     let dir = tempfile::tempdir().unwrap();
-    let mut wrapper = bin()
-        .args(["run", "--dump-dir"])
-        .arg(dir.path())
-        .args(["--", "sleep", "30"])
+    let mut wrapper = Capture::run("sleep")
+        .args(["30"])
+        .dump_dir(dir.path())
+        .command()
         .spawn()
         .unwrap();
     let wrapper_pid = wrapper.id();
@@ -679,10 +646,7 @@ fn run_forwards_sigterm_and_dies_of_it_like_the_command() {
 
 #[test]
 fn run_reports_a_missing_command_like_a_shell() {
-    let out = bin()
-        .args(["run", "--", "/nonexistent/program"])
-        .output()
-        .unwrap();
+    let out = Capture::run("/nonexistent/program").output();
     assert_eq!(out.status.code(), Some(127));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -693,11 +657,7 @@ fn run_reports_a_missing_command_like_a_shell() {
 
 fn attach_error(pid: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["attach", pid, "--dump-dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = Capture::attach(pid).dump_dir(dir.path()).output();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     assert!(dumps_in(dir.path()).is_empty(), "no dump is left behind");
@@ -780,12 +740,11 @@ fn attach_and_run_create_a_missing_nested_dump_dir() {
     let hung = Running::start("hip_exit_hang", &[]);
     hung.wait_for("hanging in exit");
     let attach_dir = dir.path().join("attach/nested/dumps");
-    let out = bin()
-        .args(["attach", &hung.pid().to_string(), "--quiet", "--dump-dir"])
-        .arg(&attach_dir)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
+    let out = Capture::attach(hung.pid())
+        .quiet()
+        .dump_dir(&attach_dir)
+        .json()
+        .output();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -797,15 +756,13 @@ fn attach_and_run_create_a_missing_nested_dump_dir() {
     assert_procdump_name(&written[0], "hip_exit_hang", hung.pid());
 
     let run_dir = dir.path().join("run/nested/dumps");
-    let out = bin()
-        .args(["run", "--hang-timeout", "1", "--quiet", "--dump-dir"])
-        .arg(&run_dir)
-        .args(["--format", "json", "--output"])
-        .arg(dir.path().join("report.json"))
-        .arg("--")
-        .arg(programs().join("hip_exit_hang"))
-        .output()
-        .unwrap();
+    let out = Capture::run(programs().join("hip_exit_hang"))
+        .hang_timeout(1)
+        .quiet()
+        .dump_dir(&run_dir)
+        .json()
+        .report_to(&dir.path().join("report.json"))
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(124), "{stderr}");
     assert_eq!(dumps_in(&run_dir).len(), 1, "{stderr}");
@@ -827,13 +784,11 @@ fn an_unusable_dump_dir_is_an_error_before_anything_starts() {
     );
 
     let marker = dir.path().join("the-command-ran");
-    let out = bin()
-        .args(["run", "--hang-timeout", "30", "--dump-dir"])
-        .arg(&bad)
-        .args(["--", "touch"])
-        .arg(&marker)
-        .output()
-        .unwrap();
+    let out = Capture::run("touch")
+        .args([&marker])
+        .hang_timeout(30)
+        .dump_dir(&bad)
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.starts_with(&expected), "{stderr}");
@@ -843,11 +798,7 @@ fn an_unusable_dump_dir_is_an_error_before_anything_starts() {
     let hung = Running::start("hip_exit_hang", &[]);
     hung.wait_for("hanging in exit");
     let pid = hung.pid();
-    let out = bin()
-        .args(["attach", &pid.to_string(), "--dump-dir"])
-        .arg(&bad)
-        .output()
-        .unwrap();
+    let out = Capture::attach(pid).dump_dir(&bad).output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.starts_with(&expected), "{stderr}");
@@ -964,10 +915,10 @@ fn attach_gives_up_on_a_thread_that_cannot_stop_and_lets_everything_go() {
     let dir = tempfile::tempdir().unwrap();
     let (running, stuck) = start_stuck(60);
     let pid = running.pid();
-    let out = bin()
+    let out = Capture::attach(pid)
+        .dump_dir(dir.path())
+        .command()
         .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
-        .args(["attach", &pid.to_string(), "--dump-dir"])
-        .arg(dir.path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1003,13 +954,12 @@ fn run_gives_up_on_a_thread_that_cannot_stop_and_kills_the_hung_command() {
     let dir = tempfile::tempdir().unwrap();
     let (err, err_path) = stderr_file(dir.path());
     // The vfork child lives on for 61 s with our stderr: a file, not a pipe.
-    let status = bin()
+    let status = Capture::run(programs().join("vfork_stuck"))
+        .args(["61"])
+        .hang_timeout(1)
+        .dump_dir(dir.path())
+        .command()
         .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
-        .args(["run", "--hang-timeout", "1", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--")
-        .arg(programs().join("vfork_stuck"))
-        .arg("61")
         .stdout(Stdio::null())
         .stderr(err)
         .status()
@@ -1046,13 +996,13 @@ fn run_gives_up_on_a_thread_that_cannot_stop_and_kills_the_hung_command() {
 fn run_no_kill_lets_go_of_a_thread_that_could_not_stop_when_it_wakes() {
     let dir = tempfile::tempdir().unwrap();
     let (err, err_path) = stderr_file(dir.path());
-    let status = bin()
+    let status = Capture::run(programs().join("vfork_stuck"))
+        .args(["3"])
+        .hang_timeout(1)
+        .option("--no-kill")
+        .dump_dir(dir.path())
+        .command()
         .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
-        .args(["run", "--hang-timeout", "1", "--no-kill", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--")
-        .arg(programs().join("vfork_stuck"))
-        .arg("3")
         .stdout(Stdio::null())
         .stderr(err)
         .status()
@@ -1092,13 +1042,11 @@ fn run_no_kill_lets_go_of_a_thread_that_could_not_stop_when_it_wakes() {
 fn run_lets_a_crash_happen_when_a_thread_cannot_stop() {
     let dir = tempfile::tempdir().unwrap();
     let (err, err_path) = stderr_file(dir.path());
-    let status = bin()
-        .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
-        .args(["run", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--")
-        .arg(programs().join("vfork_stuck"))
+    let status = Capture::run(programs().join("vfork_stuck"))
         .args(["62", "crash"])
+        .dump_dir(dir.path())
+        .command()
+        .env("DUMPTRIAGE_STOP_LIMIT_MS", SHORT_STOP_LIMIT)
         .stdout(Stdio::null())
         .stderr(err)
         .status()

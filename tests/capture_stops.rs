@@ -7,9 +7,8 @@
 //! the calls docs/capture.md lists.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -18,7 +17,8 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{bin, dumps_in};
+use common::capture::Capture;
+use common::dumps_in;
 use programs::programs;
 use serde_json::Value;
 
@@ -113,16 +113,12 @@ fn run_dumps_threads_inside_the_calls_a_stop_interrupts() {
     for _ in 0..3 {
         let dir = tempfile::tempdir().unwrap();
         let report_file = dir.path().join("report.json");
-        let out = bin()
-            .args(["run", "--hang-timeout", "2", "--format", "json"])
-            .arg("--output")
-            .arg(&report_file)
-            .arg("--dump-dir")
-            .arg(dir.path())
-            .arg("--")
-            .arg(programs().join("eintr_waits"))
-            .output()
-            .unwrap();
+        let out = Capture::run(programs().join("eintr_waits"))
+            .hang_timeout(2)
+            .json()
+            .report_to(&report_file)
+            .dump_dir(dir.path())
+            .output();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(124), "{stderr}");
         assert!(stderr.contains("7 threads waiting"), "{stderr}");
@@ -145,12 +141,11 @@ fn a_process_that_exited_by_itself_is_said_to_have() {
         "'{}' 7 </dev/null & exec sleep 30",
         programs().join("exit_status").display()
     );
-    let out = bin()
-        .args(["run", "--hang-timeout", "2", "-q", "--dump-dir"])
-        .arg(dir.path())
-        .args(["--", "sh", "-c", &script])
-        .output()
-        .unwrap();
+    let out = Capture::shell(&script)
+        .hang_timeout(2)
+        .quiet()
+        .dump_dir(dir.path())
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(124), "{stderr}");
     assert!(
@@ -194,11 +189,7 @@ fn attach_interrupts_exactly_the_documented_calls() {
         std::thread::sleep(Duration::from_millis(10));
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = bin()
-        .args(["attach", &pid.to_string(), "-q", "--dump-dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let out = Capture::attach(pid).quiet().dump_dir(dir.path()).output();
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -10,11 +10,9 @@
 //! cache is empty as on a first run.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::httpd;
+use crate::common::programs;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

@@ -8,11 +8,9 @@
 //! is sound.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/cpu.rs"]
-mod cpu;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::cpu;
+use crate::common::programs;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -4,12 +4,11 @@
 //! the same order as the intact dump's (CPU time, measured in the same run)
 //! and in bounded memory.
 //!
-//! This file is its own test binary with a single test, so the process's peak
-//! memory (VmHWM) measures these cases alone.
+//! The cases run in a process of their own (this test binary again, with
+//! only them), so the process's peak memory (VmHWM) measures them alone.
 
-mod common;
-#[path = "common/cpu.rs"]
-mod cpu;
+use crate::common;
+use crate::common::cpu;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -167,6 +166,13 @@ fn peak_rss_kb() -> Option<u64> {
 
 #[test]
 fn corrupted_dumps_give_a_report_or_one_clear_error() {
+    common::run_alone("corruption::corruptions_alone");
+}
+
+#[test]
+#[ignore = "run alone in its own process by corrupted_dumps_give_a_report_or_one_clear_error"]
+fn corruptions_alone() {
+    common::assert_alone("corruption::corruptions_alone");
     let corpus = common::shared_dir().join("corpus/public");
     let dir = tempfile::tempdir().unwrap();
     let config = SymbolConfig {

@@ -3,11 +3,9 @@
 //! usual schema, parallel runs giving the same answer, and the progress bar
 //! only on a terminal. Golden files: see tests/output.rs for UPDATE_GOLDEN.
 
-mod common;
-#[path = "common/golden.rs"]
-mod golden;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common;
+use crate::common::golden;
+use crate::common::synth;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! each with a title, the file and the fix, escaped as the runner reads
 //! them back.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! loads nothing from anywhere, and a page of 250 dumps does the same.
 //! Hostile names stay text.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

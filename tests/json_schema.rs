@@ -3,11 +3,11 @@
 //! docs/json-schema.json, the binary's real `--format json` output on the
 //! sample dumps, the text corpus and bad inputs validates against it, and
 //! docs/json-schema.md documents exactly the fields (and enumeration values)
-//! it has. `DUMPTRIAGE_BLESS=1 cargo test --test json_schema` rewrites
-//! docs/json-schema.json; the Markdown is written by hand, and the test
+//! it has. `DUMPTRIAGE_BLESS=1 cargo test --test integration json_schema::`
+//! rewrites docs/json-schema.json; the Markdown is written by hand, and the test
 //! names each field it lacks or has too many.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ fn the_committed_schema_is_the_types() {
     assert!(
         committed == made,
         "docs/json-schema.json differs from the report types (src/model/). Refresh it \
-         with: DUMPTRIAGE_BLESS=1 cargo test --test json_schema"
+         with: DUMPTRIAGE_BLESS=1 cargo test --test integration json_schema::"
     );
 }
 

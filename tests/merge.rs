@@ -6,7 +6,7 @@
 //! (The folder is made of symbolic links: Unix only.)
 #![cfg(unix)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -6,9 +6,8 @@
 //! folder whose cores are found by content, with look-alikes that are not.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/cores.rs"]
-mod cores;
+use crate::common;
+use crate::common::cores;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -9,9 +9,9 @@
 //! waits on a queue, not on a thread, name no thread.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/pyenv.rs"]
-mod pyenv;
+use crate::common;
+use crate::common::capture::Capture;
+use crate::common::pyenv;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -96,23 +96,13 @@ fn capture(python: &Path, name: &str, dir: &Path) -> Value {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
     let json = dir.join("report.json");
-    let out = common::bin()
-        .args([
-            "run",
-            "--hang-timeout",
-            "2",
-            "--format",
-            "json",
-            "--dump-dir",
-        ])
-        .arg(dir)
-        .arg("-o")
-        .arg(&json)
-        .arg("--")
-        .arg(python)
-        .arg(script(name))
-        .output()
-        .unwrap();
+    let out = Capture::run(python)
+        .args([script(name)])
+        .hang_timeout(2)
+        .json()
+        .dump_dir(dir)
+        .report_to(&json)
+        .output();
     assert_eq!(out.status.code(), Some(124), "{python:?} {name}: {out:?}");
     let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     doc["reports"][0].clone()

@@ -10,9 +10,9 @@
 //! shows its frames down to the program's own line.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/pyenv.rs"]
-mod pyenv;
+use crate::common;
+use crate::common::capture::Capture;
+use crate::common::pyenv;
 use pyenv::interpreters;
 
 use serde_json::Value;
@@ -217,12 +217,12 @@ fn a_run_dump_alone_shows_who_blocks_the_exit() {
     )
     .unwrap();
     let dumps = dir.path().join("dumps");
-    let out = common::bin()
-        .args(["run", "-q", "--hang-timeout", "3", "--dump-dir"])
-        .arg(&dumps)
-        .arg("--")
-        .arg(python)
-        .arg(program())
+    let out = Capture::run(python)
+        .args([program()])
+        .quiet()
+        .hang_timeout(3)
+        .dump_dir(&dumps)
+        .command()
         .env("LD_LIBRARY_PATH", &lib)
         .stdin(Stdio::null())
         .output()
@@ -317,12 +317,11 @@ fn a_run_crash_dump_shows_the_python_line() {
     )
     .unwrap();
     let dumps = dir.path().join("dumps");
-    let out = common::bin()
-        .args(["run", "-q", "--dump-dir"])
-        .arg(&dumps)
-        .arg("--")
-        .arg(python)
-        .arg(&script)
+    let out = Capture::run(python)
+        .args([&script])
+        .quiet()
+        .dump_dir(&dumps)
+        .command()
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -1,12 +1,12 @@
 //! What is generated from the command line's definitions (#38): the
 //! command reference docs/commands.md (checked against the binary's own
 //! `--help`, refreshed with `DUMPTRIAGE_BLESS=1 cargo test --test
-//! reference`), the man pages (`dumptriage man DIR`) and the shell
+//! integration reference::`), the man pages (`dumptriage man DIR`) and the shell
 //! completions (`dumptriage completions SHELL`). All through the real
 //! binary, whose subcommands are found by walking its `--help`. And the
 //! form of CHANGELOG.md (Keep a Changelog).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -69,8 +69,9 @@ fn reference() -> String {
          \n\
          Every command and option of `dumptriage`, as its `--help` prints them.\n\
          This page is generated from the command line's definitions (src/cli.rs):\n\
-         do not edit it by hand. `DUMPTRIAGE_BLESS=1 cargo test --test reference`\n\
-         writes it again, and that test fails while it differs from the binary.\n\
+         do not edit it by hand.\n\
+         `DUMPTRIAGE_BLESS=1 cargo test --test integration reference::` writes it\n\
+         again, and that test fails while it differs from the binary.\n\
          \n\
          Generated from the same definitions: shell completions\n\
          (`dumptriage completions bash`, `zsh`, `fish`, `powershell` or `elvish`;\n\
@@ -108,7 +109,7 @@ fn the_command_reference_is_the_binarys_help() {
             .unwrap_or_else(|| committed.lines().count().min(made.lines().count()));
         panic!(
             "docs/commands.md is stale (first difference at line {}: {:?} is now {:?}).\n\
-             Refresh it with: DUMPTRIAGE_BLESS=1 cargo test --test reference",
+             Refresh it with: DUMPTRIAGE_BLESS=1 cargo test --test integration reference::",
             first + 1,
             committed.lines().nth(first).unwrap_or("<end>"),
             made.lines().nth(first).unwrap_or("<end>"),

@@ -4,15 +4,15 @@
 //! hang during normal work is a failure for `--fail-on any` and JUnit.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::programs;
 
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::capture::Capture;
 use common::{bin, dumps_in};
 use programs::programs;
 use serde_json::Value;
@@ -26,12 +26,12 @@ fn hang_dump(program: &str) -> (tempfile::TempDir, PathBuf) {
 
 fn hang_dump_with(program: &str, args: &[&str]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let status = bin()
-        .args(["run", "--hang-timeout", "2", "-q", "--dump-dir"])
-        .arg(dir.path())
-        .arg("--")
-        .arg(programs().join(program))
+    let status = Capture::run(programs().join(program))
         .args(args)
+        .hang_timeout(2)
+        .quiet()
+        .dump_dir(dir.path())
+        .command()
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -81,12 +81,12 @@ fn a_hung_grandchild_is_dumped_and_the_whole_tree_ends() {
     let report_file = dir.path().join("report.json");
     let program = programs().join("hip_exit_hang");
     let script = format!("'{}'; echo after", program.display());
-    let mut child = bin()
-        .args(["run", "--hang-timeout", "2", "--format", "json", "--output"])
-        .arg(&report_file)
-        .arg("--dump-dir")
-        .arg(dir.path())
-        .args(["--", "sh", "-c", &script])
+    let mut child = Capture::shell(&script)
+        .hang_timeout(2)
+        .json()
+        .report_to(&report_file)
+        .dump_dir(dir.path())
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -177,14 +177,12 @@ fn the_report_shows_the_dumped_process_command_line_quoted() {
     let inner = format!("{} 'a b' \"it's\" ''; true", quoted(&program));
     let script = format!("sh -c {}; true", quoted(&inner));
     let report_file = dir.path().join("report.json");
-    let out = bin()
-        .args(["run", "--hang-timeout", "2", "--format", "json", "--output"])
-        .arg(&report_file)
-        .arg("--dump-dir")
-        .arg(dir.path())
-        .args(["--", "sh", "-c", &script])
-        .output()
-        .unwrap();
+    let out = Capture::shell(&script)
+        .hang_timeout(2)
+        .json()
+        .report_to(&report_file)
+        .dump_dir(dir.path())
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(124), "{stderr}");
     let dumps = dumps_in(dir.path());
@@ -324,12 +322,11 @@ fn attach_finds_processes_by_name_and_dumps_the_tree() {
     };
     common::wait_until_asleep(program_pid, 0);
     let dumps = dir.path().join("dumps");
-    let out = bin()
-        .args(["attach", "--tree", "--format", "json", "--dump-dir"])
-        .arg(&dumps)
-        .arg(shell.id().to_string())
-        .output()
-        .unwrap();
+    let out = Capture::attach(shell.id())
+        .option("--tree")
+        .json()
+        .dump_dir(&dumps)
+        .output();
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let reports = doc["reports"].as_array().unwrap();
     assert_eq!(reports.len(), 2, "{}", String::from_utf8_lossy(&out.stderr));
@@ -338,12 +335,7 @@ fn attach_finds_processes_by_name_and_dumps_the_tree() {
         "{:#}",
         reports[1]["diagnoses"]
     );
-    let by_name = bin()
-        .args(["attach", "--format", "json", "--dump-dir"])
-        .arg(&dumps)
-        .arg(&name)
-        .output()
-        .unwrap();
+    let by_name = Capture::attach(&name).json().dump_dir(&dumps).output();
     let doc: Value = serde_json::from_slice(&by_name.stdout).unwrap();
     assert_eq!(
         doc["reports"][0]["diagnoses"][0]["signature"],
@@ -356,10 +348,7 @@ fn attach_finds_processes_by_name_and_dumps_the_tree() {
     let alive = running(&program.display().to_string());
     assert!(alive.contains(&shell.id()), "{alive:?}");
     assert_eq!(alive.len(), 2, "{alive:?}");
-    let missing = bin()
-        .args(["attach", "no_such_process_name_xyz"])
-        .output()
-        .unwrap();
+    let missing = Capture::attach("no_such_process_name_xyz").output();
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no process named"));
     let _ = shell.kill();
@@ -431,11 +420,11 @@ fn a_descendants_crash_is_diagnosed_from_its_core() {
     let program = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("sample-dumps/linux/bin/tls_exit_crash");
     let report = dir.path().join("report.json");
-    let out = bin()
-        .args(["run", "--format", "json", "-o"])
-        .arg(&report)
-        .args(["--dump-dir", "dumps", "--", "sh", "-c"])
-        .arg(format!("'{}'; echo wrapper goes on", program.display()))
+    let out = Capture::shell(&format!("'{}'; echo wrapper goes on", program.display()))
+        .json()
+        .report_to(&report)
+        .dump_dir("dumps")
+        .command()
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .output()
@@ -476,9 +465,10 @@ fn a_descendants_crash_is_diagnosed_from_its_core() {
     assert!(left.is_empty(), "{left:?}");
 
     // The command's own crash: a minidump, and no core beside it.
-    let out = bin()
-        .args(["run", "-q", "--dump-dir", "own", "--"])
-        .arg(&program)
+    let out = Capture::run(&program)
+        .quiet()
+        .dump_dir("own")
+        .command()
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .output()

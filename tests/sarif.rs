@@ -4,7 +4,7 @@
 //! help, the blamed thread as a stack and a code flow, the crash signature
 //! as the partial fingerprint, and the baseline's state and issue.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

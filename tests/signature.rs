@@ -4,7 +4,7 @@
 //! the core and the gdb or WinDbg text of one failure give one signature is
 //! checked where those are made: tests/cores.rs and tests/text_traces.rs.)
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,9 +4,8 @@
 //! format; the round trip at the end is gdb's own output on a program of
 //! tests/programs/.
 
-mod common;
-#[path = "common/cpu.rs"]
-mod cpu;
+use crate::common;
+use crate::common::cpu;
 
 use std::io::Write;
 use std::path::Path;

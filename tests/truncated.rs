@@ -3,7 +3,7 @@
 //! (minidump-writer puts the system info stream past the middle) and the
 //! public corpus' Linux and Windows dumps, cut at 60%.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -8,9 +8,9 @@
 //! module keeps scanned frames out of its signature.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::capture::Capture;
+use crate::common::programs;
 
 use serde_json::Value;
 use std::path::Path;
@@ -29,12 +29,11 @@ fn two_crashes_into_unloaded_code_keep_their_callers_and_group_apart() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     // The program opens ./libplugin.so: run it from the programs' folder.
-    let out = common::bin()
+    let out = Capture::run(programs::programs().join("registry_unload_crash"))
+        .option("--brief")
+        .dump_dir(&dir)
+        .command()
         .current_dir(programs::programs())
-        .args(["run", "--brief", "--dump-dir"])
-        .arg(&dir)
-        .arg("--")
-        .arg(programs::programs().join("registry_unload_crash"))
         .output()
         .unwrap();
     // `run` ends as the command did: killed by its SIGSEGV.

@@ -6,7 +6,7 @@
 //! one per answer, and on the built-in ONNX Runtime rules: a stand-in whose
 //! onnxruntime.dll has no version says so, never a verdict.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -233,13 +233,10 @@ fn build_pkg_demo(dir: &Path, version: Option<&str>, optimize: &str) {
 #[cfg(target_os = "linux")]
 fn crash_dump(dir: &Path) -> PathBuf {
     let dumps = dir.join("dumps");
-    let out = common::bin()
-        .args(["run", "--brief", "--dump-dir"])
-        .arg(&dumps)
-        .arg("--")
-        .arg(dir.join("pkg_exit_crash"))
-        .output()
-        .unwrap();
+    let out = common::capture::Capture::run(dir.join("pkg_exit_crash"))
+        .option("--brief")
+        .dump_dir(&dumps)
+        .output();
     assert!(!out.status.success(), "{out:?}");
     common::dumps_in(&dumps).pop().expect("a dump")
 }

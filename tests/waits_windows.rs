@@ -5,7 +5,7 @@
 //! output without the kept memory, no system export tables), which must
 //! say "unknown" and never name a wrong holder.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,6 @@
 //! Cores of the Linux sample programs, made at test time (none is
 //! committed): the kernel's core of a crash, the kernel's core of a hang
 //! asked for with SIGQUIT (a CI watchdog's way), and gdb's gcore.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

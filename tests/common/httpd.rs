@@ -2,7 +2,6 @@
 //! by URL path and counts the requests it gets. It can also misbehave the
 //! ways real servers do: never answer, stop in the middle of a file, send
 //! a file slowly, or send one without saying how long it is.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
