@@ -77,7 +77,7 @@ pub struct SummaryGroup {
 pub struct SummaryError {
     pub path: String,
     pub error: String,
-    pub error_kind: Option<&'static str>,
+    pub error_kind: Option<ErrorKind>,
 }
 
 /// Whether a dump could be analysed at all.
@@ -99,8 +99,7 @@ pub struct Report {
     /// The kind of that error, a stable name for tools (`truncated`,
     /// `not_minidump`, `internal`, ...: the variants of
     /// [`crate::dump::DumpError`], see [`crate::dump::DumpError::name`]).
-    #[serde(deserialize_with = "hex::de_static_name")]
-    pub error_kind: Option<StaticName>,
+    pub error_kind: Option<ErrorKind>,
     pub process: Option<Process>,
     pub system: Option<System>,
     /// The exception record; `None` for a live or hang dump.
@@ -136,10 +135,10 @@ pub struct Report {
     pub source: Source,
 }
 
-/// A stable short name the program itself defines (`error_kind`). Spelled
-/// through an alias so that serde does not take it for a string borrowed
-/// from the document it reads (`dumptriage merge` reads reports back).
-pub type StaticName = &'static str;
+/// A stable short name the program itself defines (`error_kind`): one of
+/// its own names when it made the report, an owned copy when it read a
+/// report back (`dumptriage merge`).
+pub type ErrorKind = std::borrow::Cow<'static, str>;
 
 /// A failed dump's crash signature against the baseline (`--baseline`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -189,7 +188,7 @@ impl Report {
             path,
             status: Status::Error,
             error: Some(error),
-            error_kind: Some(kind),
+            error_kind: Some(ErrorKind::Borrowed(kind)),
             process: None,
             system: None,
             exception: None,
