@@ -181,14 +181,17 @@ pub enum SourceKind {
 }
 
 impl Report {
-    /// A report for a dump that could not be analysed: `kind` is the error's
-    /// stable name, `error` the one line that explains it.
-    pub fn failed(path: String, kind: &'static str, error: String) -> Self {
+    /// The one place a report is made: what an input said is for its
+    /// reader to fill in (`Report { threads, ..Report::new(path, source) }`:
+    /// a reader states only what it read); every field classification fills
+    /// (the exit phase, the diagnoses, the crash signature, the baseline)
+    /// starts here, empty, for `exit_phase::classify` and the matcher.
+    pub fn new(path: String, source: Source) -> Self {
         Report {
             path,
-            status: Status::Error,
-            error: Some(error),
-            error_kind: Some(ErrorKind::Borrowed(kind)),
+            status: Status::Ok,
+            error: None,
+            error_kind: None,
             process: None,
             system: None,
             exception: None,
@@ -198,11 +201,22 @@ impl Report {
             warnings: Vec::new(),
             exit_phase: ExitPhase::default(),
             diagnoses: Vec::new(),
-            capture: None,
-            source: Source::default(),
             crash_signature: None,
             crash_signature_offsets: false,
             baseline: None,
+            capture: None,
+            source,
+        }
+    }
+
+    /// A report for a dump that could not be analysed: `kind` is the error's
+    /// stable name, `error` the one line that explains it.
+    pub fn failed(path: String, kind: &'static str, error: String) -> Self {
+        Report {
+            status: Status::Error,
+            error: Some(error),
+            error_kind: Some(ErrorKind::Borrowed(kind)),
+            ..Report::new(path, Source::default())
         }
     }
 
