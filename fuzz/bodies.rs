@@ -88,7 +88,7 @@ fn check_one_line(path: &Path, report: &dumptriage::model::Report) {
     if report.status == Status::Error {
         let error = report.error.as_deref().unwrap_or("");
         assert!(
-            report.error_kind != Some("internal"),
+            report.error_kind.as_deref() != Some("internal"),
             "{}: internal error: {error}",
             path.display()
         );

@@ -7,7 +7,6 @@
 pub mod artifact;
 pub mod baseline;
 pub mod capture;
-pub mod cli;
 pub(crate) mod cpp_exception;
 pub mod dump;
 pub(crate) mod elfcore;

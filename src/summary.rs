@@ -98,7 +98,7 @@ pub(crate) fn summarize(reports: &[Report]) -> Summary {
             errors.push(SummaryError {
                 path: report.path.clone(),
                 error: report.error.clone().unwrap_or_default(),
-                error_kind: report.error_kind,
+                error_kind: report.error_kind.clone(),
             });
             continue;
         }

@@ -9,118 +9,20 @@
 #![cfg(target_os = "linux")]
 
 use crate::common;
+use crate::common::cores::{
+    crash_core, has_gdb, kernel_cores_land_here, start_hang, take_core, workdir,
+};
 use crate::common::cpu;
 use crate::common::programs;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn linux_samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps/linux")
-}
-
-fn has_gdb() -> bool {
-    Command::new("gdb").arg("--version").output().is_ok()
-}
-
-/// The kernel writes `core` into the crashing process's folder when
-/// core_pattern is plain `core` (this machine's and most containers'
-/// default). Elsewhere (a pipe to systemd-coredump or apport) the test
-/// cannot make a kernel core.
-fn kernel_cores_land_here() -> bool {
-    std::fs::read_to_string("/proc/sys/kernel/core_pattern")
-        .is_ok_and(|p| !p.starts_with('|') && !p.contains('/'))
-}
-
-/// A folder for one program's cores, with links to the sample programs
-/// and their libraries (some open theirs from the current folder, where
-/// the kernel writes the core).
-fn workdir(root: &Path, program: &str) -> PathBuf {
-    let work = root.join(program);
-    std::fs::create_dir_all(&work).unwrap();
-    for entry in std::fs::read_dir(linux_samples().join("bin")).unwrap() {
-        let path = entry.unwrap().path();
-        std::os::unix::fs::symlink(&path, work.join(path.file_name().unwrap())).unwrap();
-    }
-    work
-}
-
-/// Runs `program` in `dir` with cores allowed; returns its core, renamed
-/// `core.NAME`.
-fn crash_core(program: &Path, dir: &Path) -> PathBuf {
-    crash_core_with(program, &[], &[], dir)
-}
-
-fn crash_core_with(program: &Path, args: &[&str], env: &[(&str, &Path)], dir: &Path) -> PathBuf {
-    let mut command = Command::new("bash");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let status = command
-        .arg("-c")
-        .arg("ulimit -c unlimited && exec \"$0\" \"$@\"")
-        .arg(program)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success(), "{program:?} did not crash");
-    take_core(program, dir)
-}
-
-fn take_core(program: &Path, dir: &Path) -> PathBuf {
-    let name = program.file_name().unwrap().to_string_lossy().into_owned();
-    let found = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            let file = p.file_name().unwrap().to_string_lossy();
-            file == "core" || file.starts_with("core.") && file[5..].parse::<u32>().is_ok()
-        })
-        .unwrap_or_else(|| panic!("{name} left no core in {dir:?}"));
-    let to = dir.join(format!("core.{name}"));
-    std::fs::rename(found, &to).unwrap();
-    to
-}
-
-/// Starts a program that hangs at exit, and waits until it says it got
-/// there (a line on standard output or error) and every thread of it is
-/// blocked (asleep, several looks in a row): a core taken before would show
-/// a thread still on its way.
-fn start_hang(program: &Path, dir: &Path) -> std::process::Child {
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg("ulimit -c unlimited && exec \"$0\" 2>&1")
-        .arg(program)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (said, heard) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(out);
-        let mut line = String::new();
-        let _ = reader.read_line(&mut line);
-        let _ = said.send(());
-        // Keep reading, so the program never blocks on a full pipe.
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-    });
-    // Only a guard against a program that never gets there: waiting ends
-    // as soon as it does.
-    heard
-        .recv_timeout(common::HANG_GUARD)
-        .unwrap_or_else(|e| panic!("{program:?} never said it was exiting: {e}"));
-    common::wait_until_asleep(child.id(), 0);
-    child
 }
 
 /// systemd-coredump's name and compression: core.NAME.UID.BOOTID.PID.TIME.zst
@@ -540,7 +442,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         ("static_dtor_throw", "abort-during-exit"),
     ] {
         let work = workdir(dir.path(), program);
-        let core = crash_core(&work.join(program), &work);
+        let core = crash_core(&work.join(program), &[], &[], &work);
         cores.push((zstd_copy(&core), bin.join(program), sample));
         cores.push((core, bin.join(program), sample));
     }
@@ -551,7 +453,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         common::skip::skip("cores::python", "no /usr/bin/python3 (Debian's python3)");
     } else {
         let work = workdir(dir.path(), "python-final");
-        let core = crash_core_with(
+        let core = crash_core(
             python,
             &["-c", "import pyfinal_ext"],
             &[("PYTHONPATH", &bin)],
@@ -570,7 +472,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         ("python3", "python-exit-waits-for-thread"),
     ] {
         let work = workdir(dir.path(), program);
-        let mut child = start_hang(&work.join(program), &work);
+        let mut child = start_hang(&work.join(program), &[], &work);
         let gcored = work.join(format!("gcore.{program}"));
         common::gcore(child.id(), &gcored);
         // What a CI step's watchdog does: SIGQUIT, and the kernel dumps.
@@ -671,7 +573,7 @@ fn compressed_poor_and_broken_cores() {
     }
     let dir = tempfile::tempdir().unwrap();
     let work = workdir(dir.path(), "work");
-    let core = crash_core(&work.join("tls_exit_crash"), &work);
+    let core = crash_core(&work.join("tls_exit_crash"), &[], &[], &work);
     let bytes = std::fs::read(&core).unwrap();
     let write = |name: &str, data: &[u8]| {
         let path = dir.path().join(name);
@@ -714,7 +616,7 @@ fn compressed_poor_and_broken_cores() {
         ],
     );
     common::tool("strip", &["-g".as_ref(), binary.as_os_str()]);
-    let ordinary = crash_core(&binary, &plain);
+    let ordinary = crash_core(&binary, &[], &[], &plain);
 
     // An exit handler waiting for a mutex a worker holds, dumped on SIGQUIT.
     let hang = dir.path().join("hang");
@@ -724,7 +626,7 @@ fn compressed_poor_and_broken_cores() {
         hang.join("exit_lock_hang"),
     )
     .unwrap();
-    let mut child = start_hang(&hang.join("exit_lock_hang"), &hang);
+    let mut child = start_hang(&hang.join("exit_lock_hang"), &[], &hang);
     Command::new("kill")
         .args(["-QUIT", &child.id().to_string()])
         .status()
@@ -886,7 +788,7 @@ fn corrupted_cores_give_a_report_or_one_clear_error() {
     }
     let dir = tempfile::tempdir().unwrap();
     let work = workdir(dir.path(), "work");
-    let core = crash_core(&work.join("tls_exit_crash"), &work);
+    let core = crash_core(&work.join("tls_exit_crash"), &[], &[], &work);
     let original = std::fs::read(&core).unwrap();
     // The headers and notes: where a writer's bug or a cut lands hardest.
     let head = 0x3000.min(original.len());

@@ -68,7 +68,7 @@ fn reference() -> String {
         "# Command reference\n\
          \n\
          Every command and option of `dumptriage`, as its `--help` prints them.\n\
-         This page is generated from the command line's definitions (src/cli.rs):\n\
+         This page is generated from the command line's definitions (src/bin/dumptriage/cli.rs):\n\
          do not edit it by hand.\n\
          `DUMPTRIAGE_BLESS=1 cargo test --test integration reference::` writes it\n\
          again, and that test fails while it differs from the binary.\n\

@@ -1,5 +1,5 @@
 //! What `convert`, `pack` and `doctor` tell the binary to print and how
-//! they ended (src/main.rs prints it and picks the exit status).
+//! they ended (the binary prints it and picks the exit status).
 
 /// The end of a command of this module.
 #[derive(Debug, Clone, Default)]

@@ -81,31 +81,11 @@ impl Packed {
     }
 }
 
-/// `dumptriage pack`: the inputs and options from the command line, the
-/// pack, what to say.
-pub fn command(args: &crate::cli::PackArgs, database: &Database) -> Result<super::Outcome, String> {
-    let symbols = args.symbols.symbol_config();
-    let mut said: Vec<String> = symbols
-        .check_stores()?
-        .into_iter()
-        .map(|w| format!("warning: {w}"))
-        .collect();
-    let collected = crate::input::collect_with(&args.paths, args.text);
-    let options = PackOptions {
-        inputs: collected.inputs.clone(),
-        output: args.output.clone(),
-        symbols,
-        max_symbols: args.max_symbols,
-        convert: args.convert,
-        jobs: args
-            .jobs
-            .map_or_else(|| BatchOptions::default().jobs, usize::from),
-    };
-    let packed = pack(&options, database)?;
-    drop(collected);
-    said.extend(packed.describe(&options.output));
+/// `dumptriage pack`: the pack, and what to say.
+pub fn command(options: &PackOptions, database: &Database) -> Result<super::Outcome, String> {
+    let packed = pack(options, database)?;
     Ok(super::Outcome {
-        said,
+        said: packed.describe(&options.output),
         ..super::Outcome::default()
     })
 }

@@ -118,8 +118,45 @@ pub struct RunOptions {
     /// How long the processes of a hung command's tree get between SIGTERM
     /// and SIGKILL.
     pub kill_after: Duration,
-    /// How long the command's threads get to stop for a capture.
-    pub stop_limit: Duration,
+    /// How the command's processes are stopped for a capture.
+    pub stop: StopOptions,
+}
+
+/// How a process is stopped for its dump, and what is kept of it beside
+/// the dump's own streams: what `attach` and `run` share.
+#[derive(Debug, Clone, Copy)]
+pub struct StopOptions {
+    /// How long every thread gets to stop; one that does not (a thread in
+    /// uninterruptible sleep) aborts the capture.
+    pub limit: Duration,
+    /// Keep the memory CPython's stacks need: off only to measure what
+    /// keeping costs (`scripts/bench-python.sh`).
+    pub python_memory: bool,
+}
+
+impl Default for StopOptions {
+    fn default() -> Self {
+        StopOptions {
+            limit: DEFAULT_STOP_LIMIT,
+            python_memory: true,
+        }
+    }
+}
+
+/// How long every thread of a process gets to stop for a dump, by default.
+/// A thread that does not stop in time (uninterruptible sleep in a driver)
+/// aborts the capture instead of blocking it.
+pub const DEFAULT_STOP_LIMIT: Duration = Duration::from_secs(2);
+
+/// What `run` has to say while the command runs, handed to the caller as it
+/// happens (a warning printed only at the end would come too late to act
+/// on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Something that makes the capture less than asked for.
+    Warning(String),
+    /// What happened, for the record.
+    Note(String),
 }
 
 /// How the command ended, as its parent would have seen it.

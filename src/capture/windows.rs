@@ -101,7 +101,7 @@ pub(super) fn write_live_dump(
     pid: u32,
     file: &mut File,
     _path: &Path,
-    _stop_limit: std::time::Duration,
+    _stop: super::types::StopOptions,
 ) -> Result<(), CaptureError> {
     let process = Process::open(
         pid,
@@ -144,6 +144,7 @@ pub(super) fn why_no_threads(pid: u32) -> CaptureError {
 
 pub(super) fn supervise(
     _options: &RunOptions,
+    _notice: &dyn Fn(super::types::Notice),
 ) -> Result<(Supervised, Vec<DescendantCore>), CaptureError> {
     Err(CaptureError::Unsupported("dumptriage run"))
 }

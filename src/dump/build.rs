@@ -4,7 +4,7 @@
 
 use crate::model::without_symbol_version;
 use crate::model::{
-    file_name, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
+    file_name, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Source,
     SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
 };
 use crate::symbols::provider::UnloadedName;
@@ -154,10 +154,6 @@ pub(super) fn build_report(
 
     let sys = &state.system_info;
     Report {
-        path: String::new(),
-        status: Status::Ok,
-        error: None,
-        error_kind: None,
         process: Some(Process {
             name: state
                 .modules
@@ -184,13 +180,7 @@ pub(super) fn build_report(
         modules,
         unloaded_modules,
         warnings,
-        exit_phase: Default::default(),
-        diagnoses: Vec::new(),
-        crash_signature: None,
-        crash_signature_offsets: false,
-        baseline: None,
-        capture: None,
-        source: Default::default(),
+        ..Report::new(String::new(), Source::default())
     }
 }
 
@@ -256,16 +246,8 @@ pub(super) fn build_thread(
     unloaded_names: &UnloadedNames,
 ) -> Thread {
     Thread {
-        id: stack.thread_id,
         name: stack.thread_name.clone(),
         crashing,
-        exiting: None,
-        exiting_in_stack: None,
-        starting: None,
-        blocked: None,
-        wait: None,
-        in_system_call: None,
-        holds_gil: false,
         walk: match stack.info {
             CallStackInfo::Ok => Walk::Ok,
             CallStackInfo::MissingContext => Walk::MissingContext,
@@ -273,7 +255,6 @@ pub(super) fn build_thread(
             CallStackInfo::UnsupportedCpu => Walk::UnsupportedCpu,
             CallStackInfo::DumpThreadSkipped => Walk::DumpThreadSkipped,
         },
-        stack_search: Vec::new(),
         // The registers as the dump recorded them (frame 0's context), for
         // the crashing thread only: what people read first after the stack.
         registers: match stack.frames.first() {
@@ -290,6 +271,7 @@ pub(super) fn build_thread(
             .enumerate()
             .map(|(i, f)| build_frame(i, f, symbols, unloaded_names))
             .collect(),
+        ..Thread::new(stack.thread_id)
     }
 }
 

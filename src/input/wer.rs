@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use crate::dump::Analyzer;
 use crate::model::{
     Exception, Frame, Module, ModuleSymbols, Process, Report, Source, SourceKind, Status,
-    SymbolSource, Thread, Walk,
+    SymbolSource, Thread,
 };
 
 /// A `Report.wer` larger than this is not one.
@@ -258,20 +258,9 @@ pub(crate) fn signature_report(path: String, wer: &WerReport) -> Report {
         Vec::new()
     };
     let thread = Thread {
-        id: 0,
-        name: None,
         crashing: crash,
-        exiting: None,
-        exiting_in_stack: None,
-        starting: None,
-        blocked: None,
-        wait: None,
-        holds_gil: false,
-        walk: Walk::Ok,
         frames,
-        stack_search: Vec::new(),
-        registers: Vec::new(),
-        in_system_call: None,
+        ..Thread::new(0)
     };
     let exception = wer.exception_code.filter(|_| crash).map(|code| Exception {
         code,
@@ -322,34 +311,23 @@ pub(crate) fn signature_report(path: String, wer: &WerReport) -> Report {
     if wer.hang() {
         warnings.push("a hang report: which thread hung is not in the signature".to_string());
     }
+    let source = Source {
+        kind: SourceKind::Wer,
+        format: Some(wer.event_type.clone()),
+        ..Source::default()
+    };
     Report {
-        path,
-        status: Status::Ok,
-        error: None,
-        error_kind: None,
         process: Some(Process {
             name: wer.app_name.clone(),
             dump_time: wer.time.clone(),
             command_line: wer.app_path.clone(),
             ..Process::default()
         }),
-        system: None,
         exception,
         threads: vec![thread],
         modules,
-        unloaded_modules: Vec::new(),
         warnings,
-        exit_phase: Default::default(),
-        diagnoses: Vec::new(),
-        crash_signature: None,
-        crash_signature_offsets: false,
-        baseline: None,
-        capture: None,
-        source: Source {
-            kind: SourceKind::Wer,
-            format: Some(wer.event_type.clone()),
-            ..Source::default()
-        },
+        ..Report::new(path, source)
     }
 }
 

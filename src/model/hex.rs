@@ -104,23 +104,3 @@ pub(super) fn de_register_list<'de, D: Deserializer<'de>>(
     }
     d.deserialize_map(Registers)
 }
-
-/// A stable short name read back (`error_kind`): the model keeps these as
-/// `&'static str`; each distinct name is kept once for the run.
-pub(super) fn de_static_name<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<Option<&'static str>, D::Error> {
-    use std::collections::BTreeSet;
-    use std::sync::{LazyLock, Mutex};
-    static NAMES: LazyLock<Mutex<BTreeSet<&'static str>>> = LazyLock::new(Default::default);
-    let Some(name) = Option::<String>::deserialize(d)? else {
-        return Ok(None);
-    };
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&known) = names.get(name.as_str()) {
-        return Ok(Some(known));
-    }
-    let leaked: &'static str = Box::leak(name.into_boxed_str());
-    names.insert(leaked);
-    Ok(Some(leaked))
-}

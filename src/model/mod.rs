@@ -77,7 +77,7 @@ pub struct SummaryGroup {
 pub struct SummaryError {
     pub path: String,
     pub error: String,
-    pub error_kind: Option<&'static str>,
+    pub error_kind: Option<ErrorKind>,
 }
 
 /// Whether a dump could be analysed at all.
@@ -99,8 +99,7 @@ pub struct Report {
     /// The kind of that error, a stable name for tools (`truncated`,
     /// `not_minidump`, `internal`, ...: the variants of
     /// [`crate::dump::DumpError`], see [`crate::dump::DumpError::name`]).
-    #[serde(deserialize_with = "hex::de_static_name")]
-    pub error_kind: Option<StaticName>,
+    pub error_kind: Option<ErrorKind>,
     pub process: Option<Process>,
     pub system: Option<System>,
     /// The exception record; `None` for a live or hang dump.
@@ -136,10 +135,10 @@ pub struct Report {
     pub source: Source,
 }
 
-/// A stable short name the program itself defines (`error_kind`). Spelled
-/// through an alias so that serde does not take it for a string borrowed
-/// from the document it reads (`dumptriage merge` reads reports back).
-pub type StaticName = &'static str;
+/// A stable short name the program itself defines (`error_kind`): one of
+/// its own names when it made the report, an owned copy when it read a
+/// report back (`dumptriage merge`).
+pub type ErrorKind = std::borrow::Cow<'static, str>;
 
 /// A failed dump's crash signature against the baseline (`--baseline`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -182,14 +181,17 @@ pub enum SourceKind {
 }
 
 impl Report {
-    /// A report for a dump that could not be analysed: `kind` is the error's
-    /// stable name, `error` the one line that explains it.
-    pub fn failed(path: String, kind: &'static str, error: String) -> Self {
+    /// The one place a report is made: what an input said is for its
+    /// reader to fill in (`Report { threads, ..Report::new(path, source) }`:
+    /// a reader states only what it read); every field classification fills
+    /// (the exit phase, the diagnoses, the crash signature, the baseline)
+    /// starts here, empty, for `exit_phase::classify` and the matcher.
+    pub fn new(path: String, source: Source) -> Self {
         Report {
             path,
-            status: Status::Error,
-            error: Some(error),
-            error_kind: Some(kind),
+            status: Status::Ok,
+            error: None,
+            error_kind: None,
             process: None,
             system: None,
             exception: None,
@@ -199,11 +201,22 @@ impl Report {
             warnings: Vec::new(),
             exit_phase: ExitPhase::default(),
             diagnoses: Vec::new(),
-            capture: None,
-            source: Source::default(),
             crash_signature: None,
             crash_signature_offsets: false,
             baseline: None,
+            capture: None,
+            source,
+        }
+    }
+
+    /// A report for a dump that could not be analysed: `kind` is the error's
+    /// stable name, `error` the one line that explains it.
+    pub fn failed(path: String, kind: &'static str, error: String) -> Self {
+        Report {
+            status: Status::Error,
+            error: Some(error),
+            error_kind: Some(ErrorKind::Borrowed(kind)),
+            ..Report::new(path, Source::default())
         }
     }
 

@@ -52,6 +52,32 @@ pub struct Thread {
     pub registers: Vec<(String, u64)>,
 }
 
+impl Thread {
+    /// The one place a thread is made: what the input shows of it (name,
+    /// frames, registers, what it waits for) is for its reader to fill in
+    /// (`Thread { frames, ..Thread::new(id) }`); what classification decides
+    /// (`exiting`, `exiting_in_stack`, `starting`, `blocked`) starts here,
+    /// unset, for `exit_phase::classify`.
+    pub fn new(id: u32) -> Thread {
+        Thread {
+            id,
+            name: None,
+            crashing: false,
+            exiting: None,
+            exiting_in_stack: None,
+            starting: None,
+            blocked: None,
+            wait: None,
+            in_system_call: None,
+            holds_gil: false,
+            walk: Walk::Ok,
+            frames: Vec::new(),
+            stack_search: Vec::new(),
+            registers: Vec::new(),
+        }
+    }
+}
+
 /// A return address found in a thread's stack memory by searching it, not by
 /// walking it.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

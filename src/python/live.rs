@@ -67,10 +67,6 @@ fn modules(pid: u32) -> Vec<LoadedModule> {
 /// when the process is not CPython. What the budget or unreadable memory
 /// cut shows in the analysis as a stack cut short, with its reason.
 pub(crate) fn keep(pid: u32) -> Vec<u8> {
-    // For measuring what keeping costs (scripts/bench-python.sh).
-    if std::env::var_os("DUMPTRIAGE_NO_PYTHON_MEMORY").is_some() {
-        return Vec::new();
-    }
     let modules = modules(pid);
     if modules.is_empty() {
         return Vec::new();

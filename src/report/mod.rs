@@ -14,7 +14,8 @@ use crate::model::Report;
 
 pub use text::Paint;
 
-/// The output formats (`--format`; cli.rs describes each to the user).
+/// The output formats (`--format`; the binary's cli.rs describes each to
+/// the user).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// For a person: the exception, then every thread's stack.
@@ -36,14 +37,6 @@ pub enum Format {
     Html,
 }
 
-/// Whether the text report is coloured (`--color`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
-}
-
 /// Writes `reports` in `format`. `paint` only affects the text format.
 pub fn render(
     reports: &[Report],
@@ -60,43 +53,5 @@ pub fn render(
         Format::Github => github::render(reports, out),
         Format::Sarif => sarif::render(reports, out),
         Format::Html => html::render(reports, out),
-    }
-}
-
-/// Whether the text report is coloured: `auto` colours only a terminal, and
-/// never when NO_COLOR is set to a non-empty value (https://no-color.org).
-pub fn color_enabled(
-    choice: ColorChoice,
-    terminal: bool,
-    no_color: Option<&std::ffi::OsStr>,
-) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::ffi::OsStr;
-
-    #[test]
-    fn colour_only_on_a_terminal_without_no_color() {
-        assert!(color_enabled(ColorChoice::Auto, true, None));
-        assert!(color_enabled(ColorChoice::Auto, true, Some(OsStr::new(""))));
-        assert!(!color_enabled(
-            ColorChoice::Auto,
-            true,
-            Some(OsStr::new("1"))
-        ));
-        assert!(!color_enabled(ColorChoice::Auto, false, None));
-        assert!(color_enabled(
-            ColorChoice::Always,
-            false,
-            Some(OsStr::new("1"))
-        ));
-        assert!(!color_enabled(ColorChoice::Never, true, None));
     }
 }

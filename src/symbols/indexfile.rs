@@ -21,6 +21,8 @@ use std::time::UNIX_EPOCH;
 
 use memmap2::Mmap;
 
+use super::index_writes::IndexWrites;
+
 /// Where indexes are kept and which files get one.
 #[derive(Clone, Debug, Default)]
 pub struct IndexSettings {
@@ -30,6 +32,9 @@ pub struct IndexSettings {
     /// Files smaller than this are read without an index: one would save
     /// little.
     pub min_size: u64,
+    /// The indexes being made on other threads, waited for by whoever
+    /// owns the run.
+    pub writes: IndexWrites,
 }
 
 impl IndexSettings {

@@ -19,6 +19,7 @@ mod breakpad;
 mod find;
 mod finder;
 pub(crate) mod identity;
+mod index_writes;
 mod indexfile;
 mod location;
 mod log;
@@ -38,11 +39,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use index_writes::IndexWrites;
 pub(crate) use location::Location;
 pub(crate) use provider::DumpSymbols;
-pub(crate) use server::{Limits, DEFAULT_MAX_DOWNLOAD};
+pub use server::Limits;
+pub(crate) use server::DEFAULT_MAX_DOWNLOAD;
 pub(crate) use sources::Sources;
-pub(crate) use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
+pub use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
 pub use used::UsedFile;
 
 use server::{is_url, Server};
@@ -92,6 +95,10 @@ pub struct SymbolConfig {
     /// The smallest .sym file indexed, in bytes
     /// (`DUMPTRIAGE_SYMBOL_INDEX_MIN`).
     pub index_min_size: u64,
+    /// The indexes of big PDB and DWARF files the run is making on other
+    /// threads: shared by the config's clones, for its owner to wait for
+    /// once the reports are out.
+    pub index_writes: IndexWrites,
 }
 
 impl Default for SymbolConfig {
@@ -112,6 +119,7 @@ impl Default for SymbolConfig {
             system: true,
             symbol_index: true,
             index_min_size: symfile::DEFAULT_MIN_SIZE,
+            index_writes: IndexWrites::default(),
         }
     }
 }
@@ -383,6 +391,7 @@ impl SymbolConfig {
                 .filter(|_| self.symbol_index)
                 .map(|dir| dir.to_path_buf()),
             min_size: self.index_min_size,
+            writes: self.index_writes.clone(),
         };
         Sources::new(locations, self.system, notes, scratch, index)
             .with_debug_dirs(self.dump_dirs.clone())

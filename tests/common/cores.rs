@@ -74,7 +74,9 @@ pub fn take_core(program: &Path, dir: &Path) -> PathBuf {
 }
 
 /// Starts a program that hangs at exit, and waits until it says it got
-/// there (a line on its output; at most 5 s) and a little longer.
+/// there (a line on standard output or error) and every thread of it is
+/// blocked (asleep, several looks in a row): a core taken before would show
+/// a thread still on its way, or none at all.
 pub fn start_hang(program: &Path, args: &[&str], dir: &Path) -> std::process::Child {
     let mut child = Command::new("bash")
         .arg("-c")
@@ -94,10 +96,15 @@ pub fn start_hang(program: &Path, args: &[&str], dir: &Path) -> std::process::Ch
         let mut line = String::new();
         let _ = reader.read_line(&mut line);
         let _ = said.send(());
+        // Keep reading, so the program never blocks on a full pipe.
         let _ = std::io::copy(&mut reader, &mut std::io::sink());
     });
-    let _ = heard.recv_timeout(std::time::Duration::from_secs(5));
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    // Only a guard against a program that never gets there: waiting ends
+    // as soon as it does.
+    heard
+        .recv_timeout(crate::common::HANG_GUARD)
+        .unwrap_or_else(|e| panic!("{program:?} never said it was exiting: {e}"));
+    crate::common::wait_until_asleep(child.id(), 0);
     child
 }
 

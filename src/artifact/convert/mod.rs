@@ -99,16 +99,10 @@ impl Conversion {
     }
 }
 
-/// `dumptriage convert`: its options from the command line, the
-/// conversion, what to say.
-pub fn command(args: &crate::cli::ConvertArgs) -> Result<super::Outcome, String> {
-    let options = ConvertOptions {
-        core: args.core.clone().filter(|_| !args.from_stdin),
-        output: args.output.clone(),
-        symbols: args.symbols.symbol_config(),
-        heap_budget: args.heap_budget,
-    };
-    let done = convert(&options)?;
+/// `dumptriage convert`: the conversion, what to say, and whether the
+/// minidump's report differs from the core's.
+pub fn command(options: &ConvertOptions) -> Result<super::Outcome, String> {
+    let done = convert(options)?;
     Ok(super::Outcome {
         said: done.describe(&options.output),
         failed: !done.differences.is_empty(),

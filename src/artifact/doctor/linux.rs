@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::facts::{can_write, Limit, LinuxFacts};
 
 /// Probes; files are read under `root` (`/`, or a test's folder).
-pub(super) fn probe(root: &Path, no_ptrace: bool) -> LinuxFacts {
+pub(super) fn probe(root: &Path, no_ptrace: bool, config_dir: Option<&Path>) -> LinuxFacts {
     let read = |rel: &str| std::fs::read_to_string(root.join(rel)).ok();
     let core_pattern = read("proc/sys/kernel/core_pattern").map(|p| p.trim_end().to_string());
     let mut facts = LinuxFacts {
@@ -29,7 +29,7 @@ pub(super) fn probe(root: &Path, no_ptrace: bool) -> LinuxFacts {
                     .lines()
                     .any(|l| l.trim().replace(' ', "") == "enabled=0")
             });
-            facts.apport_unpackaged = apport_unpackaged();
+            facts.apport_unpackaged = apport_unpackaged(config_dir);
         } else if let Some((dir, _)) = pattern.rsplit_once('/') {
             // A folder with % specifiers is made per crash: not checked.
             if !dir.contains('%') {
@@ -120,9 +120,9 @@ fn coredump_storage(root: &Path) -> Option<String> {
         .last()
 }
 
-/// apport's `unpackaged=true` in the user's settings.
-fn apport_unpackaged() -> bool {
-    dirs::config_dir()
+/// apport's `unpackaged=true` in the user's settings (in `config_dir`).
+fn apport_unpackaged(config_dir: Option<&Path>) -> bool {
+    config_dir
         .map(|dir| dir.join("apport/settings"))
         .and_then(|path| std::fs::read_to_string(path).ok())
         .is_some_and(|text| {

@@ -16,6 +16,7 @@ mod linux;
 #[cfg(windows)]
 mod windows;
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -34,36 +35,37 @@ pub struct DoctorOptions {
     pub root: Option<PathBuf>,
     /// Tests only: do not try ptrace for real.
     pub no_ptrace_probe: bool,
+    /// The user's configuration folder (apport's own settings are there).
+    pub config_dir: Option<PathBuf>,
+    /// The environment of the process the check is for, as the caller read
+    /// it: `PATH` (the tools found), and on Windows what WER's dump folder
+    /// names (`%LOCALAPPDATA%`, ...).
+    pub environment: Vec<(OsString, OsString)>,
+}
+
+impl DoctorOptions {
+    /// The variable `name` of [`DoctorOptions::environment`] (names of
+    /// any case on Windows, as the OS reads them).
+    pub(crate) fn var(&self, name: &str) -> Option<&OsStr> {
+        self.environment
+            .iter()
+            .find(|(key, _)| {
+                if cfg!(windows) {
+                    key.eq_ignore_ascii_case(name)
+                } else {
+                    key == name
+                }
+            })
+            .map(|(_, value)| value.as_os_str())
+    }
 }
 
 /// `dumptriage doctor`: the probe, the checks, and whether the ways of
-/// capture asked for (all of this OS's, when none is) would capture.
-pub fn command(args: &crate::cli::DoctorArgs) -> Result<super::Outcome, String> {
-    use crate::cli::CaptureWay;
-    let symbols = args.symbols.symbol_config();
-    let options = DoctorOptions {
-        dump_dir: args.dump_dir.clone(),
-        servers: symbols.server_urls(),
-        debuginfod_urls: symbols.debuginfod_urls.clone(),
-        // Tests only (debug builds): /proc and /etc read under a folder.
-        root: cfg!(debug_assertions)
-            .then(|| std::env::var_os("DUMPTRIAGE_DOCTOR_ROOT").map(PathBuf::from))
-            .flatten(),
-        no_ptrace_probe: false,
-    };
-    let facts = probe(&options);
+/// capture `wanted` (all of this OS's, when none is) would capture.
+pub fn command(options: &DoctorOptions, wanted: &[Way]) -> Result<super::Outcome, String> {
+    let facts = probe(options);
     let findings = check(&facts);
     let ways = ways(&facts, &findings);
-    let wanted: Vec<Way> = args
-        .ways
-        .iter()
-        .map(|w| match w {
-            CaptureWay::Cores => Way::Cores,
-            CaptureWay::Run => Way::Run,
-            CaptureWay::Attach => Way::Attach,
-            CaptureWay::Wer => Way::WerDumps,
-        })
-        .collect();
     if let Some(way) = wanted.iter().find(|w| !ways.iter().any(|(x, _)| x == *w)) {
         return Err(format!(
             "--for: {} is not checked on this operating system",
@@ -89,14 +91,18 @@ pub fn probe(options: &DoctorOptions) -> Facts {
     let writable = can_write(&dump_dir);
     let mut tools: Vec<(String, Option<PathBuf>)> = Vec::new();
     #[cfg(target_os = "linux")]
-    let linux = Some(linux::probe(&root, options.no_ptrace_probe));
+    let linux = Some(linux::probe(
+        &root,
+        options.no_ptrace_probe,
+        options.config_dir.as_deref(),
+    ));
     #[cfg(not(target_os = "linux"))]
     let linux: Option<LinuxFacts> = {
         let _ = &root;
         None
     };
     #[cfg(windows)]
-    let windows = Some(windows::probe());
+    let windows = Some(windows::probe(options));
     #[cfg(not(windows))]
     let windows: Option<WindowsFacts> = None;
     let names: &[&str] = if windows.is_some() {
@@ -105,7 +111,7 @@ pub fn probe(options: &DoctorOptions) -> Facts {
         &["gdb", "debuginfod-find", "coredumpctl"]
     };
     for name in names {
-        tools.push((name.to_string(), on_path(name)));
+        tools.push((name.to_string(), on_path(name, options.var("PATH"))));
     }
     Facts {
         linux,
@@ -121,9 +127,10 @@ pub fn probe(options: &DoctorOptions) -> Facts {
     }
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
+/// The file `name` in one of the folders of `path` (a `PATH` value).
+fn on_path(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
+    path.and_then(|path| {
+        std::env::split_paths(path)
             .map(|dir| dir.join(name))
             .find(|p| p.is_file())
     })

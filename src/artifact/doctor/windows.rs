@@ -9,19 +9,20 @@ use windows_sys::Win32::System::Registry::{
 };
 
 use super::facts::{can_write, WindowsFacts};
+use super::DoctorOptions;
 
 const WER: &str = r"SOFTWARE\Microsoft\Windows\Windows Error Reporting";
 const LOCAL_DUMPS: &str = r"SOFTWARE\Microsoft\Windows\Windows Error Reporting\LocalDumps";
 
-pub(super) fn probe() -> WindowsFacts {
+pub(super) fn probe(options: &DoctorOptions) -> WindowsFacts {
     let dump_folder = string(LOCAL_DUMPS, "DumpFolder");
     let local_dumps = key_exists(LOCAL_DUMPS);
     let writable = local_dumps.then(|| {
         let folder = dump_folder
             .clone()
-            .map(|f| expand(&f))
+            .map(|f| expand(&f, options))
             .or_else(|| {
-                std::env::var_os("LOCALAPPDATA").map(|d| {
+                options.var("LOCALAPPDATA").map(|d| {
                     std::path::Path::new(&d)
                         .join("CrashDumps")
                         .display()
@@ -110,7 +111,7 @@ fn string(key: &str, value: &str) -> Option<String> {
 }
 
 /// `%NAME%` references to the environment, expanded.
-fn expand(text: &str) -> String {
+fn expand(text: &str, options: &DoctorOptions) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find('%') {
@@ -119,9 +120,9 @@ fn expand(text: &str) -> String {
         match after.find('%') {
             Some(end) => {
                 let name = &after[..end];
-                match std::env::var(name) {
-                    Ok(value) => out.push_str(&value),
-                    Err(_) => {
+                match options.var(name) {
+                    Some(value) => out.push_str(&value.to_string_lossy()),
+                    None => {
                         out.push('%');
                         out.push_str(name);
                         out.push('%');

@@ -5,10 +5,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use dumptriage::cli::SignaturesCommand;
 use dumptriage::printable;
 use dumptriage::signatures;
 
+use crate::cli::SignaturesCommand;
 use crate::{
     load_database, load_database_with_examples, print_problems, write_stdout, EXIT_FINDING,
     EXIT_INPUT_ERROR,

@@ -14,7 +14,7 @@ use nix::unistd::Pid;
 
 use super::procfs::{describe_threads, ended, read_status, thread_states};
 use super::signals::how_it_ended;
-use crate::capture::types::CaptureError;
+use crate::capture::types::{CaptureError, StopOptions};
 
 /// Signals whose default action is a crash dump worth catching.
 pub(in crate::capture) const CRASH_SIGNALS: [c_int; 5] = [
@@ -127,20 +127,20 @@ pub(in crate::capture) fn why_no_threads(pid: u32) -> CaptureError {
 /// minidump-writer waits for each thread it attaches to without a time
 /// limit, and a thread in uninterruptible sleep (a driver call, a vfork)
 /// does not stop until it wakes: so the process is group-stopped first, and
-/// a thread still running after `stop_limit` aborts the capture, with the
+/// a thread still running after `stop.limit` aborts the capture, with the
 /// process continued as it was.
 pub(in crate::capture) fn write_live_dump(
     pid: u32,
     file: &mut File,
     path: &Path,
-    stop_limit: Duration,
+    stop: StopOptions,
 ) -> Result<(), CaptureError> {
     // Read while the threads still sit in their waits (a stop interrupts
     // them): the futex words they wait on, for the analysis to name who
     // holds them (the dump's memory lists do not hold a program's data).
     let objects = wait_objects(pid);
     let was_stopped = read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T');
-    write_live_dump_keeping(pid, file, path, stop_limit, &objects, was_stopped)
+    write_live_dump_keeping(pid, file, path, stop, &objects, was_stopped)
 }
 
 /// As [`write_live_dump`], with the wait objects read earlier (by `run`,
@@ -152,13 +152,13 @@ pub(in crate::capture) fn write_live_dump_keeping(
     pid: u32,
     file: &mut File,
     path: &Path,
-    stop_limit: Duration,
+    stop: StopOptions,
     objects: &[u8],
     leave_stopped: bool,
 ) -> Result<(), CaptureError> {
-    group_stop(pid, stop_limit, leave_stopped)?;
+    group_stop(pid, stop.limit, leave_stopped)?;
     // What the Python stacks need, read while the process is stopped.
-    let python = crate::python::live::keep(pid);
+    let python = python_memory(pid, stop);
     // The main thread stands in as the blamed thread until the analysis
     // names the right one (capture::record_blamed_thread).
     let written = MinidumpWriterConfig::new(pid as pid_t, pid as pid_t).write(file);
@@ -171,6 +171,16 @@ pub(in crate::capture) fn write_live_dump_keeping(
     })?;
     append_kept(path, &[objects, &python].concat());
     Ok(())
+}
+
+/// The memory the Python stacks of `pid` need, unless `stop` says not to
+/// keep it.
+pub(in crate::capture) fn python_memory(pid: u32, stop: StopOptions) -> Vec<u8> {
+    if stop.python_memory {
+        crate::python::live::keep(pid)
+    } else {
+        Vec::new()
+    }
 }
 
 /// Adds the memory a capture kept (wait objects, Python state) to the dump

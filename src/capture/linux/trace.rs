@@ -15,8 +15,8 @@ use nix::unistd::Pid;
 
 use super::crash_context::crash_context;
 use super::live::{
-    append_kept, error_chain, group_stop, wait_objects, why_no_threads, write_live_dump_keeping,
-    CRASH_SIGNALS, PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
+    append_kept, error_chain, group_stop, python_memory, wait_objects, why_no_threads,
+    write_live_dump_keeping, CRASH_SIGNALS, PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
 };
 use super::procfs::{
     command_line, describe_threads, ended, process_name, read_status, signal_bit, thread_states,
@@ -25,7 +25,9 @@ use super::signals::{exit_status, how_it_ended, signal_name};
 use super::tree;
 use crate::capture::naming::new_dump_file;
 use crate::capture::postprocess::check_has_threads;
-use crate::capture::types::{CaptureError, ExitStatus, Supervised, Written, MAX_TREE_DUMPS};
+use crate::capture::types::{
+    CaptureError, ExitStatus, Notice, StopOptions, Supervised, Written, MAX_TREE_DUMPS,
+};
 
 pub(super) struct Tracer {
     pub pid: pid_t,
@@ -35,8 +37,8 @@ pub(super) struct Tracer {
     /// When each signal was last delivered to the command.
     pub delivered: HashMap<c_int, Instant>,
     pub dump_dir: PathBuf,
-    /// How long threads get to stop for a capture.
-    pub stop_limit: Duration,
+    /// How threads are stopped for a capture.
+    pub stop: StopOptions,
     /// The command is in a group stop (Ctrl-Z, SIGSTOP) it was not
     /// continued from: a capture leaves it stopped.
     pub group_stopped: bool,
@@ -198,7 +200,7 @@ impl Tracer {
         }
         waiting.retain(|&tid| ptrace::interrupt(Pid::from_raw(tid)).is_ok());
         let mut stopped = Stopped::new();
-        let give_up = Instant::now() + self.stop_limit;
+        let give_up = Instant::now() + self.stop.limit;
         while !waiting.is_empty() && Instant::now() < give_up {
             let Some((tid, status)) = wait_any(libc::WNOHANG)? else {
                 std::thread::sleep(Duration::from_millis(1));
@@ -244,7 +246,7 @@ impl Tracer {
         CaptureError::NotStopped {
             pid: self.pid as u32,
             threads: describe_threads(self.pid as u32, &tids),
-            limit: self.stop_limit,
+            limit: self.stop.limit,
         }
     }
 
@@ -350,7 +352,7 @@ impl Tracer {
             }
         };
         // What the Python stacks need, while every thread is stopped.
-        let python = crate::python::live::keep(pid as u32);
+        let python = python_memory(pid as u32, self.stop);
         // The crash signal waits, queued, until minidump-writer continues
         // the process; the faulting thread stops in its place.
         // SAFETY: syscall(2) with the documented tgkill arguments.
@@ -408,6 +410,7 @@ impl Tracer {
         after: Duration,
         no_kill: bool,
         kill_after: Duration,
+        notice: &dyn Fn(Notice),
     ) -> Result<Supervised, CaptureError> {
         let pid = self.pid;
         let stuck = tree::stuck(&tree::tree(pid as u32), MAX_TREE_DUMPS);
@@ -451,10 +454,10 @@ impl Tracer {
                     }
                 }
                 Err(status) => {
-                    eprintln!(
-                        "dumptriage: process {pid} {} at the hang timeout, before it was stopped: no minidump",
+                    notice(Notice::Note(format!(
+                        "process {pid} {} at the hang timeout, before it was stopped: no minidump",
                         how_it_ended(Some(status))
-                    );
+                    )));
                     return Ok(Supervised::Exited(status));
                 }
             }
@@ -480,7 +483,7 @@ impl Tracer {
         for &process in &held {
             // One that will not stop is let go at once, unless `no_kill`
             // lets everything go at the end.
-            if let Err(error) = group_stop(process, self.stop_limit, no_kill) {
+            if let Err(error) = group_stop(process, self.stop.limit, no_kill) {
                 unstoppable.push((process, error));
             }
         }
@@ -550,14 +553,8 @@ impl Tracer {
         leave_stopped: bool,
     ) -> Result<PathBuf, CaptureError> {
         let (mut file, path) = new_dump_file(&self.dump_dir, pid, &process_name(pid))?;
-        let written = write_live_dump_keeping(
-            pid,
-            &mut file,
-            &path,
-            self.stop_limit,
-            objects,
-            leave_stopped,
-        );
+        let written =
+            write_live_dump_keeping(pid, &mut file, &path, self.stop, objects, leave_stopped);
         drop(file);
         match written.and_then(|()| check_has_threads(&path, || why_no_threads(pid))) {
             Ok(()) => Ok(path),

@@ -229,6 +229,10 @@ impl NativeSymbols for Dwarf {
     fn source(&self) -> SymbolSource {
         SymbolSource::Dwarf
     }
+
+    fn failure(&self) -> Option<String> {
+        self.context.failure()
+    }
 }
 
 impl Dwarf {

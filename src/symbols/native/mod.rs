@@ -75,6 +75,11 @@ pub trait NativeSymbols: Send + Sync {
     fn lookup(&self, rva: u64) -> Option<Symbol>;
     /// What kind of source this is, for `symbol_source`.
     fn source(&self) -> SymbolSource;
+    /// A warning for the report when a look-up failed inside the reader (a
+    /// damaged file): the first such failure.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Function start addresses (RVA) with names and, when known, sizes: what an

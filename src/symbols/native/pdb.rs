@@ -137,6 +137,10 @@ impl NativeSymbols for Pdb {
     fn source(&self) -> SymbolSource {
         SymbolSource::Pdb
     }
+
+    fn failure(&self) -> Option<String> {
+        self.cell.failure()
+    }
 }
 
 /// The PDB's answer for `rva`, as a symbol.

@@ -149,7 +149,8 @@ impl<'a> DumpSymbols<'a> {
         Some(outcome)
     }
 
-    /// Problems worth a line in the report: refused files, failed servers.
+    /// Problems worth a line in the report: refused files, failed servers,
+    /// readers that failed on a damaged file.
     pub fn warnings(&self) -> Vec<String> {
         let state = self.state();
         let mut seen = BTreeSet::new();
@@ -157,7 +158,11 @@ impl<'a> DumpSymbols<'a> {
         let mut bases: Vec<&u64> = state.modules.keys().collect();
         bases.sort();
         for base in bases {
-            for warning in &state.modules[base].warnings {
+            let resolution = &state.modules[base];
+            // A reader that failed inside (a damaged file) says so in every
+            // report whose dump used it.
+            let failure = resolution.native.as_ref().and_then(|n| n.failure());
+            for warning in resolution.warnings.iter().chain(&failure) {
                 if seen.insert(warning.clone()) {
                     out.push(warning.clone());
                 }

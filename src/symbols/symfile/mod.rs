@@ -27,7 +27,7 @@ pub(crate) use super::indexfile::IndexSettings;
 
 /// The default smallest file indexed: parsing 16 MiB of .sym text takes
 /// about a tenth of a second.
-pub(crate) const DEFAULT_MIN_SIZE: u64 = 16 << 20;
+pub const DEFAULT_MIN_SIZE: u64 = 16 << 20;
 
 /// A .sym file, ready for look-ups.
 pub enum SymFile {
@@ -352,6 +352,7 @@ PUBLIC 4000 0 last_public\r
         let settings = IndexSettings {
             dir: Some(dir.path().join("cache")),
             min_size: 0,
+            ..IndexSettings::default()
         };
         let mut log = Log::default();
         let whole = SymFile::open(&path, &id, "tricky.pdb", &settings, &mut log).unwrap();
