@@ -4,6 +4,10 @@
 //! The pipeline: [`input`] finds the dumps, [`dump`] parses and symbolizes
 //! them into the typed [`model::Report`], and [`report`] renders it.
 
+// What is `pub` is the library's surface (the binary, the tests and the
+// fuzz targets use it); everything else says `pub(crate)` or less.
+#![warn(unreachable_pub)]
+
 pub mod artifact;
 pub mod baseline;
 pub mod capture;

@@ -36,11 +36,11 @@ use crate::summary::signature_name;
 /// The version of the signature computed here, written in the JSON and in
 /// baselines. Raised whenever the same stack would get another signature
 /// (signature.toml's `version`, checked by a unit test).
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 
 /// A report's crash signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Signature {
+pub(crate) struct Signature {
     pub text: String,
     /// Some frame had no name and is written as `module+offset`: a rebuild
     /// of that module changes the signature.
@@ -199,7 +199,7 @@ fn names(frame: &Frame) -> Vec<String> {
 }
 
 /// The crash signature of a report: see the module's documentation.
-pub fn crash_signature(report: &Report) -> Option<Signature> {
+pub(crate) fn crash_signature(report: &Report) -> Option<Signature> {
     let crashing = report.crashing_thread();
     // Without a crash or a blamed thread, a possible finding's thread (a
     // text trace whose exit the frames cannot establish).

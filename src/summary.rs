@@ -10,7 +10,7 @@ use crate::model::{bare_name, Kind, Report, Status, Summary, SummaryError, Summa
 /// `exit`), no symbol version (`__libc_start_main@@GLIBC_2.34`), and no
 /// compiler clone suffix (`.constprop.0`, `.isra.0`, `.part.0`, `.cold`,
 /// `.lto_priv.0`, `.llvm.123`).
-pub fn signature_name(function: &str) -> &str {
+pub(crate) fn signature_name(function: &str) -> &str {
     let mut name = bare_name(function);
     if let Some(at) = name.find('@') {
         name = &name[..at];

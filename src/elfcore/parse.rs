@@ -76,7 +76,7 @@ pub(crate) struct SigInfo {
 impl SigInfo {
     /// The sender's pid, for a signal sent by a process (kill, tgkill,
     /// sigqueue: si_code <= 0).
-    pub fn sender(&self) -> Option<u32> {
+    pub(super) fn sender(&self) -> Option<u32> {
         (self.code <= 0).then_some(self.word as u32)
     }
 }
@@ -415,7 +415,7 @@ pub(crate) struct Memory<'a> {
 
 impl<'a> Memory<'a> {
     /// `len` bytes at `addr`, when one segment holds all of them in the file.
-    pub fn read(&self, addr: u64, len: usize) -> Option<&'a [u8]> {
+    pub(super) fn read(&self, addr: u64, len: usize) -> Option<&'a [u8]> {
         let load = self
             .loads
             .iter()
@@ -429,7 +429,7 @@ impl<'a> Memory<'a> {
     }
 
     /// The segment that maps `addr` (whether or not the file holds it).
-    pub fn segment(&self, addr: u64) -> Option<&'a Load> {
+    pub(super) fn segment(&self, addr: u64) -> Option<&'a Load> {
         self.loads
             .iter()
             .find(|l| addr >= l.vaddr && addr - l.vaddr < l.memsz)

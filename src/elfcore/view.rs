@@ -39,7 +39,7 @@ impl Deref for View {
 impl View {
     /// `streams` (at most `head` bytes, padded with zeros), then the first
     /// `len` bytes of `core`.
-    pub fn new(streams: &[u8], head: u64, core: &File, len: u64) -> io::Result<View> {
+    pub(crate) fn new(streams: &[u8], head: u64, core: &File, len: u64) -> io::Result<View> {
         Ok(View {
             inner: imp::Inner::new(streams, head, core, len)?,
         })
@@ -68,7 +68,7 @@ mod imp {
     unsafe impl Sync for Inner {}
 
     impl Inner {
-        pub fn new(streams: &[u8], head: u64, core: &File, len: u64) -> io::Result<Inner> {
+        pub(super) fn new(streams: &[u8], head: u64, core: &File, len: u64) -> io::Result<Inner> {
             let head = usize::try_from(head).map_err(io::Error::other)?;
             let len = usize::try_from(len).map_err(io::Error::other)?;
             let total = head
@@ -130,7 +130,7 @@ mod imp {
             Ok(inner)
         }
 
-        pub fn bytes(&self) -> &[u8] {
+        pub(super) fn bytes(&self) -> &[u8] {
             // SAFETY: `ptr` is the non-null start of `len` bytes mapped
             // readable (and initialized: zero-filled or the file's) for the
             // life of `self`, which the slice borrows; nothing writes them.

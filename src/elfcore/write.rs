@@ -34,7 +34,7 @@ pub(crate) struct Streams {
 impl Streams {
     /// Sets the memory list's base now that the core's bytes are known to
     /// start at RVA `head`.
-    pub fn place(&mut self, head: u64) {
+    pub(super) fn place(&mut self, head: u64) {
         let base = head.saturating_add(self.first_offset);
         self.bytes[self.base_rva_at..self.base_rva_at + 8].copy_from_slice(&base.to_le_bytes());
     }

@@ -57,12 +57,12 @@ pub(crate) struct WerReport {
 
 impl WerReport {
     /// A hang, not a crash (`AppHang`, `AppHangB1`, ...).
-    pub fn hang(&self) -> bool {
+    pub(crate) fn hang(&self) -> bool {
         self.event_type.to_ascii_lowercase().contains("hang")
     }
 
     /// One line: the event, the application and where it failed.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = format!("Windows Error Reporting {}", self.event_type);
         if let Some(app) = &self.app_name {
             s.push_str(&format!(" of {app}"));

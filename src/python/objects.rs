@@ -15,12 +15,12 @@ const MAX_ENTRIES: u64 = 4096;
 
 impl Walker<'_> {
     /// The `str` value of attribute `name` of the instance `object`.
-    pub fn attribute_str(&self, object: u64, name: &str) -> Option<String> {
+    pub(super) fn attribute_str(&self, object: u64, name: &str) -> Option<String> {
         self.string_object(self.attribute(object, name)?)
     }
 
     /// Whether the type of `object` is named `name` (its `tp_name`).
-    pub fn is_type_named(&self, object: u64, name: &str) -> bool {
+    pub(super) fn is_type_named(&self, object: u64, name: &str) -> bool {
         let layout = self.layout;
         let Some(kind) = layout
             .get("object_type")
@@ -42,7 +42,7 @@ impl Walker<'_> {
 
     /// The value of a `bool` object (True and False are ints whose first
     /// digit is 1 and 0, in every version read).
-    pub fn bool_object(&self, object: u64) -> Option<bool> {
+    pub(super) fn bool_object(&self, object: u64) -> Option<bool> {
         if !self.is_type_named(object, "bool") {
             return None;
         }
@@ -51,7 +51,7 @@ impl Walker<'_> {
     }
 
     /// The object attribute `name` of the instance `object` points to.
-    pub fn attribute(&self, object: u64, name: &str) -> Option<u64> {
+    pub(super) fn attribute(&self, object: u64, name: &str) -> Option<u64> {
         let layout = self.layout;
         let kind = self.u64(object.wrapping_add(layout.get("object_type")?))?;
         let flags = self.u64(kind.wrapping_add(layout.get("type_flags")?))?;

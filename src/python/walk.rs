@@ -85,16 +85,16 @@ pub(crate) struct Walker<'a> {
 }
 
 impl Walker<'_> {
-    pub fn u64(&self, address: u64) -> Option<u64> {
+    pub(super) fn u64(&self, address: u64) -> Option<u64> {
         let b = self.memory.read(address, 8)?;
         Some(u64::from_le_bytes(b.try_into().ok()?))
     }
 
-    pub fn u8(&self, address: u64) -> Option<u8> {
+    pub(super) fn u8(&self, address: u64) -> Option<u8> {
         self.memory.read(address, 1).map(|b| b[0])
     }
 
-    pub fn u32(&self, address: u64) -> Option<u32> {
+    pub(super) fn u32(&self, address: u64) -> Option<u32> {
         let b = self.memory.read(address, 4)?;
         Some(u32::from_le_bytes(b.try_into().ok()?))
     }
@@ -103,7 +103,7 @@ impl Walker<'_> {
         self.layout.get(name)
     }
 
-    pub fn state(&self, runtime: u64) -> Result<PyState, String> {
+    pub(super) fn state(&self, runtime: u64) -> Result<PyState, String> {
         let f = |name: &str| {
             self.field(name)
                 .ok_or_else(|| format!("no offset {name} for this version"))
@@ -374,12 +374,12 @@ impl Walker<'_> {
 
     /// A `str` object's text (compact strings: every `str` CPython makes
     /// for names and file names).
-    pub fn string(&self, address: u64) -> Option<String> {
+    pub(super) fn string(&self, address: u64) -> Option<String> {
         self.string_object(self.u64(address)?)
     }
 
     /// The text of the `str` object at `object`.
-    pub fn string_object(&self, object: u64) -> Option<String> {
+    pub(super) fn string_object(&self, object: u64) -> Option<String> {
         let layout = self.layout;
         if !self.is_a(object, self.globals.str_type) {
             return None;

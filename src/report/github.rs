@@ -23,7 +23,7 @@ pub(crate) const PER_STEP: usize = 10;
 /// Dumps named in one annotation.
 const NAMED_DUMPS: usize = 5;
 
-pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let summary = summarize(reports);
     writeln!(
         out,

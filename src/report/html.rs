@@ -21,7 +21,7 @@ use crate::printable::clean;
 use crate::signature;
 use crate::summary::summarize;
 
-pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let summary = summarize(reports);
     let mut body = String::with_capacity(64 * 1024);
     groups(&mut body, &summary, reports);

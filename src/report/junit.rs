@@ -20,7 +20,7 @@ use quick_xml::Writer;
 use super::text;
 use crate::model::{Report, Status};
 
-pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let failures = reports.iter().filter(|r| failed(r) && !known(r)).count();
     let skipped = reports.iter().filter(|r| failed(r) && known(r)).count();
     let errors = reports.iter().filter(|r| r.status == Status::Error).count();

@@ -16,7 +16,7 @@ const SUMMARY_LIMIT: usize = 1 << 20;
 /// Room kept for the note that says what was left out.
 const NOTE_ROOM: usize = 1024;
 
-pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let summary = summarize(reports);
     let mut s = String::new();
     let _ = writeln!(

@@ -25,7 +25,7 @@ const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The rule of a crash no signature explains.
 const UNEXPLAINED: &str = "unexplained-crash";
 
-pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let mut rules: Vec<Rule> = Vec::new();
     let mut results = Vec::new();
     for report in reports {

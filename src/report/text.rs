@@ -21,13 +21,17 @@ pub use paint::Paint;
 
 /// The summary table first (when there is more than one dump), then each
 /// dump's report.
-pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
     render_each(reports, paint, out, render_report)
 }
 
 /// As [`render`], each dump only with its diagnosis, exception and the
 /// thread the diagnosis is about (`--brief`): what a person reads first.
-pub fn render_brief(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render_brief(
+    reports: &[Report],
+    paint: Paint,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     render_each(reports, paint, out, render_brief_report)
 }
 

@@ -35,7 +35,7 @@ const STACK_SEARCH: f64 = 0.7;
 /// possible ones (docs/signatures.md, "When exit is not established"),
 /// specific rules before generic ones, then the more specific match, then
 /// the higher confidence.
-pub fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
+pub(crate) fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
     let mut found: Vec<(u32, Diagnosis)> = rules
         .iter()
         .filter_map(|rule| {

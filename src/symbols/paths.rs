@@ -98,12 +98,12 @@ impl Rel {
     }
 
     /// The path below `root`, in this spelling.
-    pub fn under(&self, root: &Path) -> PathBuf {
+    pub(super) fn under(&self, root: &Path) -> PathBuf {
         self.parts.iter().fold(root.to_path_buf(), |p, c| p.join(c))
     }
 
     /// For messages: `a/b/c`.
-    pub fn shown(&self) -> String {
+    pub(super) fn shown(&self) -> String {
         self.parts.join("/")
     }
 
@@ -134,7 +134,7 @@ impl Rel {
     /// The name symstore /compress gives the file: its last character
     /// replaced by `_` (`ntdll.pdb` -> `ntdll.pd_`), a CAB archive holding
     /// it. `None` for paths not of a store's layout.
-    pub fn compressed(&self) -> Option<Rel> {
+    pub(super) fn compressed(&self) -> Option<Rel> {
         let last = self.parts.last()?;
         if !self.store || last.ends_with('_') {
             return None;
@@ -146,7 +146,7 @@ impl Rel {
     }
 
     /// The `file.ptr` beside the file: a pointer store's redirect.
-    pub fn pointer(&self) -> Option<Rel> {
+    pub(super) fn pointer(&self) -> Option<Rel> {
         if !self.store {
             return None;
         }
@@ -187,7 +187,7 @@ pub(super) enum DebuginfodKind {
 }
 
 impl DebuginfodKind {
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             DebuginfodKind::Debuginfo => "debuginfo",
             DebuginfodKind::Executable => "executable",

@@ -41,7 +41,7 @@ pub(crate) struct Range {
 }
 
 impl Range {
-    pub fn len(&self) -> u64 {
+    pub(super) fn len(&self) -> u64 {
         self.end - self.start
     }
 }

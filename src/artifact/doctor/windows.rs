@@ -9,7 +9,7 @@ use windows_sys::Win32::System::Registry::{
 };
 
 use super::facts::{can_write, WindowsFacts};
-use super::DoctorOptions;
+use super::options::DoctorOptions;
 
 const WER: &str = r"SOFTWARE\Microsoft\Windows\Windows Error Reporting";
 const LOCAL_DUMPS: &str = r"SOFTWARE\Microsoft\Windows\Windows Error Reporting\LocalDumps";

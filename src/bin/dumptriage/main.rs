@@ -2,6 +2,8 @@
 //! library's option structs in config.rs), dispatch, and the one place
 //! that prints errors and picks the exit status.
 
+#![warn(unreachable_pub)]
+
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

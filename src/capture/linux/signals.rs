@@ -23,7 +23,7 @@ pub(super) struct Signals {
 }
 
 impl Signals {
-    pub fn block(list: &[Signal]) -> nix::Result<Signals> {
+    pub(super) fn block(list: &[Signal]) -> nix::Result<Signals> {
         let mut set = SigSet::empty();
         for &signal in list {
             set.add(signal);
@@ -40,7 +40,7 @@ impl Signals {
     }
 
     /// Waits until a signal is ready or `timeout` passes.
-    pub fn wait(&mut self, timeout: Option<Duration>) -> Result<(), CaptureError> {
+    pub(super) fn wait(&mut self, timeout: Option<Duration>) -> Result<(), CaptureError> {
         // Round up, so the loop never spins on a sub-millisecond rest.
         let timeout = match timeout {
             None => PollTimeout::NONE,
@@ -57,7 +57,7 @@ impl Signals {
     }
 
     /// Every signal received since the last call.
-    pub fn read(&mut self) -> Vec<libc::signalfd_siginfo> {
+    pub(super) fn read(&mut self) -> Vec<libc::signalfd_siginfo> {
         let mut out = Vec::new();
         while let Ok(Some(info)) = self.fd.read_signal() {
             out.push(info);

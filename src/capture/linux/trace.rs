@@ -60,7 +60,7 @@ type StopOutcome = (Stopped, BTreeSet<pid_t>);
 impl Tracer {
     /// Turns the post-exec SIGTRAP stop of a PTRACE_TRACEME child into a
     /// PTRACE_SEIZE. Returns the exit status if the command ended at once.
-    pub fn start(&mut self) -> Result<Option<ExitStatus>, CaptureError> {
+    pub(super) fn start(&mut self) -> Result<Option<ExitStatus>, CaptureError> {
         let pid = self.pid;
         let ours = std::process::id();
         let tracer = read_status(&format!("/proc/{pid}/status")).map(|s| s.tracer);
@@ -405,7 +405,7 @@ impl Tracer {
     /// written (issue 36): the command and every process to dump are
     /// stopped first, all of them before the first dump, and each stays
     /// stopped until the tree is ended (or, with `no_kill`, let go).
-    pub fn hang(
+    pub(super) fn hang(
         &mut self,
         after: Duration,
         no_kill: bool,

@@ -381,7 +381,7 @@ fn find_binary(
 /// The ELF binary of a module, found and checked as [`debug_info`] does:
 /// what the unwinder reads `.eh_frame` from when the names came from a
 /// separate debug file.
-pub fn binary(places: &Places, identity: &Identity, log: &mut Log) -> Option<PathBuf> {
+pub(crate) fn binary(places: &Places, identity: &Identity, log: &mut Log) -> Option<PathBuf> {
     let wanted = Wanted::new(identity);
     find_binary(places, &wanted, &roots(places), log).map(|(path, _, _)| path)
 }

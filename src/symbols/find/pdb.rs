@@ -31,7 +31,11 @@ fn check(path: &Path, id: DebugId) -> Result<(), Refusal> {
 }
 
 /// The module's PDB, from Microsoft-style stores, flat folders and servers.
-pub fn pdb(places: &Places, identity: &Identity, log: &mut Log) -> Option<Arc<dyn NativeSymbols>> {
+pub(crate) fn pdb(
+    places: &Places,
+    identity: &Identity,
+    log: &mut Log,
+) -> Option<Arc<dyn NativeSymbols>> {
     let recorded = identity.debug_name()?;
     if !recorded.to_ascii_lowercase().ends_with(".pdb") {
         return None;

@@ -32,7 +32,7 @@ fn read_checked(path: &Path, code_id: &str) -> Result<pe::PeInfo, Refusal> {
 }
 
 /// The PE binary of a module, found by CODE_FILE and CODE_ID.
-pub fn binary(places: &Places, identity: &Identity, log: &mut Log) -> Option<FoundBinary> {
+pub(crate) fn binary(places: &Places, identity: &Identity, log: &mut Log) -> Option<FoundBinary> {
     let code_id = paths::pe_code_id(identity.code_id.as_deref()?)?;
     let recorded = identity.code_name();
     let Some(name) = safe_name::component(recorded) else {

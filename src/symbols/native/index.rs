@@ -453,7 +453,7 @@ pub(in crate::symbols) struct Planned {
 impl Planned {
     /// The index of the file at `source_path` (a `source` file, named
     /// `name` in the dump, with identity `id`), when it should have one.
-    pub fn new(
+    pub(crate) fn new(
         settings: &IndexSettings,
         source_path: &Path,
         name: &str,
@@ -479,7 +479,7 @@ impl Planned {
 
     /// The file read through its index, when that one is valid; `load`
     /// gives the reader itself if the index fails a check mid-run.
-    pub fn read(&self, load: Loader, log: &mut Log) -> Option<Arc<dyn NativeSymbols>> {
+    pub(crate) fn read(&self, load: Loader, log: &mut Log) -> Option<Arc<dyn NativeSymbols>> {
         match Mapped::open(&self.index_path, kind(self.source), self.stamp, &self.id) {
             Ok(file) => {
                 log.tried(format!(
@@ -516,7 +516,7 @@ impl Planned {
     /// (one CI job with an empty cache) should not pay. The index is made
     /// on another thread while the analysis goes on with the reader
     /// itself; the run's [`IndexWrites`] waits for it.
-    pub fn write(self, reader: Arc<dyn Boundaries>, log: &mut Log) {
+    pub(crate) fn write(self, reader: Arc<dyn Boundaries>, log: &mut Log) {
         let shown = self.source_path.display().to_string();
         let mark = mark_of(&self.index_path);
         if !mark.exists() {

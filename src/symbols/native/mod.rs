@@ -48,7 +48,7 @@ pub(crate) struct FunctionExtents {
 }
 
 impl FunctionExtents {
-    pub fn new(mut entries: Vec<(u64, u64, u64)>) -> Self {
+    pub(crate) fn new(mut entries: Vec<(u64, u64, u64)>) -> Self {
         entries.retain(|(begin, end, _)| begin < end);
         entries.sort_unstable();
         FunctionExtents { entries }
@@ -64,7 +64,7 @@ impl FunctionExtents {
         (rva < end).then_some(start)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 }

@@ -82,7 +82,7 @@ pub(crate) struct DumpSymbols<'a> {
 }
 
 impl<'a> DumpSymbols<'a> {
-    pub fn new(sources: &'a Sources, memory: Option<&'a UnifiedMemoryList<'a>>) -> Self {
+    pub(crate) fn new(sources: &'a Sources, memory: Option<&'a UnifiedMemoryList<'a>>) -> Self {
         DumpSymbols {
             sources,
             memory,
@@ -151,7 +151,7 @@ impl<'a> DumpSymbols<'a> {
 
     /// Problems worth a line in the report: refused files, failed servers,
     /// readers that failed on a damaged file.
-    pub fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<String> {
         let state = self.state();
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
@@ -260,7 +260,7 @@ impl<'a> DumpSymbols<'a> {
 
     /// The bytes of a PE module's image: what a reader of its constant data
     /// (a C++ exception's throw tables) needs.
-    pub async fn module_image(&self, module: &(dyn Module + Sync)) -> ModuleImage<'a> {
+    pub(crate) async fn module_image(&self, module: &(dyn Module + Sync)) -> ModuleImage<'a> {
         let memory = self.memory.map(|memory| MemoryImage {
             memory,
             base: module.base_address(),
@@ -297,7 +297,7 @@ impl<'a> DumpSymbols<'a> {
     /// The function an address lies in, with the function's start and the
     /// source of the name: what a stack search asks of a candidate return
     /// address (pass the address just before it: the call instruction).
-    pub async fn name_address(
+    pub(crate) async fn name_address(
         &self,
         module: &(dyn Module + Sync),
         address: u64,
@@ -312,7 +312,7 @@ impl<'a> DumpSymbols<'a> {
 
     /// Names an address in an unloaded module, from its binary or symbols
     /// found by its code id.
-    pub async fn symbolize_unloaded(
+    pub(crate) async fn symbolize_unloaded(
         &self,
         name: &str,
         code_id: Option<String>,

@@ -46,7 +46,7 @@ pub struct Indexed {
 
 /// What named a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Named {
+pub(crate) enum Named {
     Nothing,
     /// A FUNC record holding the address.
     Function,

@@ -113,7 +113,7 @@ impl ElfUnwinder {
     /// executable sections) and, when given, the `.debug_frame` of its
     /// separate debug file. Both were checked to be the module's by the
     /// caller. `None` when neither has call frame information for x86-64.
-    pub fn load(binary: Option<&Path>, debug: Option<&Path>) -> Option<ElfUnwinder> {
+    pub(crate) fn load(binary: Option<&Path>, debug: Option<&Path>) -> Option<ElfUnwinder> {
         let mut unwinder = ElfUnwinder {
             eh_frame: None,
             debug_frame: None,

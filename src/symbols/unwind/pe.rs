@@ -257,7 +257,7 @@ impl<I: ImageBytes> PeUnwinder<I> {
     /// returns the code id (timestamp + size) its headers carry, for the
     /// caller to check against the module's. `None` when the image is not
     /// x64 or has no exception directory.
-    pub fn new(image: I, what: String) -> Option<(Self, String)> {
+    pub(crate) fn new(image: I, what: String) -> Option<(Self, String)> {
         let headers = image.read(0, 0x1000)?;
         let dos = ImageDosHeader::parse(&headers[..]).ok()?;
         let mut offset = u64::from(dos.nt_headers_offset());
@@ -519,7 +519,7 @@ pub(crate) struct FileImage {
 }
 
 impl FileImage {
-    pub fn open(path: &Path) -> Option<FileImage> {
+    pub(crate) fn open(path: &Path) -> Option<FileImage> {
         let map = map_file(path).ok()?;
         let file = object::read::pe::PeFile64::parse(&*map).ok()?;
         let headers = u64::from(file.nt_headers().optional_header().size_of_headers());

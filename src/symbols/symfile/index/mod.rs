@@ -75,7 +75,7 @@ impl Index {
     /// Opens the index at `path` of the .sym file `source_path`, whose
     /// MODULE id is `id` (Breakpad spelling). `Err` says why it cannot be
     /// used (stale, truncated, corrupt, another version).
-    pub fn open(path: &Path, source_path: &Path, id: &str) -> Result<Index, Broken> {
+    pub(super) fn open(path: &Path, source_path: &Path, id: &str) -> Result<Index, Broken> {
         let broken = |why: &str| Broken(why.to_string());
         let source_file = std::fs::File::open(source_path).map_err(|e| Broken(e.to_string()))?;
         let stamp = source_file

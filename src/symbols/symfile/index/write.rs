@@ -146,7 +146,7 @@ pub(super) fn put_kept<'p, V: PartialEq + 'p>(
 /// parse of it. Checks before writing that the recorded text of a sample of
 /// records (and of every ambiguous one) parses to what the whole parse
 /// kept; `Err` says why no index was written.
-pub fn build(
+pub(crate) fn build(
     path: &Path,
     text: &[u8],
     stamp: SourceStamp,
