@@ -230,7 +230,7 @@ fn run_recipe_with(
             let value = if name == RELEASES { releases } else { value };
             bash.env(name, value);
         }
-        let out = bash
+        let out = common::with_default_quit(&mut bash)
             .arg("-e")
             .arg(&file)
             .current_dir(&work)

@@ -78,7 +78,7 @@ pub fn take_core(program: &Path, dir: &Path) -> PathBuf {
 /// blocked (asleep, several looks in a row): a core taken before would show
 /// a thread still on its way, or none at all.
 pub fn start_hang(program: &Path, args: &[&str], dir: &Path) -> std::process::Child {
-    let mut child = Command::new("bash")
+    let mut child = crate::common::with_default_quit(&mut Command::new("bash"))
         .arg("-c")
         .arg("ulimit -c unlimited && exec \"$0\" \"$@\" 2>&1")
         .arg(program)

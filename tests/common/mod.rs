@@ -24,6 +24,26 @@ pub mod synth;
 /// busy with other work, that measures the load).
 pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// Gives `command` the default action of SIGQUIT and SIGINT back. A shell
+/// without job control starts `cmd &` with both ignored, and an ignored
+/// signal stays ignored across exec: under `nohup .ci/run &` a program the
+/// test stops with SIGQUIT, as a CI watchdog does, would go on and never
+/// dump.
+#[cfg(target_os = "linux")]
+pub fn with_default_quit(command: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and calls
+    // only signal(2), which is async-signal-safe; it allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    command
+}
+
 /// Waits until the process `pid` has reached the state a test looks at:
 /// every thread but `spinning` of them asleep (state S), at five looks in
 /// a row 20 ms apart. A test that slept a fixed time instead would look too
