@@ -658,10 +658,11 @@ fn folders_are_searched_for_logs_only_when_asked() {
     assert_eq!(count(&["--text"]), 1);
 }
 
-/// A 50 MB CI log is read in well under a second (release build; the
-/// debug build this test runs is allowed ten times that).
+/// A 50 MB CI log is read whole and its one trace found at its end. How
+/// fast is scripts/bench-text.sh's to measure (against grep and wc, in one
+/// run): a test asserts no wall-clock time.
 #[test]
-fn a_big_log_is_read_quickly() {
+fn a_big_log_is_read_whole() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.log");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
@@ -677,11 +678,9 @@ fn a_big_log_is_read_quickly() {
     }
     file.write_all(CASES[2].1.as_bytes()).unwrap();
     drop(file);
-    let started = std::time::Instant::now();
     let reports = analyze_path(&path);
-    let took = started.elapsed();
+    assert_eq!(reports.len(), 1);
     assert_eq!(answer(&reports[0]), "cuda-library-handle-at-exit");
-    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
 }
 
 /// Every Linux sample's failure rendered by gdb (`thread apply all bt`: at

@@ -81,6 +81,26 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     Some(text.to_string())
 }
 
+/// Whether a raw line marks the edge of a block a person or a CI system
+/// drew around part of a log: a Markdown fence (```` ``` ````, `~~~`), a
+/// GitHub Actions group (`##[group]`, `##[endgroup]`), a GitLab section
+/// marker, an HTML `<details>` block of an issue. Traces do not run across
+/// such an edge unless the frames go on counting (split.rs).
+pub(super) fn is_boundary(raw: &str) -> bool {
+    let line = raw.trim();
+    // Quoting in issue text (`> ```).
+    let line = line.trim_start_matches(['>', ' ']);
+    let line = strip_timestamp(line).trim();
+    line.starts_with("```")
+        || (line.len() >= 3 && line.bytes().all(|b| b == b'~'))
+        || line.starts_with("##[group]")
+        || line.starts_with("##[endgroup]")
+        || line.contains("section_start:")
+        || line.contains("section_end:")
+        || line.starts_with("<details")
+        || line.starts_with("</details")
+}
+
 /// Markdown's indentation of a pasted block (a 4-space code block, a
 /// fence inside a list item) goes: every run of non-blank lines loses the
 /// indentation all its lines share, so a trace reads as its tool printed

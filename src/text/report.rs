@@ -7,7 +7,7 @@ use crate::model::{
     Status, SymbolSource, System, Thread, Walk,
 };
 
-use super::lines::{classify, Format, Line, TextFrame};
+use super::formats::{classify, Format, Line, TextFrame};
 
 /// Lines before a trace searched for what the runtime said (the crash, the
 /// exit), and after it.
@@ -41,6 +41,8 @@ pub(super) struct Trace {
     pub(super) last_line: usize,
     pub(super) threads: Vec<TextThread>,
     pub(super) crash: Option<(String, Option<u64>)>,
+    /// The line the crash was named on.
+    pub(super) crash_line: usize,
     pub(super) elided: bool,
 }
 
@@ -55,6 +57,8 @@ pub(super) struct TextThread {
     pub(super) event: bool,
     pub(super) frames: Vec<TextFrame>,
     pub(super) format: Option<Format>,
+    /// The line of its header, or of its first frame.
+    pub(super) line: usize,
 }
 
 impl Trace {
@@ -62,9 +66,13 @@ impl Trace {
         self.threads.iter().any(|t| !t.frames.is_empty())
     }
 
-    pub(super) fn thread(&mut self) -> &mut TextThread {
+    /// The thread frames go to; a new one at `line` when there is none.
+    pub(super) fn thread(&mut self, line: usize) -> &mut TextThread {
         if self.threads.is_empty() {
-            self.threads.push(TextThread::default());
+            self.threads.push(TextThread {
+                line,
+                ..TextThread::default()
+            });
         }
         self.threads.last_mut().expect("a thread")
     }
@@ -242,7 +250,7 @@ fn crash_near(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option
         if let Some(Line::Crash { what, thread }) = classify(line, None) {
             return Some((what, thread));
         }
-        if let Some(c) = super::parse::SIGNAL_SAID.captures(line) {
+        if let Some(c) = super::formats::SIGNAL_SAID.captures(line) {
             let name = match c.get(1).map(|n| n.as_str()) {
                 Some("4") => "SIGILL".to_string(),
                 Some("6") => "SIGABRT".to_string(),

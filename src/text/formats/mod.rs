@@ -1,0 +1,297 @@
+//! The trace formats: one file each, behind one small interface, and one
+//! ordered list of them. A cleaned line of a log is offered to each format
+//! in turn; the first that knows it says what it is (a frame, a thread
+//! header, the crash, the start of a trace). The order of [`FORMATS`] is
+//! the precedence where two formats could read the same line. Adding a
+//! format is one new file and one entry in the list.
+//!
+//! Each format tests a line's first characters cheaply before any regular
+//! expression, so a 50 MB log is mostly skipped at those tests.
+
+use std::sync::LazyLock;
+
+use regex_lite::{Captures, Regex};
+
+mod apple;
+mod backtrace_symbols;
+mod cuda_sanitizer;
+mod eu_stack;
+mod faulthandler;
+mod frame_list;
+mod gdb;
+mod glog;
+mod lldb;
+mod llvm;
+mod pyspy;
+mod pystack;
+mod python;
+mod rust;
+mod sanitizer;
+mod systemd_coredump;
+mod visual_studio;
+mod windbg;
+
+pub(super) use lldb::crashed;
+
+/// What every format answers: what a line is, if the format knows it.
+pub(super) trait TraceFormat: Sync {
+    /// What `line` is in this format, or `None`. `inside` is the format of
+    /// the trace being read: formats whose bare lines are too generic alone
+    /// (Rust's `N: name`, py-spy's `name (file:line)`) read them only
+    /// inside their own trace.
+    fn read(&self, line: &Text<'_>, inside: Option<Format>) -> Option<Line>;
+}
+
+/// The formats, in order of precedence.
+static FORMATS: [&dyn TraceFormat; 18] = [
+    &systemd_coredump::SystemdCoredump,
+    &gdb::Gdb,
+    &eu_stack::EuStack,
+    &sanitizer::Sanitizer,
+    &llvm::Llvm,
+    &lldb::Lldb,
+    &faulthandler::Faulthandler,
+    &python::Python,
+    &pystack::Pystack,
+    &pyspy::PySpy,
+    &windbg::WinDbg,
+    &visual_studio::VisualStudio,
+    &backtrace_symbols::BacktraceSymbols,
+    &cuda_sanitizer::CudaSanitizer,
+    &glog::Glog,
+    &apple::AppleCrashReport,
+    &rust::Rust,
+    &frame_list::FrameList,
+];
+
+/// A cleaned line as the formats see it.
+pub(super) struct Text<'a> {
+    /// The line as cleaned (CI noise off), with its indentation.
+    pub line: &'a str,
+    /// Without leading blanks.
+    pub trimmed: &'a str,
+    /// The first byte of `trimmed`.
+    pub first: u8,
+}
+
+/// What `line` is, in the context of the format being read (`inside`).
+pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
+    let trimmed = line.trim_start();
+    let first = trimmed.as_bytes().first().copied()?;
+    let text = Text {
+        line,
+        trimmed,
+        first,
+    };
+    // Frames a tool or a person left out: no one format's.
+    let bare = trimmed.trim_end();
+    if bare == "[External Code]"
+        || trimmed.starts_with("note: Some details are omitted")
+        || bare == "..."
+        || trimmed.starts_with("(More stack frames follow")
+    {
+        return Some(Line::Elided);
+    }
+    FORMATS.iter().find_map(|f| f.read(&text, inside))
+}
+
+/// The formats a trace can be in, as reports name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Format {
+    Gdb,
+    Lldb,
+    WinDbg,
+    VisualStudio,
+    Faulthandler,
+    PythonTraceback,
+    PySpy,
+    Pystack,
+    EuStack,
+    BacktraceSymbols,
+    Sanitizer,
+    Rust,
+    CudaSanitizer,
+    AppleCrashReport,
+    Glog,
+    SystemdCoredump,
+    Llvm,
+    FrameList,
+}
+
+impl Format {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Format::Gdb => "gdb",
+            Format::Lldb => "lldb",
+            Format::WinDbg => "windbg",
+            Format::VisualStudio => "visual-studio",
+            Format::Faulthandler => "faulthandler",
+            Format::PythonTraceback => "python-traceback",
+            Format::PySpy => "py-spy",
+            Format::Pystack => "pystack",
+            Format::EuStack => "eu-stack",
+            Format::BacktraceSymbols => "backtrace-symbols",
+            Format::Sanitizer => "sanitizer",
+            Format::Rust => "rust",
+            Format::CudaSanitizer => "cuda-sanitizer",
+            Format::AppleCrashReport => "apple-crash-report",
+            Format::Glog => "glog",
+            Format::SystemdCoredump => "systemd-coredump",
+            Format::Llvm => "llvm-stack-dump",
+            Format::FrameList => "frame-list",
+        }
+    }
+
+    /// Python tracebacks list the outermost call first; every other format
+    /// the innermost.
+    pub(super) fn outermost_first(self) -> bool {
+        matches!(self, Format::PythonTraceback | Format::Pystack)
+    }
+
+    /// Formats that make up one trace together: faulthandler's Python
+    /// frames with its C stack; a traceback inside pytest-timeout's dump.
+    pub(super) fn goes_with(self, other: Format) -> bool {
+        self == other
+            || matches!(
+                (self, other),
+                (Format::Faulthandler, Format::PythonTraceback)
+                    | (Format::PythonTraceback, Format::Faulthandler)
+            )
+    }
+}
+
+/// A frame as a line gives it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(super) struct TextFrame {
+    pub index: Option<usize>,
+    pub module: Option<String>,
+    pub function: Option<String>,
+    pub function_offset: Option<u64>,
+    pub module_offset: Option<u64>,
+    pub address: Option<u64>,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub python: bool,
+}
+
+/// What a line is.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Line {
+    Frame(Format, TextFrame),
+    /// A thread header: its id and name when printed; `current` when the
+    /// format marks it as the thread that crashed or was stopped.
+    Thread {
+        format: Format,
+        /// The debugger's own number for the thread (gdb's `Thread 2`),
+        /// which its crash line names.
+        number: Option<u64>,
+        id: Option<u64>,
+        name: Option<String>,
+        current: bool,
+        /// WinDbg's `#`: the thread of the last event (the exception),
+        /// which `.` (the current thread) need not be after `~Ns`.
+        event: bool,
+    },
+    /// The module of the frame above (compute-sanitizer's `in LIBRARY`).
+    Module(String),
+    /// The source location of the frame above (Rust's `at file:line`).
+    Location {
+        file: String,
+        line: Option<u32>,
+    },
+    /// The crash, as the runtime or debugger names it (`SIGSEGV`,
+    /// `access violation`, `c0000005`), with the thread when the line says.
+    Crash {
+        what: String,
+        thread: Option<u64>,
+    },
+    /// A trace begins here (faulthandler's "Fatal Python error", ASan's
+    /// ERROR line, a Rust panic, pytest-timeout's banner): a new trace when
+    /// one is already being read.
+    Start(Format),
+    /// The thread a debugger stopped in, by its number and id (gdb's
+    /// `[Current thread is 1 (Thread 0x... (LWP 42))]` on a core).
+    Stopped {
+        number: Option<u64>,
+        id: Option<u64>,
+    },
+    /// Frames were left out (`[External Code]`, `...`, Rust's note).
+    Elided,
+    /// The native stack of the thread just shown follows (faulthandler's
+    /// "Current thread's C stack trace", Python 3.14): its frames are the
+    /// innermost ones of that thread.
+    NativeStack,
+}
+
+/// A regular expression compiled on first use.
+macro_rules! re {
+    ($name:ident, $expr:expr) => {
+        pub(super) static $name: std::sync::LazyLock<regex_lite::Regex> =
+            std::sync::LazyLock::new(|| regex_lite::Regex::new($expr).expect($expr));
+    };
+}
+pub(super) use re;
+
+// A signal a program's own handler names (`Error: signal 11:`, `Caught
+// signal 6`, `received SIGSEGV`): Linux numbering.
+pub(super) static SIGNAL_SAID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:signal (4|6|7|8|11)\b|(SIG(?:SEGV|ABRT|BUS|FPE|ILL))\b)")
+        .expect("signal pattern")
+});
+
+pub(super) fn hex(text: &str) -> Option<u64> {
+    u64::from_str_radix(text.trim_start_matches("0x").trim_start_matches("0X"), 16).ok()
+}
+
+pub(super) fn text(c: &Captures, i: usize) -> Option<String> {
+    c.get(i)
+        .map(|m| m.as_str().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+pub(super) fn number<T: std::str::FromStr>(c: &Captures, i: usize) -> Option<T> {
+    c.get(i).and_then(|m| m.as_str().parse().ok())
+}
+
+/// The file name of a path, `/` or `\` separated.
+pub(super) fn base(path: &str) -> String {
+    path.rsplit(['/', '\\']).next().unwrap_or(path).to_string()
+}
+
+/// A name a debugger prints for "no name".
+pub(super) fn named(name: Option<String>) -> Option<String> {
+    name.filter(|n| {
+        !matches!(
+            n.as_str(),
+            "??" | "???" | "<unknown>" | "_start_" | "n/a" | ""
+        )
+    })
+}
+
+/// A path that names a shared library or executable image, not a source
+/// file.
+pub(super) fn is_library(path: &str) -> bool {
+    let name = base(path).to_ascii_lowercase();
+    name.contains(".so")
+        || name.ends_with(".dylib")
+        || name.ends_with(".dll")
+        || name.ends_with(".exe")
+}
+
+/// Itanium-mangled names (`_ZN3foo3barEv`, what backtrace_symbols prints)
+/// demangled; other names as they are.
+pub(super) fn demangle(name: &str) -> String {
+    if name.starts_with("_Z") {
+        addr2line::demangle_auto(std::borrow::Cow::Borrowed(name), None).into_owned()
+    } else {
+        name.to_string()
+    }
+}
+
+/// A frame line of `format`.
+pub(super) fn frame_line(format: Format, frame: TextFrame) -> Option<Line> {
+    Some(Line::Frame(format, frame))
+}
+
+#[cfg(test)]
+mod tests;
