@@ -355,7 +355,7 @@ F0301 10:11:12.345678  4242 pool.cc:88] Check failed: status == cudaSuccess (4 v
     @     0x7f0e1c23e495  __run_exit_handlers
     @     0x7f0e1c23e610  exit
 ",
-        "abort-during-exit",
+        "cuda-runtime-teardown-at-exit",
         "glog",
     ),
     (

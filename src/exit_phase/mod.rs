@@ -132,6 +132,27 @@ fn classify_in_place(report: &mut Report) {
     });
 }
 
+/// How many frames from the top a wait may sit and still be the thread's
+/// wait (frames.toml's `waits.depth`).
+pub(crate) fn wait_depth() -> usize {
+    TABLES.wait_depth
+}
+
+/// Whether a function is one a blocked thread waits in (frames.toml's
+/// waits: the system's and the C library's waits, sleeps and blocking
+/// calls), as the exit phase decides a thread is blocked. Text traces ask
+/// it to tell a hang's stack from a crash's when the text names no signal.
+pub(crate) fn is_wait_function(name: &str) -> bool {
+    any_match(&TABLES.waits, name)
+}
+
+/// Whether a module is one whose unnamed top frame means "inside a system
+/// call" (frames.toml's `waits.system_call_modules`): on a thread that was
+/// not running, a wait.
+pub(crate) fn is_system_call_module(module: &str) -> bool {
+    TABLES.syscall_modules.iter().any(|p| p.matches(module))
+}
+
 /// Modules whose names come from debug information (not exports): in
 /// those, an unnamed frame is code without debug information, such as the
 /// C runtime's start-up linked in from a library.

@@ -8,11 +8,13 @@ use serde::Serialize;
 
 mod capture;
 mod hex;
+mod message;
 mod phase;
 mod stack;
 
 pub use capture::*;
 use hex::{hex_list, hex_option, hex_u32, hex_u64};
+pub use message::*;
 pub use phase::*;
 pub use stack::*;
 
@@ -121,8 +123,22 @@ pub struct Source {
     pub line: Option<usize>,
     /// For text: a runtime's own message near the trace saying the process
     /// was exiting (CPython's finalization, CUDA's "driver shutting down"),
-    /// as the log has it. Exit evidence like an exit frame.
+    /// or the shape of the log (every test had passed before the failure),
+    /// in words that say which fact decided it. Exit evidence like an exit
+    /// frame.
     pub exit_evidence: Option<String>,
+    /// For text: why the log rules exit out (a test was still running when
+    /// the process failed), when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_ruled_out: Option<String>,
+    /// For text: the messages around the trace that say what happened (a
+    /// runtime's fatal error, the C library's heap check, an exit status, a
+    /// test summary), in the order of the log.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+    /// For text: the report has no stack, only the log's messages.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub messages_only: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

@@ -13,6 +13,33 @@ use crate::model::{
     Status, SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
 };
 
+/// The source of an example that names the messages of a text log: a text
+/// report holding them, with the exit evidence they give by themselves.
+fn said_source(said: &[super::schema::SaidSpec]) -> crate::model::Source {
+    if said.is_empty() {
+        return crate::model::Source::default();
+    }
+    let messages: Vec<crate::model::Message> = said
+        .iter()
+        .enumerate()
+        .map(|(i, said)| crate::model::Message {
+            kind: said.kind(),
+            line: i + 1,
+            text: said.text().unwrap_or(said.kind().name()).to_string(),
+            meaning: None,
+        })
+        .collect();
+    crate::model::Source {
+        kind: crate::model::SourceKind::Text,
+        format: Some("messages".to_string()),
+        line: Some(1),
+        exit_evidence: crate::model::exit_said(&messages),
+        exit_ruled_out: None,
+        messages,
+        messages_only: false,
+    }
+}
+
 /// Builds the report an example describes (before exit-phase classification).
 pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
     let windows = match example.os.as_str() {
@@ -200,7 +227,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         exit_phase: Default::default(),
         diagnoses: Vec::new(),
         crash_signature: None,
-        source: Default::default(),
+        source: said_source(&example.said),
         capture: example.captured.map(|reason| Capture {
             reason,
             after_seconds: (reason != CaptureReason::Attach).then_some(60.0),

@@ -334,13 +334,29 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
                     ),
                 );
             } else if let Some(said) = &report.source.exit_evidence {
-                found.fact(
-                    None,
-                    None,
-                    format!("the process is exiting: the log says {said:?}"),
-                );
+                found.fact(None, None, format!("the process is exiting: {said}"));
             }
         }
+    }
+    for (kind, text) in &c.said {
+        let Some(m) = report.source.messages.iter().find(|m| {
+            m.kind == *kind
+                && text.as_ref().is_none_or(|p| {
+                    p.matches(&m.text) || m.meaning.as_deref().is_some_and(|w| p.matches(w))
+                })
+        }) else {
+            return false;
+        };
+        let meaning = m
+            .meaning
+            .as_deref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        found.fact(
+            None,
+            None,
+            format!("the log says, on line {}: `{}`{meaning}", m.line, m.text),
+        );
     }
     for pattern in &c.modules_loaded {
         let Some(module) = report.modules.iter().find(|m| pattern.matches(&m.name)) else {

@@ -63,6 +63,8 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
     // A crash line seen before any frame: it belongs to the next trace.
     let mut pending_crash: Option<(String, Option<u64>, usize)> = None;
     let mut pending_start: Option<usize> = None;
+    // A debugger or the user stopped the process (no crash): the line.
+    let mut pending_interrupt: Option<usize> = None;
     // Where the next native frames of faulthandler's C stack go: that
     // many frames into the current thread (they are its innermost).
     let mut native_at: Option<usize> = None;
@@ -77,8 +79,9 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
         let done = std::mem::take(current);
         for mut done in split_repeated(done) {
             drop_reprinted(&mut done);
-            let plain = done.format == Some(Format::FrameList)
-                && done.threads.iter().map(|t| t.frames.len()).sum::<usize>() < PLAIN_SHAPE_FRAMES;
+            let frames = || done.threads.iter().flat_map(|t| &t.frames);
+            let plain = (done.format == Some(Format::FrameList) || frames().all(|f| f.bare))
+                && frames().count() < PLAIN_SHAPE_FRAMES;
             // A crash with its thread header but no frame (faulthandler's
             // "<no Python frame>") is a trace too: the crash is what it says.
             if !plain && (done.has_frames() || (done.crash.is_some() && !done.threads.is_empty())) {
@@ -115,6 +118,13 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
             finish(&mut current, &mut traces);
         }
         match kind {
+            Line::Interrupted => {
+                if current.has_frames() {
+                    current.interrupted = true;
+                } else {
+                    pending_interrupt = Some(number);
+                }
+            }
             Line::Start(format) => {
                 if current.has_frames() {
                     finish(&mut current, &mut traces);
@@ -166,10 +176,17 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                 if current.first_line == 0 {
                     current.first_line = pending_start.take().unwrap_or(number);
                 }
+                if pending_interrupt.take().is_some_and(|at| number - at <= 40) {
+                    current.interrupted = true;
+                }
                 current.format.get_or_insert(format);
-                // lldb says why a thread stopped on its header line.
-                if let Some(reason) = line.split("stop reason = ").nth(1).filter(|r| crashed(r)) {
-                    if current.crash.is_none() {
+                // lldb says why a thread stopped on its header line: a
+                // crash, or a stop of its own (an attach's SIGSTOP, a
+                // breakpoint).
+                if let Some(reason) = line.split("stop reason = ").nth(1) {
+                    if !crashed(reason) {
+                        current.interrupted = true;
+                    } else if current.crash.is_none() {
                         current.crash = Some((reason.trim().to_string(), id));
                         current.crash_line = number;
                     }
@@ -193,6 +210,9 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                 }
                 if current.first_line == 0 {
                     current.first_line = pending_start.take().unwrap_or(number);
+                }
+                if pending_interrupt.take().is_some_and(|at| number - at <= 40) {
+                    current.interrupted = true;
                 }
                 if current.format.is_none() || current.threads.is_empty() {
                     current.format = Some(format);
@@ -232,8 +252,10 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                 }
                 let thread = current.thread(number);
                 thread.format.get_or_insert(format);
-                if thread.frames.len() < MAX_FRAMES {
-                    thread.frames.push(frame);
+                for frame in with_joined(frame) {
+                    if thread.frames.len() < MAX_FRAMES {
+                        thread.frames.push(frame);
+                    }
                 }
                 current.last_line = number;
             }
@@ -275,6 +297,26 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
     }
     finish(&mut current, &mut traces);
     traces
+}
+
+/// A frame and the frames written after it on the same line (each the
+/// caller of the one before), as frames of their own.
+fn with_joined(mut frame: super::formats::TextFrame) -> Vec<super::formats::TextFrame> {
+    let joined = std::mem::take(&mut frame.joined);
+    let mut out = vec![frame];
+    for name in joined {
+        let (module, function) = match name.split_once('!') {
+            Some((m, f)) if !m.is_empty() => (Some(format!("{m}.dll")), f.to_string()),
+            _ => (None, name),
+        };
+        out.push(super::formats::TextFrame {
+            module,
+            function: Some(function),
+            bare: true,
+            ..Default::default()
+        });
+    }
+    out
 }
 
 /// Whether `kind`, the first stack line of a new piece, goes on with the
@@ -337,6 +379,7 @@ fn split_repeated(mut trace: Trace) -> Vec<Trace> {
             threads: rest,
             crash: None,
             crash_line: 0,
+            interrupted: trace.interrupted,
             elided: trace.elided,
         };
         trace.last_line = cut.saturating_sub(1).max(trace.first_line);

@@ -11,6 +11,10 @@ re!(
 );
 
 impl TraceFormat for AppleCrashReport {
+    fn format(&self) -> Format {
+        Format::AppleCrashReport
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let trimmed = t.trimmed;
         if !t.first.is_ascii_digit() || !trimmed.contains(" 0x") {

@@ -12,6 +12,10 @@ re!(
 );
 
 impl TraceFormat for BacktraceSymbols {
+    fn format(&self) -> Format {
+        Format::BacktraceSymbols
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let trimmed = t.trimmed;
         if !(trimmed.contains('(') && (trimmed.contains(")[0x") || trimmed.contains(") [0x"))) {

@@ -28,6 +28,10 @@ re!(
 );
 
 impl TraceFormat for CudaSanitizer {
+    fn format(&self) -> Format {
+        Format::CudaSanitizer
+    }
+
     fn read(&self, t: &Text<'_>, inside: Option<Format>) -> Option<Line> {
         let trimmed = t.trimmed;
         if trimmed.contains("Host Frame:") {

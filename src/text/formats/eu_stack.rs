@@ -11,6 +11,10 @@ re!(
 );
 
 impl TraceFormat for EuStack {
+    fn format(&self) -> Format {
+        Format::EuStack
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let line = t.line;
         if t.first == b'T' {

@@ -22,6 +22,10 @@ re!(
 );
 
 impl TraceFormat for Faulthandler {
+    fn format(&self) -> Format {
+        Format::Faulthandler
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let (line, trimmed) = (t.line, t.trimmed);
         match t.first {

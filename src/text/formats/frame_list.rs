@@ -16,6 +16,10 @@ const SOURCE: [&str; 18] = [
 ];
 
 impl TraceFormat for FrameList {
+    fn format(&self) -> Format {
+        Format::FrameList
+    }
+
     fn read(&self, t: &Text<'_>, inside: Option<Format>) -> Option<Line> {
         if t.line.starts_with([' ', '\t']) {
             return None;

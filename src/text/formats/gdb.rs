@@ -23,6 +23,7 @@ re!(
     GDB_WINDOWS_THREAD,
     r"^Thread (\d+) \(Thread \d+\.(0x[0-9a-fA-F]+)\):?\s*$"
 );
+re!(BREAKPOINT_HIT, r"^Breakpoint \d+(?:\.\d+)?, ");
 re!(
     GDB_CURRENT,
     r"^\[Current thread is (\d+) \((?:Thread 0x[0-9a-fA-F]+ \()?(?:LWP|process) (\d+)\)"
@@ -33,6 +34,10 @@ re!(
 );
 
 impl TraceFormat for Gdb {
+    fn format(&self) -> Format {
+        Format::Gdb
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let line = t.line;
         match t.first {
@@ -59,13 +64,17 @@ impl TraceFormat for Gdb {
                 }
                 if line.contains("received signal") {
                     if let Some(c) = GDB_SIGNAL.captures(line) {
-                        return signal(&c);
+                        return Some(signal(&c));
                     }
                 }
                 return None;
             }
             b'P' if line.starts_with("Program ") => {
-                return GDB_SIGNAL.captures(line).and_then(|c| signal(&c));
+                return GDB_SIGNAL.captures(line).map(|c| signal(&c));
+            }
+            // A breakpoint gdb stopped at: a live process, no crash.
+            b'B' if line.starts_with("Breakpoint ") && BREAKPOINT_HIT.is_match(line) => {
+                return Some(Line::Interrupted);
             }
             b'[' if t.trimmed.starts_with("[Current thread is ") => {
                 let c = GDB_CURRENT.captures(t.trimmed)?;
@@ -87,16 +96,26 @@ fn frame(t: &Text<'_>) -> Option<Line> {
     let numbered = t.first == b'#'
         || (t.first.is_ascii_digit() && line.contains(" 0x") && line.contains(" in "));
     if numbered && !line.starts_with(' ') {
-        if !(line.contains(" in ") || line.contains(" (") || line.contains(" at ")) {
-            return None;
-        }
         // (gdb names a function or an address on every frame: `#12 at
         // FILE` is another tool's line, Julia's closure `#12`.)
-        let c = GDB_FRAME.captures(line).filter(|c| {
-            c.get(2).is_some()
-                || !(c[3].trim().is_empty() || c[3].starts_with("at ") || c[3].starts_with("0x"))
-        })?;
-        return frame_line(Format::Gdb, captured(&c));
+        let full = (line.contains(" in ") || line.contains(" (") || line.contains(" at "))
+            .then(|| GDB_FRAME.captures(line))
+            .flatten()
+            .filter(|c| {
+                c.get(2).is_some()
+                    || !(c[3].trim().is_empty()
+                        || c[3].starts_with("at ")
+                        || c[3].starts_with("0x"))
+            });
+        if let Some(c) = full {
+            return frame_line(Format::Gdb, captured(&c));
+        }
+        // A person's abridged gdb frame: `#11 __run_exit_handlers`, `#4
+        // invoke_finalizer()   <-- re-locks it`, `#6  a -> b -> c`.
+        if t.first == b'#' {
+            return abridged(line).and_then(|frame| frame_line(Format::Gdb, frame));
+        }
+        return None;
     }
     // The location gdb prints where it stopped, before its prompt: the
     // innermost frame, unnumbered.
@@ -107,6 +126,27 @@ fn frame(t: &Text<'_>) -> Option<Line> {
         return frame_line(Format::Gdb, frame);
     }
     None
+}
+
+re!(
+    ABRIDGED,
+    r"^#(\d{1,3})\s+([A-Za-z_~][^\s(]*(?:\([^)]*\))?)(.*)$"
+);
+
+fn abridged(line: &str) -> Option<TextFrame> {
+    let c = ABRIDGED.captures(line)?;
+    let name = &c[2];
+    if !symbol_name(name) {
+        return None;
+    }
+    let joined = abridged_tail(&c[3])?;
+    Some(TextFrame {
+        index: number(&c, 1),
+        function: Some(name.to_string()),
+        bare: true,
+        joined,
+        ..TextFrame::default()
+    })
 }
 
 fn captured(c: &Captures) -> TextFrame {
@@ -154,16 +194,16 @@ fn strip_module_prefix(name: &str) -> String {
 /// except the signals of a debugger or a user stopping the program
 /// (Ctrl-C in gdb on a hung program, a breakpoint, a stop): what follows
 /// is the stack of a live, often hung, process.
-fn signal(c: &Captures) -> Option<Line> {
+fn signal(c: &Captures) -> Line {
     let signal = &c[3];
     if matches!(
         signal,
         "SIGINT" | "SIGTRAP" | "SIGSTOP" | "SIGTSTP" | "SIGCONT"
     ) {
-        return None;
+        return Line::Interrupted;
     }
-    Some(Line::Crash {
+    Line::Crash {
         what: signal.to_string(),
         thread: number(c, 1).or_else(|| number(c, 2)),
-    })
+    }
 }

@@ -16,6 +16,10 @@ re!(
 );
 
 impl TraceFormat for Glog {
+    fn format(&self) -> Format {
+        Format::Glog
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let trimmed = t.trimmed;
         match t.first {

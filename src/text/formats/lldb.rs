@@ -18,6 +18,10 @@ re!(
 );
 
 impl TraceFormat for Lldb {
+    fn format(&self) -> Format {
+        Format::Lldb
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let (line, trimmed) = (t.line, t.trimmed);
         if trimmed.starts_with("thread #") || trimmed.starts_with("* thread #") {

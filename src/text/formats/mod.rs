@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use regex_lite::{Captures, Regex};
 
+mod address_frames;
 mod apple;
 mod backtrace_symbols;
 mod cuda_sanitizer;
@@ -21,7 +22,6 @@ mod frame_list;
 mod gdb;
 mod glog;
 mod lldb;
-mod llvm;
 mod pyspy;
 mod pystack;
 mod python;
@@ -35,6 +35,9 @@ pub(super) use lldb::crashed;
 
 /// What every format answers: what a line is, if the format knows it.
 pub(super) trait TraceFormat: Sync {
+    /// The format this file reads.
+    fn format(&self) -> Format;
+
     /// What `line` is in this format, or `None`. `inside` is the format of
     /// the trace being read: formats whose bare lines are too generic alone
     /// (Rust's `N: name`, py-spy's `name (file:line)`) read them only
@@ -48,7 +51,7 @@ static FORMATS: [&dyn TraceFormat; 18] = [
     &gdb::Gdb,
     &eu_stack::EuStack,
     &sanitizer::Sanitizer,
-    &llvm::Llvm,
+    &address_frames::AddressFrames,
     &lldb::Lldb,
     &faulthandler::Faulthandler,
     &python::Python,
@@ -92,7 +95,12 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
     {
         return Some(Line::Elided);
     }
-    FORMATS.iter().find_map(|f| f.read(&text, inside))
+    // The format of the trace being read reads its own lines first: a line
+    // two formats could read (`#3 0x... name` is eu-stack's and a crash
+    // reporter's) goes on with the trace it is in.
+    let own = inside.and_then(|format| FORMATS.iter().find(|f| f.format() == format));
+    own.and_then(|f| f.read(&text, inside))
+        .or_else(|| FORMATS.iter().find_map(|f| f.read(&text, inside)))
 }
 
 /// The formats a trace can be in, as reports name them.
@@ -114,7 +122,7 @@ pub(super) enum Format {
     AppleCrashReport,
     Glog,
     SystemdCoredump,
-    Llvm,
+    AddressFrames,
     FrameList,
 }
 
@@ -137,7 +145,7 @@ impl Format {
             Format::AppleCrashReport => "apple-crash-report",
             Format::Glog => "glog",
             Format::SystemdCoredump => "systemd-coredump",
-            Format::Llvm => "llvm-stack-dump",
+            Format::AddressFrames => "address-frames",
             Format::FrameList => "frame-list",
         }
     }
@@ -146,6 +154,22 @@ impl Format {
     /// the innermost.
     pub(super) fn outermost_first(self) -> bool {
         matches!(self, Format::PythonTraceback | Format::Pystack)
+    }
+
+    /// A debugger's view of a stopped process: a stack it prints without
+    /// naming a signal is where the process stopped, which its top frame
+    /// tells (a wait: a hang; anything else: most likely a crash). Python
+    /// and profiler dumps are taken from live processes.
+    pub(super) fn debugger(self) -> bool {
+        matches!(
+            self,
+            Format::Gdb
+                | Format::Lldb
+                | Format::WinDbg
+                | Format::VisualStudio
+                | Format::FrameList
+                | Format::EuStack
+        )
     }
 
     /// Formats that make up one trace together: faulthandler's Python
@@ -172,6 +196,14 @@ pub(super) struct TextFrame {
     pub file: Option<String>,
     pub line: Option<u32>,
     pub python: bool,
+    /// Read from a line that names a function and nothing else (a person's
+    /// abridged `#3  free`, a bare `module!name`): a plain shape, so a trace
+    /// of such frames alone needs a few of them.
+    pub bare: bool,
+    /// Further frames written on the same line, each the caller of the one
+    /// before (`_PyModule_Clear -> finalize_modules -> Py_FinalizeEx`, `a /
+    /// b`): their names.
+    pub joined: Vec<String>,
 }
 
 /// What a line is.
@@ -215,6 +247,10 @@ pub(super) enum Line {
         number: Option<u64>,
         id: Option<u64>,
     },
+    /// A debugger or the user stopped the process without a crash (gdb's
+    /// SIGINT after Ctrl-C, a breakpoint, lldb's SIGSTOP on attach): the
+    /// trace that follows is of a live process.
+    Interrupted,
     /// Frames were left out (`[External Code]`, `...`, Rust's note).
     Elided,
     /// The native stack of the thread just shown follows (faulthandler's
@@ -291,6 +327,61 @@ pub(super) fn demangle(name: &str) -> String {
 /// A frame line of `format`.
 pub(super) fn frame_line(format: Format, frame: TextFrame) -> Option<Line> {
     Some(Line::Frame(format, frame))
+}
+
+/// What follows a bare frame's name on an abridged line: nothing, a note
+/// (`<- spin loop`, `<-- re-locks it`, `# comment`, `... file.cc:12`), or
+/// more frames joined by ` -> ` or ` / ` (each the caller of the one
+/// before), themselves maybe followed by a note. `None` when it is
+/// something else (prose: the line is no frame).
+pub(super) fn abridged_tail(rest: &str) -> Option<Vec<String>> {
+    let mut joined = Vec::new();
+    let mut rest = rest.trim();
+    loop {
+        if rest.is_empty()
+            || rest.starts_with("<-")
+            || rest.starts_with('#')
+            || rest.starts_with("...")
+        {
+            return Some(joined);
+        }
+        let next = rest
+            .strip_prefix("->")
+            .or_else(|| rest.strip_prefix('/'))?
+            .trim_start();
+        let end = next.find(char::is_whitespace).unwrap_or(next.len());
+        let name = &next[..end];
+        // (After a first frame, a name in any case: `a / RtlDelayExecution`.)
+        let identifier = name
+            .starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '~')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_:~<>,()!.*&$@?'`".contains(c));
+        if !identifier {
+            return None;
+        }
+        joined.push(name.to_string());
+        rest = next[end..].trim();
+    }
+}
+
+/// A name that looks like a function's (not a word of prose): C and C++
+/// names with an underscore, a scope, parameters or a template, or all in
+/// lower case; `module!name`.
+pub(super) fn symbol_name(name: &str) -> bool {
+    let Some(first) = name.chars().next() else {
+        return false;
+    };
+    (first.is_ascii_alphabetic() || first == '_' || first == '~')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_:~<>,()!.*&$@?'`".contains(c))
+        && (name.contains('_')
+            || name.contains("::")
+            || name.contains('(')
+            || name.contains('<')
+            || name.contains('!')
+            || name.chars().all(|c| !c.is_ascii_uppercase()))
 }
 
 #[cfg(test)]

@@ -13,6 +13,10 @@ re!(
 re!(PYSPY_FRAME, r"^\s+(\S+) \((.+?)(?::(\d+))?\)\s*$");
 
 impl TraceFormat for PySpy {
+    fn format(&self) -> Format {
+        Format::PySpy
+    }
+
     fn read(&self, t: &Text<'_>, inside: Option<Format>) -> Option<Line> {
         let line = t.line;
         if t.first == b'T' {

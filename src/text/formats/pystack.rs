@@ -15,6 +15,10 @@ re!(
 );
 
 impl TraceFormat for Pystack {
+    fn format(&self) -> Format {
+        Format::Pystack
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let (line, trimmed) = (t.line, t.trimmed);
         if t.first == b'T' && line.starts_with("Traceback for thread ") {

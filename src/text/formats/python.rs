@@ -11,6 +11,10 @@ re!(PY_FRAME, r#"^\s+File "(.+)", line (\d+),? in ([^\s#]+)"#);
 re!(PYTEST_THREAD, r"^~+ Stack of (.+) \((\d+)\) ~+\s*$");
 
 impl TraceFormat for Python {
+    fn format(&self) -> Format {
+        Format::PythonTraceback
+    }
+
     fn read(&self, t: &Text<'_>, inside: Option<Format>) -> Option<Line> {
         let (line, trimmed) = (t.line, t.trimmed);
         match t.first {

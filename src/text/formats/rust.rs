@@ -16,6 +16,10 @@ re!(
 re!(RUST_AT, r"^\s+at (.+?):(\d+)(?::\d+)?\s*$");
 
 impl TraceFormat for Rust {
+    fn format(&self) -> Format {
+        Format::Rust
+    }
+
     fn read(&self, t: &Text<'_>, inside: Option<Format>) -> Option<Line> {
         let (line, trimmed) = (t.line, t.trimmed);
         match t.first {

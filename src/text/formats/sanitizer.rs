@@ -17,6 +17,10 @@ re!(
 );
 
 impl TraceFormat for Sanitizer {
+    fn format(&self) -> Format {
+        Format::Sanitizer
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let line = t.line;
         if t.first == b'=' {

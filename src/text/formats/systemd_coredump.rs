@@ -18,6 +18,10 @@ re!(
 re!(COREDUMP_SIGNAL, r"^\s*Signal: \d+ \((\w+)\)\s*$");
 
 impl TraceFormat for SystemdCoredump {
+    fn format(&self) -> Format {
+        Format::SystemdCoredump
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let (line, trimmed) = (t.line, t.trimmed);
         match t.first {

@@ -21,6 +21,10 @@ re!(
 );
 
 impl TraceFormat for WinDbg {
+    fn format(&self) -> Format {
+        Format::WinDbg
+    }
+
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
         let (line, trimmed) = (t.line, t.trimmed);
         if trimmed.contains(" Id: ") {
@@ -41,14 +45,64 @@ impl TraceFormat for WinDbg {
                 return Some(Line::Crash { what, thread: None });
             }
         }
-        if !(trimmed.contains('`')
-            || (trimmed.contains('!') && trimmed.split_whitespace().count() >= 3))
+        if trimmed.contains('`')
+            || (trimmed.contains('!') && trimmed.split_whitespace().count() >= 3)
         {
-            return None;
+            if let Some(c) = WINDBG_FRAME.captures(trimmed) {
+                return windbg_frame(&c);
+            }
         }
-        let c = WINDBG_FRAME.captures(trimmed)?;
-        windbg_frame(&c)
+        if trimmed.contains('!') || trimmed.starts_with('<') {
+            return call_site(trimmed);
+        }
+        None
     }
+}
+
+// `kc`: the frame number and the call site only (`00 ntdll!NtWaitFor...`);
+// a person's list of call sites (`ntdll!NtDelayExecution   <- spin`,
+// `ntdll!LdrShutdownProcess -> RtlExitUserProcess`), unnumbered.
+re!(
+    CALL_SITE,
+    r"^(?:([0-9a-fA-F]{2,4})\s+)?(?:([A-Za-z_][\w-]*)!(\S+?)(?:\+0x([0-9a-fA-F]+))?|(<[^<>]+>))(\s.*)?$"
+);
+
+/// A WinDbg call site alone (`kc`, or a person's list): WinDbg's module
+/// names have no extension (`ntdll!...`); with one it is Visual Studio's.
+fn call_site(line: &str) -> Option<Line> {
+    let c = CALL_SITE.captures(line)?;
+    let joined = abridged_tail(c.get(6).map_or("", |m| m.as_str()))?;
+    let numbered = c.get(1).is_some();
+    // A placeholder (`<consumer DLL atexit handler>`) is a frame only
+    // among others.
+    if c.get(5).is_some() && joined.is_empty() {
+        return None;
+    }
+    let function = text(&c, 3);
+    if function.as_deref() == Some("...") {
+        return Some(Line::Elided);
+    }
+    // (The module says it is a call site: a name in any case.)
+    if function
+        .as_deref()
+        .is_some_and(|f| !symbol_name(&format!("m!{f}")))
+    {
+        return None;
+    }
+    frame_line(
+        Format::WinDbg,
+        TextFrame {
+            index: c
+                .get(1)
+                .and_then(|n| usize::from_str_radix(n.as_str(), 16).ok()),
+            module: text(&c, 2).map(|m| format!("{m}.dll")),
+            function,
+            function_offset: text(&c, 4).and_then(|o| hex(&o)),
+            bare: !numbered,
+            joined,
+            ..TextFrame::default()
+        },
+    )
 }
 
 fn windbg_frame(c: &Captures) -> Option<Line> {
