@@ -239,6 +239,7 @@ pub(super) fn build_thread(
         starting: None,
         blocked: None,
         wait: None,
+        ending: None,
         holds_gil: false,
         walk: match stack.info {
             CallStackInfo::Ok => Walk::Ok,

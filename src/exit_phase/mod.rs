@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 
 use crate::model::{
     offset, Blocked, ExitMarker, ExitStage, Frame, FrameKind, Report, StartupMarker, SymbolSource,
-    Thread, Trust,
+    Thread, ThreadEnd, Trust,
 };
 
 mod exception;
@@ -100,6 +100,10 @@ fn classify_in_place(report: &mut Report) {
         thread.exiting_in_stack = match exiting {
             Some(_) => None,
             None => exit_in_stack(thread, tables),
+        };
+        thread.ending = match (&exiting, &starting) {
+            (None, None) => thread_ending(thread, tables),
+            _ => None,
         };
         thread.exiting = exiting;
         thread.starting = starting;
@@ -228,6 +232,35 @@ fn thread_phase(
         });
     }
     (exiting, starting)
+}
+
+/// A thread's own teardown under its start function: the innermost frame
+/// of it, and the start below.
+fn thread_ending(thread: &Thread, tables: &Tables) -> Option<ThreadEnd> {
+    let (index, function, needs_start) = thread.frames.iter().enumerate().find_map(|(i, f)| {
+        f.names().find_map(|n| {
+            if any_match(&tables.thread_exit, n) {
+                Some((i, n.to_string(), false))
+            } else if any_match(&tables.thread_exit_under_start, n) {
+                Some((i, n.to_string(), true))
+            } else {
+                None
+            }
+        })
+    })?;
+    let start = thread.frames[index + 1..].iter().find_map(|f| {
+        f.names()
+            .find(|n| any_match(&tables.thread_starts, n))
+            .map(str::to_string)
+    });
+    if needs_start && start.is_none() {
+        return None;
+    }
+    Some(ThreadEnd {
+        frame_index: index,
+        function,
+        start,
+    })
 }
 
 /// The first stack-search hit in a function that runs only at exit.

@@ -334,6 +334,11 @@ pub struct Diagnosis {
     pub confidence: f64,
     /// The thread the diagnosis is about.
     pub thread_id: u32,
+    /// The rule's exit is a thread's own exit, not the process's: the
+    /// teardown it names ran as one thread ended (thread-local destructors
+    /// of a worker), while nothing shows the process exiting.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub thread_exit: bool,
     /// Set when the rule asks for exit and nothing establishes it (nor
     /// rules it out): why. The diagnosis is then a possible finding only,
     /// ranked after every established one and not counted by

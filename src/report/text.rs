@@ -369,6 +369,13 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         best.confidence,
         thread_label(best.thread_id)
     );
+    if best.thread_exit {
+        wrap_into(
+            s,
+            "    At a thread's exit: ",
+            "the teardown ran as one thread ended, not the process (its thread-local destructors); the same failure at process exit is the rule's",
+        );
+    }
     if let Some(why) = best.not_established() {
         wrap_into(s, "    Possible only: ", &why);
     }

@@ -122,6 +122,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 in_module: None,
                 note: None,
             }),
+            ending: None,
             holds_gil: false,
             walk: Walk::Ok,
             stack_search,

@@ -83,6 +83,8 @@ struct Found {
     /// Why exit, which the rule asks for, is not established: the match is
     /// a possible finding only.
     possible: Option<String>,
+    /// The exit the rule asks for is a thread's own, not the process's.
+    thread_exit: bool,
 }
 
 impl Found {
@@ -109,6 +111,7 @@ fn match_conditions(
             SPECIFIC_BASE
         },
         possible: None,
+        thread_exit: false,
     };
     if !process_conditions(rule, c, report, &mut found) {
         return None;
@@ -137,6 +140,7 @@ fn match_conditions(
             evidence: Vec::new(),
             confidence: 1.0,
             possible: None,
+            thread_exit: false,
         };
         thread_conditions(rule, c, report, thread, &mut here).then_some((thread, here))
     })?;
@@ -156,6 +160,7 @@ fn match_conditions(
         generic: rule.generic,
         confidence: (found.confidence * 100.0).round() / 100.0,
         thread_id: thread.id,
+        thread_exit: found.thread_exit,
         possible,
         alternative: Alternative {
             index,
@@ -211,6 +216,44 @@ fn exit_unproven(rule: &Rule, report: &Report, found: &mut Found) -> bool {
     found.fact(None, None, format!("exit not established: {why}"));
     found.confidence *= EXIT_NOT_PROVEN;
     found.possible = Some(why.to_string());
+    true
+}
+
+/// A specific rule's exit met by a thread's own exit: the crashing thread
+/// (or, without a crash, a blocked one) is running its teardown under its
+/// start function (a worker's thread-local destructors) while nothing
+/// shows the process exiting. The same failure as at process exit, torn
+/// down by one thread; the diagnosis says so. Generic rules are about the
+/// process's exit and are never met this way.
+fn thread_ending(rule: &Rule, report: &Report, found: &mut Found) -> bool {
+    if rule.generic {
+        return false;
+    }
+    let thread = match report.crashing_thread() {
+        Some(t) => t.ending.as_ref().map(|e| (t, e)),
+        None => report
+            .threads
+            .iter()
+            .filter(|t| t.blocked.is_some())
+            .find_map(|t| t.ending.as_ref().map(|e| (t, e))),
+    };
+    let Some((thread, end)) = thread else {
+        return false;
+    };
+    let under = end
+        .start
+        .as_deref()
+        .map(|s| format!(" under {s}"))
+        .unwrap_or_default();
+    found.fact(
+        Some(thread.id),
+        Some(end.frame_index),
+        format!(
+            "thread {} is ending: {}{under}, its own teardown (a thread's exit, not the process's)",
+            thread.id, end.function
+        ),
+    );
+    found.thread_exit = true;
     true
 }
 
@@ -315,6 +358,7 @@ fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut 
         if report.exit_phase.process_exiting != want
             && !(want
                 && (in_stack().is_some_and(|t| exit_in_stack(c, t, found))
+                    || thread_ending(rule, report, found)
                     || exit_unproven(rule, report, found)))
         {
             return false;

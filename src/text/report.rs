@@ -234,6 +234,7 @@ fn thread(id: u32, name: Option<String>, crashing: bool, frames: Vec<Frame>) -> 
         starting: None,
         blocked: None,
         wait: None,
+        ending: None,
         holds_gil: false,
         walk: Walk::Ok,
         frames,
