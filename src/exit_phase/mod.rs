@@ -24,6 +24,7 @@ use crate::model::{
 mod exception;
 mod tables;
 
+pub(crate) use exception::fast_fail_name;
 use exception::*;
 use tables::*;
 

@@ -57,6 +57,10 @@ pub enum MessageKind {
     /// A Windows Error Reporting record (Event 1000, a WER problem
     /// signature): the faulting module, exception code and offset.
     WindowsErrorReport,
+    /// A debugger's analysis of a crash: WinDbg's exception record
+    /// (`ExceptionCode:`, a fail-fast's subcode), `!analyze -v`'s
+    /// `FAILURE_BUCKET_ID` and `EXCEPTION_CODE_STR`.
+    DebuggerAnalysis,
     /// A test runner's summary that every test passed (`5 passed`, `[
     /// PASSED ]`, `100% tests passed`, `All tests passed`, `OK`).
     TestsPassed,
@@ -82,6 +86,7 @@ impl MessageKind {
             MessageKind::CheckFailed => "check-failed",
             MessageKind::ExitStatus => "exit-status",
             MessageKind::WindowsErrorReport => "windows-error-report",
+            MessageKind::DebuggerAnalysis => "debugger-analysis",
             MessageKind::TestsPassed => "tests-passed",
             MessageKind::TestsFailed => "tests-failed",
             MessageKind::TestRunning => "test-running",

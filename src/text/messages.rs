@@ -45,6 +45,9 @@ const ANCHORS: &[&str] = &[
     "xited with",
     "eturn",
     "Exception Code",
+    "ExceptionCode",
+    "FAILURE_BUCKET_ID",
+    "EXCEPTION_CODE_STR",
     "Faulting application",
     "passed",
     "PASSED",
@@ -163,6 +166,9 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
     }
     if let Some(meaning) = windows_error_report(line, i, lines) {
         say(MessageKind::WindowsErrorReport, line, Some(meaning));
+    }
+    if let Some(meaning) = debugger_analysis(line, i, lines) {
+        say(MessageKind::DebuggerAnalysis, line, meaning);
     }
     match test_summary(line, i, lines) {
         Some(Summary::Passed(meaning)) => say(MessageKind::TestsPassed, line, Some(meaning)),
@@ -421,6 +427,42 @@ fn windows_error_report(line: &str, i: usize, lines: &[Option<String>]) -> Optio
         }
     }
     Some(meaning)
+}
+
+/// WinDbg's exception record and `!analyze -v` summary lines: the code,
+/// named, with a fail-fast's subcode (its first parameter, or the `Subcode:`
+/// line `!analyze` prints).
+fn debugger_analysis(line: &str, i: usize, lines: &[Option<String>]) -> Option<Option<String>> {
+    static RECORD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:ExceptionCode|EXCEPTION_CODE_STR):\s*(?:0x)?([0-9a-fA-F]{8})\b")
+            .expect("exception record pattern")
+    });
+    static SUBCODE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:Parameter\[0\]:\s*([0-9a-fA-F]+)|Subcode:\s*0x([0-9a-fA-F]+))")
+            .expect("subcode pattern")
+    });
+    let t = line.trim();
+    if let Some(bucket) = t.strip_prefix("FAILURE_BUCKET_ID:") {
+        return (!bucket.trim().is_empty()).then_some(None);
+    }
+    let c = RECORD.captures(t)?;
+    let code = u32::from_str_radix(&c[1], 16).ok()?;
+    let name = windows_status(code).unwrap_or("exception");
+    let mut meaning = format!("{name} ({code:#010X})");
+    if code == 0xC000_0409 {
+        let sub = lines.iter().skip(i + 1).take(8).flatten().find_map(|l| {
+            let c = SUBCODE.captures(l.trim())?;
+            let hex = c.get(1).or_else(|| c.get(2))?.as_str();
+            u64::from_str_radix(hex, 16).ok()
+        });
+        if let Some(sub) = sub {
+            let named = crate::exit_phase::fast_fail_name(sub)
+                .map(|n| format!(" {n}"))
+                .unwrap_or_default();
+            meaning.push_str(&format!(", fast-fail code {sub}{named}"));
+        }
+    }
+    Some(Some(meaning))
 }
 
 enum Summary {

@@ -146,6 +146,7 @@ fn failures(
                 | MessageKind::CheckFailed
                 | MessageKind::ExitStatus
                 | MessageKind::WindowsErrorReport
+                | MessageKind::DebuggerAnalysis
                 | MessageKind::CudaRuntimeUnloading
         )
     };

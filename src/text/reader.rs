@@ -84,7 +84,10 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                 && frames().count() < PLAIN_SHAPE_FRAMES;
             // A crash with its thread header but no frame (faulthandler's
             // "<no Python frame>") is a trace too: the crash is what it says.
-            if !plain && (done.has_frames() || (done.crash.is_some() && !done.threads.is_empty())) {
+            if !plain
+                && !debugger_own_python(&done)
+                && (done.has_frames() || (done.crash.is_some() && !done.threads.is_empty()))
+            {
                 traces.push(done);
             }
         }
@@ -297,6 +300,28 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
     }
     finish(&mut current, &mut traces);
     traces
+}
+
+/// A Python traceback of a debugger's own scripting (lldb failing to load
+/// its Python, a gdb pretty printer's error): its frames are all in the
+/// debugger's packages or in code given on a command line, none of the
+/// program's. Not a trace of the process.
+fn debugger_own_python(trace: &Trace) -> bool {
+    let mut frames = trace.threads.iter().flat_map(|t| &t.frames).peekable();
+    trace.format == Some(Format::PythonTraceback)
+        && frames.peek().is_some()
+        && frames.all(|f| {
+            f.file.as_deref().is_some_and(|file| {
+                let file = file.replace('\\', "/");
+                file == "<string>"
+                    || file == "<stdin>"
+                    || ["/lldb/", "/gdb/", "lldb/__init__.py"]
+                        .iter()
+                        .any(|d| file.contains(d))
+                    || file.starts_with("lldb/")
+                    || file.starts_with("gdb/")
+            })
+        })
 }
 
 /// A frame and the frames written after it on the same line (each the

@@ -96,6 +96,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
             what,
             thread,
             inferred: None,
+            parameters: Vec::new(),
         })
         .or_else(|| stop::crash_near(lines, window))
         .or_else(|| stop::crash_in_frames(trace, lines))
@@ -126,9 +127,16 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
         if text_thread.frames.is_empty() && Some(i) != crashing {
             continue;
         }
-        let outermost_first = text_thread.format.unwrap_or(format).outermost_first();
-        let mut frames: Vec<&TextFrame> = text_thread.frames.iter().collect();
-        if outermost_first {
+        let thread_format = text_thread.format.unwrap_or(format);
+        // A sampled call tree: its busiest path.
+        let path;
+        let mut frames: Vec<&TextFrame> = if thread_format == Format::Spindump {
+            path = super::formats::busiest_path(&text_thread.frames);
+            path.iter().collect()
+        } else {
+            text_thread.frames.iter().collect()
+        };
+        if thread_format.outermost_first() {
             frames.reverse();
         }
         let frames: Vec<Frame> = frames
@@ -256,12 +264,16 @@ fn assemble(
     let exception = stop.as_ref().and_then(|stop| {
         let thread = threads.iter().find(|t| t.crashing)?;
         let (code, name) = stop::code(&stop.what, windows);
+        let mut parameters = stop.parameters.clone();
+        if code == 0xC000_0409 && parameters.is_empty() {
+            parameters.extend(stop::fast_fail_code(&source.messages));
+        }
         Some(Exception {
             code,
             name,
             address: 0,
             access_address: None,
-            parameters: Vec::new(),
+            parameters,
             abort: None,
             cpp_type: None,
             cpp_in_flight: None,

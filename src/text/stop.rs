@@ -19,6 +19,8 @@ pub(super) struct Stop {
     pub thread: Option<u64>,
     /// Not named anywhere: inferred from the top frame (said as such).
     pub inferred: Option<String>,
+    /// The exception's parameters the text gives (a fail-fast's code).
+    pub parameters: Vec<u64>,
 }
 
 impl Stop {
@@ -27,6 +29,7 @@ impl Stop {
             what: what.into(),
             thread,
             inferred: None,
+            parameters: Vec::new(),
         }
     }
 }
@@ -145,7 +148,13 @@ pub(super) fn from_messages(messages: &[Message]) -> Option<Stop> {
     {
         return Some(Stop::named("SIGABRT", None));
     }
-    if let Some(m) = first(&[MessageKind::ExitStatus, MessageKind::WindowsErrorReport]) {
+    if let Some(m) = first(&[
+        MessageKind::DebuggerAnalysis,
+        MessageKind::ExitStatus,
+        MessageKind::WindowsErrorReport,
+    ])
+    .filter(|m| m.meaning.is_some())
+    {
         let meaning = m.meaning.as_deref().unwrap_or("");
         // A Windows status: its code, which says more than a word.
         let code = meaning
@@ -210,11 +219,21 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
         (None, None, None) => "an unnamed frame".to_string(),
     };
     Some(Stop {
+        parameters: Vec::new(),
         what: "crash (inferred from the top frame)".to_string(),
         thread: thread.id.or(thread.number),
         inferred: Some(format!(
             "the text names no signal or exception; the stopped thread's top frame, {name}, is no wait or sleep, so the stop is most likely a crash (an inference: a trace of a hang would stop in a wait)"
         )),
+    })
+}
+
+/// A fail-fast's code the messages give (`fast-fail code 7`), for a stop
+/// of 0xC0000409 that does not say it.
+pub(super) fn fast_fail_code(messages: &[Message]) -> Option<u64> {
+    messages.iter().find_map(|m| {
+        let rest = m.meaning.as_deref()?.split("fast-fail code ").nth(1)?;
+        rest.split(' ').next()?.parse().ok()
     })
 }
 

@@ -27,11 +27,13 @@ mod pystack;
 mod python;
 mod rust;
 mod sanitizer;
+mod spindump;
 mod systemd_coredump;
 mod visual_studio;
 mod windbg;
 
 pub(super) use lldb::crashed;
+pub(super) use spindump::busiest_path;
 
 /// What every format answers: what a line is, if the format knows it.
 pub(super) trait TraceFormat: Sync {
@@ -46,7 +48,7 @@ pub(super) trait TraceFormat: Sync {
 }
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 18] = [
+static FORMATS: [&dyn TraceFormat; 19] = [
     &systemd_coredump::SystemdCoredump,
     &gdb::Gdb,
     &eu_stack::EuStack,
@@ -63,6 +65,7 @@ static FORMATS: [&dyn TraceFormat; 18] = [
     &cuda_sanitizer::CudaSanitizer,
     &glog::Glog,
     &apple::AppleCrashReport,
+    &spindump::Spindump,
     &rust::Rust,
     &frame_list::FrameList,
 ];
@@ -124,6 +127,7 @@ pub(super) enum Format {
     SystemdCoredump,
     AddressFrames,
     FrameList,
+    Spindump,
 }
 
 impl Format {
@@ -147,13 +151,17 @@ impl Format {
             Format::SystemdCoredump => "systemd-coredump",
             Format::AddressFrames => "address-frames",
             Format::FrameList => "frame-list",
+            Format::Spindump => "spindump",
         }
     }
 
-    /// Python tracebacks list the outermost call first; every other format
-    /// the innermost.
+    /// Python tracebacks and macOS's sampled call trees list the outermost
+    /// call first; every other format the innermost.
     pub(super) fn outermost_first(self) -> bool {
-        matches!(self, Format::PythonTraceback | Format::Pystack)
+        matches!(
+            self,
+            Format::PythonTraceback | Format::Pystack | Format::Spindump
+        )
     }
 
     /// A debugger's view of a stopped process: a stack it prints without

@@ -1,7 +1,8 @@
 //! Python's own stack formats: a traceback (`Traceback (most recent call
 //! last):`, `  File "...", line N, in f` and the source line under it),
-//! pytest-timeout's dump (`+++ Timeout +++`, `~~~ Stack of NAME (ID) ~~~`)
-//! and the `File` frames faulthandler prints without the comma.
+//! pytest-timeout's dump (`+++ Timeout +++`, `~~~ Stack of NAME (ID) ~~~`),
+//! the `File` frames faulthandler prints without the comma, and gdb's
+//! `py-bt` (the same words, innermost first, in a gdb thread).
 
 use super::*;
 
@@ -37,6 +38,10 @@ impl TraceFormat for Python {
                 let c = PY_FRAME.captures(line)?;
                 let format = match inside {
                     Some(Format::Faulthandler) => Format::Faulthandler,
+                    // gdb's `py-bt` prints a thread's Python frames in a
+                    // traceback's words but innermost first (`Traceback
+                    // (most recent call first):`), under gdb's header.
+                    Some(Format::Gdb) => Format::Gdb,
                     _ if line.contains("\", line ") && line.contains(", in ") => {
                         Format::PythonTraceback
                     }
