@@ -10,6 +10,7 @@
 #                            /usr/lib/x86_64-linux-gnu/wine/x86_64-windows
 #   npm                      fetches the vendor binaries
 #                            (sample-dumps/vendor/fetch.sh, run by .ci/run)
+#   gdb, lldb                the text-trace round trips on the sample programs
 #   util-linux `script`      the pseudo-terminal of the colour and progress
 #                            bar tests (bsdutils)
 # lets a process ptrace a sibling (attach tests), which Yama's
@@ -28,6 +29,8 @@ command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 # gdb: the text-trace round trips (tests/text_traces.rs) run it on tests/programs.
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)
+# lldb: the same round trips in lldb's words (tests/text_formats.rs).
+command -v lldb >/dev/null 2>&1 || missing+=(lldb)
 script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ci-setup-linux: installing ${missing[*]}" >&2

@@ -80,8 +80,12 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
         for mut done in split_repeated(done) {
             drop_reprinted(&mut done);
             let frames = || done.threads.iter().flat_map(|t| &t.frames);
-            let plain = (done.format == Some(Format::FrameList) || frames().all(|f| f.bare))
-                && frames().count() < PLAIN_SHAPE_FRAMES;
+            let few = frames().count() < PLAIN_SHAPE_FRAMES;
+            let plain = done.has_frames()
+                && match done.format {
+                    Some(Format::FrameList) => few || !stack_like(&done),
+                    _ => few && frames().all(|f| f.bare),
+                };
             // A crash with its thread header but no frame (faulthandler's
             // "<no Python frame>") is a trace too: the crash is what it says.
             if !plain
@@ -117,7 +121,12 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
         locals = 0;
         // A new piece's first stack line ends the trace before it, unless
         // its frames go on counting from where that trace's stopped.
-        if std::mem::take(&mut new_piece) && current.has_frames() && !continues(&current, &kind) {
+        let stack_line = matches!(kind, Line::Thread { .. } | Line::Frame(..) | Line::Start(_));
+        if stack_line
+            && std::mem::take(&mut new_piece)
+            && current.has_frames()
+            && !continues(&current, &kind)
+        {
             finish(&mut current, &mut traces);
         }
         match kind {
@@ -300,6 +309,37 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
     }
     finish(&mut current, &mut traces);
     traces
+}
+
+/// Whether frames of a plain shape look like a stack, not a program's
+/// output of the same shape (`token 0x7ffff7fc6060`): some frame names its
+/// source location, or is one of the frames stacks are made of (a thread's
+/// or the program's start, the abort and unwind machinery).
+fn stack_like(trace: &Trace) -> bool {
+    const STACK_FRAMES: [&str; 16] = [
+        "main",
+        "_start",
+        "start_thread",
+        "clone",
+        "clone3",
+        "__libc_start_main",
+        "__libc_start_call_main",
+        "BaseThreadInitThunk",
+        "RtlUserThreadStart",
+        "abort",
+        "raise",
+        "__GI_abort",
+        "__GI_raise",
+        "__pthread_kill_implementation",
+        "__cxa_throw",
+        "std::terminate()",
+    ];
+    trace.threads.iter().flat_map(|t| &t.frames).any(|f| {
+        f.file.is_some()
+            || f.function
+                .as_deref()
+                .is_some_and(|name| STACK_FRAMES.contains(&name) || name.starts_with("_Unwind_"))
+    })
 }
 
 /// A Python traceback of a debugger's own scripting (lldb failing to load

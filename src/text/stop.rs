@@ -131,14 +131,9 @@ pub(super) fn crash_in_frames(trace: &Trace, lines: &[Option<String>]) -> Option
 /// is a failure without a crash).
 pub(super) fn from_messages(messages: &[Message]) -> Option<Stop> {
     let first = |kinds: &[MessageKind]| messages.iter().find(|m| kinds.contains(&m.kind));
-    if let Some(m) = first(&[MessageKind::PythonFatalError]) {
-        let what = m
-            .text
-            .strip_prefix("Fatal Python error: ")
-            .unwrap_or(&m.text);
-        return Some(Stop::named(what, None));
-    }
+    // (CPython's fatal error ends in abort().)
     if first(&[
+        MessageKind::PythonFatalError,
         MessageKind::Terminate,
         MessageKind::PureVirtualCall,
         MessageKind::HeapCorruption,

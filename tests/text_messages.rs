@@ -1,0 +1,302 @@
+//! What a failure says, not only its frames (issue #37): the messages of a
+//! log (a runtime's fatal error, terminate, CUDA's unloading, glibc's heap
+//! checks, exit statuses, WER records, test summaries) as facts the rules
+//! use, reports of messages alone, exit evidence from the log's shape, the
+//! stop inferred from the top frame, and a thread's exit told from the
+//! process's. Every log here is written for these tests, each with a
+//! look-alike from normal work that must not be read as an exit failure.
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+fn analyze_text(name: &str, text: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    analyze_path(&path)
+}
+
+fn analyze_path(path: &Path) -> Vec<Value> {
+    let out = common::bin()
+        .args(["analyze", "--format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    doc["reports"].as_array().unwrap().clone()
+}
+
+fn answer(report: &Value) -> String {
+    match report["diagnoses"].as_array().and_then(|d| d.first()) {
+        Some(d) => common::diagnosis_name(d),
+        None => "none".to_string(),
+    }
+}
+
+/// The one report of `text`, and its answer.
+fn one(name: &str, text: &str) -> (Value, String) {
+    let reports = analyze_text(name, text);
+    assert_eq!(reports.len(), 1, "{name}: {reports:#?}");
+    let answer = answer(&reports[0]);
+    (reports[0].clone(), answer)
+}
+
+fn kinds(report: &Value) -> Vec<String> {
+    report["source"]["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|m| m["kind"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A log with no stack at all: the messages alone make the report, which
+/// says so, and the rules answer from them.
+#[test]
+fn reports_of_messages_alone() {
+    let cases = [
+        (
+            "cuda-terminate.log",
+            "[render] frame 2000 done\nterminate called after throwing an instance of 'gfx::DeviceError'\n  what():  cudaFreeHost failed: cudaErrorCudartUnloading: driver shutting down\nAborted (core dumped)\n",
+            "cuda-runtime-teardown-at-exit",
+        ),
+        (
+            "cuda-errors.log",
+            "pool.cu:88 cudaStreamDestroy failed: driver shutting down\npool.cu:91 cudaFree failed: driver shutting down\n",
+            "cuda-runtime-teardown-at-exit",
+        ),
+        (
+            "daemon-thread.log",
+            "uploaded 12 files\nFatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads\nPython runtime state: finalizing (tstate=0x000055d0c8a1b2f0)\n\nCurrent thread 0x00007f3a16e39740 (most recent call first):\n  <no Python frame>\n",
+            "python-thread-after-finalization",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let (report, got) = one(name, text);
+        assert_eq!(got, want, "{name}: {report:#}");
+        if report["source"]["format"] == "messages" {
+            assert_eq!(report["source"]["messages_only"], true, "{name}");
+            let warnings = report["warnings"].to_string();
+            assert!(warnings.contains("messages alone"), "{name}: {warnings}");
+        }
+    }
+    // The same messages during the work: no exit-time answer. Another CUDA
+    // error is not the runtime unloading; a fatal error while the
+    // interpreter runs is not its finalization; glibc's abort alone names
+    // no time.
+    for (name, text) in [
+        ("cuda-work.log", "terminate called after throwing an instance of 'gfx::DeviceError'\n  what():  CUDA error: an illegal memory access was encountered\nAborted (core dumped)\n"),
+        ("python-work.log", "Fatal Python error: PyThreadState_Get: the function must be called with the GIL held\nPython runtime state: initialized\n"),
+        ("heap-work.log", "frame 88 decoded\ndouble free or corruption (out)\nAborted (core dumped)\n"),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, "none", "{name}: {report:#}");
+        assert_eq!(report["exception"]["name"], "SIGABRT", "{name}");
+    }
+}
+
+/// The shape of a test log: every test had passed before the failure, so
+/// the failure came at exit, and the report says which fact decided it;
+/// a test still running (or a failed run) says no such thing.
+#[test]
+fn a_test_run_that_had_ended() {
+    let passed = "\
+[==========] 12 tests from 3 test suites ran. (40 ms total)
+[  PASSED  ] 12 tests.
+Segmentation fault (core dumped)
+";
+    let (report, got) = one("gtest.log", passed);
+    assert_eq!(got, "crash-during-exit", "{report:#}");
+    let evidence = report["source"]["exit_evidence"].as_str().unwrap();
+    assert!(evidence.contains("12 tests passed"), "{evidence}");
+    let diagnosis = report["diagnoses"][0]["evidence"].to_string();
+    assert!(diagnosis.contains("the test run had ended"), "{diagnosis}");
+    for (name, text) in [
+        ("pytest.log", "tests/test_tiles.py ........ [100%]\n\n============ 8 passed in 1.20s ============\nFatal Python error: Segmentation fault\n\nCurrent thread 0x00007f3a16e39740 (most recent call first):\n  Garbage-collecting\n  <no Python frame>\n"),
+        ("ctest.log", "100% tests passed, 0 tests failed out of 9\n\nTotal Test time (real) =   2.31 sec\n/home/ci/run.sh: line 4:  4242 Segmentation fault      (core dumped) ctest\n"),
+        ("tap.log", "# tests 40\n# pass 40\n# fail 0\n1..40\n/tmp/job.sh: line 1: 31337 Segmentation fault: 11  npm test\nError: Process completed with exit code 139.\n"),
+        ("windows.log", "Ran 31 tests in 4.200s\n\nOK\nThe job exited with code 3221225477\n"),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, "crash-during-exit", "{name}: {report:#}");
+    }
+    let windows = one(
+        "windows.log",
+        "Ran 31 tests in 4.200s\n\nOK\nThe job exited with code -1073741819\n",
+    )
+    .0;
+    assert_eq!(windows["exception"]["code"], "0xc0000005");
+    // Look-alikes: a crash inside a running test, a failed run, a summary
+    // after the crash (ctest's, of the others).
+    for (name, text) in [
+        ("running.log", "[ RUN      ] Tiles.Load\n[       OK ] Tiles.Load (3 ms)\n[ RUN      ] Tiles.Evict\nSegmentation fault (core dumped)\n"),
+        ("failed.log", "===== 1 failed, 7 passed in 1.20s =====\nSegmentation fault (core dumped)\n"),
+        ("ctest-after.log", "7/9 Test #7: Tiles.Evict ........***Exception: SegFault  0.34 sec\n\n89% tests passed, 1 tests failed out of 9\n"),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, "none", "{name}: {report:#}");
+    }
+    let running = one("running.log", "[ RUN      ] Tiles.Load\n[       OK ] Tiles.Load (3 ms)\n[ RUN      ] Tiles.Evict\nSegmentation fault (core dumped)\n").0;
+    let ruled_out = running["source"]["exit_ruled_out"].as_str().unwrap();
+    assert!(ruled_out.contains("Tiles.Evict"), "{ruled_out}");
+}
+
+/// Exit statuses, Windows codes in their forms, a fail-fast's subcode and
+/// a WER record are read, and alone they claim no exit.
+#[test]
+fn statuses_and_error_reports() {
+    for (text, code, name) in [
+        ("worker failed: returncode=-11\n", "0xb", "SIGSEGV"),
+        (
+            "Error: Process completed with exit code 134.\n",
+            "0x6",
+            "SIGABRT",
+        ),
+        (
+            "script returned exit code 0xC0000409\n",
+            "0xc0000409",
+            "STATUS_STACK_BUFFER_OVERRUN",
+        ),
+        (
+            "exit code: 3221226356\n",
+            "0xc0000374",
+            "STATUS_HEAP_CORRUPTION",
+        ),
+    ] {
+        let (report, got) = one("status.log", text);
+        assert_eq!(report["exception"]["code"], code, "{text}");
+        assert_eq!(report["exception"]["name"], name, "{text}");
+        assert_eq!(got, "none", "{text}");
+        assert_eq!(kinds(&report), ["exit-status"], "{text}");
+    }
+    let event = "\
+Faulting application name: atlas.exe, version: 3.2.0.0, time stamp: 0x65000000
+Faulting module name: gfxdrv64.dll, version: 31.0.15.1, time stamp: 0x61000000
+Exception code: 0xc0000005
+Fault offset: 0x00000000001a2b3c
+Faulting process id: 0x1f40
+";
+    let (report, got) = one("event.txt", event);
+    assert_eq!(got, "none", "nothing says exit: {report:#}");
+    assert_eq!(report["exception"]["code"], "0xc0000005");
+    let meaning = report["source"]["messages"][0]["meaning"].as_str().unwrap();
+    assert!(meaning.contains("gfxdrv64.dll"), "{meaning}");
+    // The same record after the app's last words at exit, with the tests
+    // passed: the shape says exit.
+    let (_, got) = one(
+        "event-exit.txt",
+        &format!("All tests passed (40 assertions in 8 test cases)\n{event}"),
+    );
+    assert_eq!(got, "crash-during-exit");
+}
+
+/// A debugger's stack without its signal line: a wait or sleep at the top
+/// is a hang, anything else most likely a crash (said as an inference);
+/// the exit machinery below decides the phase. A debugger stopping the
+/// process (Ctrl-C) is no crash, and several threads of a live process are
+/// no inference.
+#[test]
+fn the_stop_inferred_from_the_top_frame() {
+    let crash = "\
+(gdb) bt
+#0  0x00007f3a16e9c3a1 in unlink_chunk (p=0x55d0c8a1b2f0, av=0x7f3a17001c80 <main_arena>) at malloc.c:1628
+#1  0x00007f3a16e9e2b0 in _int_free (av=0x7f3a17001c80 <main_arena>, p=0x55d0c8a1b2e0, have_lock=0) at malloc.c:4557
+#2  0x000055d0c0a0b0c0 in Atlas::~Atlas() ()
+#3  0x00007f3a16e3e495 in __run_exit_handlers (status=0, listp=0x7f3a16ffd838 <__exit_funcs>, run_list_atexit=true, run_dtors=true) at exit.c:113
+#4  0x00007f3a16e3e610 in __GI_exit (status=<optimized out>) at exit.c:143
+";
+    let (report, got) = one("bt.txt", crash);
+    assert_eq!(got, "crash-in-static-destructor", "{report:#}");
+    assert_eq!(report["exception"]["code"], "0x0");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings
+            .contains("`unlink_chunk`, is no wait or sleep, so the stop is most likely a crash"),
+        "{warnings}"
+    );
+    let hang = crash.replace(
+        "unlink_chunk (p=0x55d0c8a1b2f0, av=0x7f3a17001c80 <main_arena>) at malloc.c:1628",
+        "__futex_abstimed_wait_common64 (private=0) at futex-internal.c:57",
+    );
+    let (report, got) = one("bt-wait.txt", &hang);
+    assert_eq!(got, "hang-during-exit", "{report:#}");
+    assert!(report["exception"].is_null());
+    let interrupted = format!("^C\nProgram received signal SIGINT, Interrupt.\n{crash}");
+    let (report, got) = one("bt-ctrl-c.txt", &interrupted);
+    assert!(report["exception"].is_null(), "{report:#}");
+    assert_eq!(got, "none");
+    let live = "\
+Thread 2 (Thread 0x7f10a2b3c700 (LWP 5102) \"scan\"):
+#0  0x00007f10a4c2d3e4 in memcpy () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f10a4c2f111 in Scanner::step() () from /opt/atlas/lib/libscan.so
+Thread 1 (Thread 0x7f10a4e58740 (LWP 5101) \"atlas\"):
+#0  0x00007f10a4c2d3e4 in Index::rebuild() () from /opt/atlas/lib/libindex.so
+#1  0x000055d0c0a0b0c0 in main ()
+";
+    let (report, got) = one("live.txt", live);
+    assert!(report["exception"].is_null(), "{report:#}");
+    assert_eq!(got, "none");
+}
+
+/// `__call_tls_dtors` under `start_thread` is a worker's own teardown: the
+/// same rules name what is torn down (a cuDNN handle destroyed from a
+/// thread-local destructor), as a thread's exit; under exit() it is the
+/// process's.
+#[test]
+fn a_thread_exit_is_not_a_process_exit() {
+    let worker = "\
+Thread 3 \"infer-7\" received signal SIGSEGV, Segmentation fault.
+#0  0x00007f0e10a0b0c0 in ?? () from /usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9
+#1  0x00007f0e11b2c3d4 in cudnnDestroy () from /usr/lib/x86_64-linux-gnu/libcudnn.so.9
+#2  0x00007f0e12c3d4e5 in Session::HandleCache::~HandleCache() () from /opt/infer/lib/libinfer.so
+#3  0x00007f0e1c23a5ef in __GI___call_tls_dtors () at cxa_thread_atexit_impl.c:156
+#4  0x00007f0e1c28b1f5 in start_thread (arg=<optimized out>) at pthread_create.c:448
+#5  0x00007f0e1c31d8ec in clone3 () at ../sysdeps/unix/sysv/linux/x86_64/clone3.S:78
+";
+    let (report, got) = one("worker.txt", worker);
+    assert_eq!(got, "cuda-library-handle-at-exit", "{report:#}");
+    assert_eq!(report["diagnoses"][0]["thread_exit"], true);
+    let evidence = report["diagnoses"][0]["evidence"].to_string();
+    assert!(
+        evidence.contains("a thread's exit, not the process's"),
+        "{evidence}"
+    );
+    assert!(report["threads"][0]["ending"].is_object());
+    assert_eq!(report["exit_phase"]["process_exiting"], false);
+    // Generic rules are about the process's exit: none of them answers.
+    assert!(
+        !report["diagnoses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["generic"] == true),
+        "{report:#}"
+    );
+    // The main thread's thread-locals under exit(): the process's exit.
+    let main = worker
+        .replace("Thread 3 \"infer-7\"", "Thread 1 \"infer\"")
+        .replace(
+            "#4  0x00007f0e1c28b1f5 in start_thread (arg=<optimized out>) at pthread_create.c:448\n#5  0x00007f0e1c31d8ec in clone3 () at ../sysdeps/unix/sysv/linux/x86_64/clone3.S:78",
+            "#4  0x00007f0e1c23a9ff in __run_exit_handlers (status=0) at exit.c:108\n#5  0x00007f0e1c23aa8e in __GI_exit (status=<optimized out>) at exit.c:148",
+        );
+    let (report, got) = one("main.txt", &main);
+    assert_eq!(got, "cuda-library-handle-at-exit", "{report:#}");
+    assert!(report["diagnoses"][0]["thread_exit"].is_null());
+    assert_eq!(report["exit_phase"]["process_exiting"], true);
+    // A worker crashing while it works, not ending: nothing of the kind.
+    let working = worker.replace(
+        "#3  0x00007f0e1c23a5ef in __GI___call_tls_dtors () at cxa_thread_atexit_impl.c:156\n",
+        "#3  0x00007f0e12c3e000 in Session::run() () from /opt/infer/lib/libinfer.so\n",
+    );
+    let (report, got) = one("working.txt", &working);
+    assert!(
+        !got.starts_with("cuda-library-handle-at-exit"),
+        "{report:#}"
+    );
+}
