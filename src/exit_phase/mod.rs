@@ -387,6 +387,11 @@ fn exit_not_proven(
     if report.exit_phase.process_exiting || report.exit_phase.process_starting {
         return None;
     }
+    // A text log that rules exit out (a test still running when the
+    // process failed).
+    if report.source.exit_ruled_out.is_some() {
+        return None;
+    }
     let main_running = report.threads.iter().any(|thread| {
         let Entry::Running(index) = program_entry(thread, tables, debug_info) else {
             return false;
