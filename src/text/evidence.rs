@@ -19,6 +19,11 @@ const SAID: [&str; 7] = [
     "python is finalizing",
 ];
 
+/// How close before the failure a test run's summary must be to say the
+/// failure came after the run: the summary a runner prints last, then the
+/// crash at exit, with a few lines of output between at most.
+const SHAPE_REACH: usize = 40;
+
 /// The exit evidence of a trace (or of a report built from messages):
 /// which fact decided it, in words. `failure` is the line of the failure.
 pub(super) fn exit_evidence(
@@ -57,14 +62,15 @@ fn is_test(kind: MessageKind) -> bool {
 }
 
 /// The shape of a test log: the runner's summary that every test passed,
-/// the last test message before the failure. The work was done; the
-/// process failed afterwards, on its way out.
+/// the last test message before the failure and close to it (SHAPE_REACH
+/// lines). The work was done; the process failed afterwards, on its way
+/// out.
 fn all_passed(messages: &[Message], failure: usize) -> Option<String> {
     let last = messages
         .iter()
         .rev()
         .find(|m| m.line < failure && is_test(m.kind))?;
-    (last.kind == MessageKind::TestsPassed).then(|| {
+    (last.kind == MessageKind::TestsPassed && failure - last.line <= SHAPE_REACH).then(|| {
         format!(
             "the test run had ended: {} (line {}: `{}`) before the failure",
             last.meaning.as_deref().unwrap_or("every test passed"),

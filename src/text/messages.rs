@@ -3,12 +3,14 @@
 //! (model/message.rs). Read from every line of the log, traces or not: a CI
 //! log often says all there is in them.
 //!
-//! A 50 MB log is searched once per anchor word (memchr's SIMD search over
-//! the whole text), and only the lines an anchor is on are read further.
+//! A 50 MB log is searched in one pass for forty-odd anchor words (one of
+//! which every message holds, in any case), and only the lines an anchor
+//! is on are read further; each reading there tests a line's words before
+//! any regular expression.
 
 use std::sync::LazyLock;
 
-use memchr::memmem;
+use aho_corasick::{AhoCorasick, Input};
 use regex_lite::Regex;
 
 use crate::model::{Message, MessageKind};
@@ -23,50 +25,53 @@ use status::{debugger_analysis, exit_status, windows_error_report};
 /// Longest message text kept.
 const TEXT: usize = 200;
 
-/// Words one of which every message line holds: the lines to read.
+/// Words one of which every message line holds (ASCII case ignored): the
+/// lines to read.
 const ANCHORS: &[&str] = &[
-    "Fatal Python error",
+    "fatal python error",
     "finaliz",
     "interpreter shutdown",
     "atexit",
+    "sys.exitfunc",
     "terminat",
     "what():",
     "shutting down",
-    "CudartUnloading",
-    "CUDA error",
-    "CUDA failure",
+    "cudartunloading",
+    "cuda_error_deinitialized",
+    "cuda error",
+    "cuda failure",
     "ure virtual",
     "free(",
     "corrupt",
     "malloc(",
     "munmap_chunk",
-    "Check failed",
+    "check failed",
     "fault",
-    "Abort",
     "abort",
-    "Bus error",
-    "Illegal instruction",
-    "Floating point exception",
+    "bus error",
+    "illegal",
+    "floating point",
     "code",
     "status",
-    "xited with",
-    "eturn",
-    "Exception Code",
-    "ExceptionCode",
-    "FAILURE_BUCKET_ID",
-    "EXCEPTION_CODE_STR",
-    "Faulting application",
+    "exited with",
+    "return",
+    "failure_bucket_id",
     "passed",
-    "PASSED",
     "passing",
-    "Ran ",
+    "ran ",
     "# fail",
-    "# pass",
-    "FAILED",
     "failed",
     "failing",
-    "[ RUN",
+    "[ run",
+    "result = pass",
 ];
+
+static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(ANCHORS)
+        .expect("the anchor words")
+});
 
 /// Every message of the log, in line order. `raw` are the log's lines as
 /// read, `lines` the same lines cleaned of CI noise.
@@ -75,19 +80,24 @@ pub(super) fn read(text: &str, raw: &[&str], lines: &[Option<String>]) -> Vec<Me
         .iter()
         .map(|r| (r.as_ptr() as usize).saturating_sub(text.as_ptr() as usize))
         .collect();
-    let mut marked = vec![false; lines.len()];
+    let mut marked = Vec::new();
     let bytes = text.as_bytes();
-    for anchor in ANCHORS {
-        for at in memmem::find_iter(bytes, anchor.as_bytes()) {
-            let line = starts.partition_point(|&s| s <= at).saturating_sub(1);
-            if let Some(m) = marked.get_mut(line) {
-                *m = true;
-            }
+    let mut from = 0;
+    // One search per line that holds an anchor: after a match, on from the
+    // next line.
+    while let Some(found) = FINDER.find(Input::new(bytes).range(from..)) {
+        let line = starts
+            .partition_point(|&s| s <= found.start())
+            .saturating_sub(1);
+        marked.push(line);
+        match starts.get(line + 1) {
+            Some(&next) if next > found.start() => from = next,
+            _ => break,
         }
     }
     let mut messages = Vec::new();
-    for (i, _) in marked.iter().enumerate().filter(|(_, m)| **m) {
-        let Some(line) = lines[i].as_deref() else {
+    for i in marked {
+        let Some(line) = lines.get(i).and_then(|l| l.as_deref()) else {
             continue;
         };
         read_line(line, i, lines, &mut messages);
@@ -195,6 +205,9 @@ fn terminate(line: &str) -> Option<String> {
             .expect("terminate pattern")
     });
     let line = line.trim();
+    if !(line.contains("terminat") || line.contains("requested the Runtime")) {
+        return None;
+    }
     if let Some(c) = THROWN.captures(line) {
         return Some(format!("std::terminate: an uncaught {}", &c[1]));
     }
@@ -242,7 +255,8 @@ fn cuda_unloading(line: &str) -> Option<String> {
     if line.contains("CUDA_ERROR_DEINITIALIZED") {
         return Some("CUDA_ERROR_DEINITIALIZED: the CUDA driver was shutting down".to_string());
     }
-    if ERROR_4.is_match(line) {
+    if line.contains('4') && (line.contains("CUDA") || line.contains("cuda")) && ERROR_4.is_match(line)
+    {
         return Some("CUDA error 4 (cudaErrorCudartUnloading, or the driver API's CUDA_ERROR_DEINITIALIZED): CUDA was shutting down".to_string());
     }
     None

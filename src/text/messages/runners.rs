@@ -1,5 +1,6 @@
 //! Test runners' summaries and test lines: the shape of a test log (every
-//! test passed, some failed, a test started and never ended).
+//! test passed, some failed, a test started and never ended). Each runner's
+//! words are tested on a line's first characters before its pattern.
 
 use std::sync::LazyLock;
 
@@ -13,73 +14,78 @@ pub(super) enum Summary {
     Running(String),
 }
 
+macro_rules! pattern {
+    ($name:ident, $expr:expr) => {
+        static $name: LazyLock<Regex> = LazyLock::new(|| Regex::new($expr).expect($expr));
+    };
+}
+
+pattern!(
+    PYTEST,
+    r"^=*\s*(\d+) passed\b([^=]*?)(?: in [\d.]+m?s(?: \([^)]*\))?)?\s*=*\s*$"
+);
+pattern!(
+    CTEST,
+    r"^(\d+)% tests passed, (\d+) tests? failed out of (\d+)"
+);
+pattern!(GTEST, r"^\[  PASSED  \] (\d+) tests?\.");
+pattern!(RUN, r"^\[ RUN      \] (\S+)");
+pattern!(
+    CATCH,
+    r"^All tests passed \((\d+) assertions? in (\d+) test cases?\)"
+);
+pattern!(UNITTEST, r"^Ran (\d+) tests? in [\d.]+s");
+pattern!(
+    CARGO,
+    r"^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed"
+);
+pattern!(
+    JEST,
+    r"^Tests:\s+(?:(\d+) failed, )?(?:\d+ \w+, )*(\d+) passed, (\d+) total"
+);
+pattern!(MOCHA, r"^(\d+) (passing|failing)\b");
+
 /// A test runner's summary or test line.
 pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Option<Summary> {
-    static PYTEST: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^=*\s*(\d+) passed\b([^=]*?)(?: in [\d.]+m?s(?: \([^)]*\))?)?\s*=*\s*$")
-            .expect("pytest summary pattern")
-    });
-    static CTEST: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(\d+)% tests passed, (\d+) tests? failed out of (\d+)")
-            .expect("ctest pattern")
-    });
-    static GTEST: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\[  PASSED  \] (\d+) tests?\.").expect("gtest pattern"));
-    static RUN: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\[ RUN      \] (\S+)").expect("gtest run pattern"));
-    static CATCH: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^All tests passed \((\d+) assertions? in (\d+) test cases?\)")
-            .expect("Catch2 pattern")
-    });
-    static UNITTEST: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^Ran (\d+) tests? in [\d.]+s").expect("unittest pattern"));
-    static CARGO: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^test result: (ok|FAILED)\. (\d+) passed; (\d+) failed")
-            .expect("cargo pattern")
-    });
-    static JEST: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^Tests:\s+(?:(\d+) failed, )?(?:\d+ \w+, )*(\d+) passed, (\d+) total")
-            .expect("jest pattern")
-    });
-    static MOCHA: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^(\d+) (passing|failing)\b").expect("mocha pattern"));
     let t = line.trim();
-    if let Some(c) = PYTEST.captures(t) {
-        let rest = &c[2];
-        if rest.contains("failed") || rest.contains("error") {
+    let first = t.bytes().next()?;
+    let numeric = first.is_ascii_digit();
+    if (first == b'=' || numeric) && t.contains(" passed") {
+        if let Some(c) = PYTEST.captures(t) {
+            let rest = &c[2];
+            if rest.contains("failed") || rest.contains("error") {
+                return Some(Summary::Failed);
+            }
+            return Some(Summary::Passed(format!("{} tests passed", &c[1])));
+        }
+        if t.starts_with('=') && t.contains(" failed") {
             return Some(Summary::Failed);
         }
-        return Some(Summary::Passed(format!("{} tests passed", &c[1])));
     }
-    if t.contains(" failed") && t.starts_with('=') && t.contains(" passed") {
-        return Some(Summary::Failed);
-    }
-    if let Some(c) = CTEST.captures(t) {
+    if numeric && t.contains("% tests passed") {
+        let c = CTEST.captures(t)?;
         return Some(if &c[2] == "0" {
             Summary::Passed(format!("{} tests passed", &c[3]))
         } else {
             Summary::Failed
         });
     }
-    if let Some(c) = GTEST.captures(t) {
-        return Some(Summary::Passed(format!("{} tests passed", &c[1])));
-    }
-    if t.starts_with("[  FAILED  ]") {
-        return Some(Summary::Failed);
-    }
-    if let Some(c) = RUN.captures(t) {
-        // Running until the failure: no end of it in the log after it.
-        let name = &c[1];
-        let ended = lines.iter().skip(i + 1).take(2000).flatten().any(|l| {
-            let l = l.trim();
-            (l.starts_with("[       OK ]") || l.starts_with("[  FAILED  ]")) && l.contains(name)
+    if numeric && (t.contains(" passing") || t.contains(" failing")) {
+        let c = MOCHA.captures(t)?;
+        return Some(match &c[2] {
+            "failing" => Summary::Failed,
+            _ => Summary::Passed(format!("{} tests passed", &c[1])),
         });
-        return (!ended).then(|| Summary::Running(name.to_string()));
     }
-    if let Some(c) = CATCH.captures(t) {
+    if first == b'[' {
+        return gtest(t, i, lines);
+    }
+    if t.starts_with("All tests passed") {
+        let c = CATCH.captures(t)?;
         return Some(Summary::Passed(format!("all {} test cases passed", &c[2])));
     }
-    if let Some(c) = UNITTEST.captures(t) {
+    if t.starts_with("Ran ") {
+        let c = UNITTEST.captures(t)?;
         let verdict = lines
             .iter()
             .skip(i + 1)
@@ -92,34 +98,32 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
         }
         return verdict.starts_with("FAILED").then_some(Summary::Failed);
     }
-    if let Some(c) = CARGO.captures(t) {
+    if t.starts_with("test result:") {
+        let c = CARGO.captures(t)?;
         return Some(if &c[1] == "ok" && &c[3] == "0" {
             Summary::Passed(format!("{} tests passed", &c[2]))
         } else {
             Summary::Failed
         });
     }
-    if let Some(c) = JEST.captures(t) {
+    if t.starts_with("Tests:") {
+        let c = JEST.captures(t)?;
         return Some(match c.get(1) {
             Some(_) => Summary::Failed,
             None => Summary::Passed(format!("{} tests passed", &c[2])),
-        });
-    }
-    if let Some(c) = MOCHA.captures(t) {
-        return Some(match &c[2] {
-            "failing" => Summary::Failed,
-            _ => Summary::Passed(format!("{} tests passed", &c[1])),
         });
     }
     // TAP (node --test, tape): `# pass 171` ... `# fail 0`.
     if let Some(n) = t.strip_prefix("# fail ") {
         return Some(match n.trim() {
             "0" => {
-                let passed = lines.iter().take(i).rev().take(6).flatten().find_map(|l| {
-                    l.trim()
-                        .strip_prefix("# pass ")
-                        .map(|n| n.trim().to_string())
-                });
+                let passed = lines
+                    .iter()
+                    .take(i)
+                    .rev()
+                    .take(6)
+                    .flatten()
+                    .find_map(|l| l.trim().strip_prefix("# pass ").map(|n| n.trim().to_string()));
                 Summary::Passed(format!(
                     "{} tests passed",
                     passed.unwrap_or_else(|| "all".into())
@@ -137,4 +141,33 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
         }
         _ => None,
     }
+}
+
+/// gtest's lines: the summary that every test passed, a failed test, and
+/// a test that started and did not end before the log's next test marker
+/// (the process failed while it ran).
+fn gtest(t: &str, i: usize, lines: &[Option<String>]) -> Option<Summary> {
+    if let Some(c) = GTEST.captures(t) {
+        return Some(Summary::Passed(format!("{} tests passed", &c[1])));
+    }
+    if t.starts_with("[  FAILED  ]") {
+        return Some(Summary::Failed);
+    }
+    let c = RUN.captures(t)?;
+    let name = &c[1];
+    // (gtest's next marker after a RUN: its end, or the next RUN.)
+    let next = lines
+        .iter()
+        .skip(i + 1)
+        .take(2000)
+        .flatten()
+        .find_map(|l| {
+            let l = l.trim();
+            (l.starts_with("[       OK ]")
+                || l.starts_with("[  FAILED  ]")
+                || l.starts_with("[ RUN      ]"))
+            .then_some(l)
+        });
+    let ended = next.is_some_and(|l| !l.starts_with("[ RUN") && l.contains(name));
+    (!ended).then(|| Summary::Running(name.to_string()))
 }

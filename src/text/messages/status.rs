@@ -24,9 +24,11 @@ const CRASH_SIGNALS: [(i64, &str); 6] = [
 /// `[1] 4242 segmentation fault ./app`, `zsh: abort ./app`), not in a
 /// sentence.
 pub(super) fn exit_status(line: &str) -> Option<String> {
+    // bash: after a script's `line N: PID` (then the command), alone on a
+    // line, or a job's `[1]+  PID` (the command after two blanks or more).
     static BASH: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"^(?:.*: line \d+:\s+\d+\s+|\d+\s+)?(Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?:\s*\(core dumped\)|: \d+)?(?:\s+\S.*)?$",
+            r"^(?:.*: line \d+:\s+\d+\s+(Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)\b.*|(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+)?(Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?:\s*\(core dumped\)|: \d+)?(?:\s{2,}\S.*)?)$",
         )
         .expect("bash status pattern")
     });
@@ -42,14 +44,33 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
         )
         .expect("exit code pattern")
     });
+    const WORDS: [&str; 10] = [
+        "Segmentation fault",
+        "segmentation fault",
+        "Aborted",
+        "abort",
+        "Bus error",
+        "bus error",
+        "Illegal instruction",
+        "illegal hardware instruction",
+        "Floating point exception",
+        "floating point exception",
+    ];
     let trimmed = line.trim();
     if trimmed.contains("Fatal Python error") || trimmed.contains(" signal ") {
         return None;
     }
-    let words = BASH
-        .captures(trimmed)
-        .or_else(|| ZSH.captures(trimmed))
-        .map(|c| c[1].to_ascii_lowercase());
+    let has_words = WORDS.iter().any(|w| trimmed.contains(w));
+    let words = has_words
+        .then(|| BASH.captures(trimmed))
+        .flatten()
+        .and_then(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_ascii_lowercase()))
+        .or_else(|| {
+            (has_words && (trimmed.starts_with("zsh:") || trimmed.starts_with('[')))
+                .then(|| ZSH.captures(trimmed))
+                .flatten()
+                .map(|c| c[1].to_ascii_lowercase())
+        });
     if let Some(words) = words {
         return Some(
             match words.as_str() {
@@ -61,6 +82,10 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
             }
             .to_string(),
         );
+    }
+    let lower_words = ["xit", "XIT", "eturn", "ETURN"];
+    if !lower_words.iter().any(|w| trimmed.contains(w)) || !trimmed.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
     }
     let code = CODE.captures(trimmed)?;
     crash_code(&code[1])
@@ -144,6 +169,9 @@ pub(super) fn windows_error_report(
         Regex::new(r"^Exception [Cc]ode:\s*(?:0x)?([0-9a-fA-F]{8})\s*$").expect("WER code pattern")
     });
     let trimmed = line.trim().trim_matches('`');
+    if !trimmed.starts_with("Exception ") {
+        return None;
+    }
     let c = CODE.captures(trimmed)?;
     let code = u32::from_str_radix(&c[1], 16).ok()?;
     let near = |keys: &[&str]| {
@@ -192,6 +220,9 @@ pub(super) fn debugger_analysis(
     let t = line.trim();
     if let Some(bucket) = t.strip_prefix("FAILURE_BUCKET_ID:") {
         return (!bucket.trim().is_empty()).then_some(None);
+    }
+    if !(t.starts_with("ExceptionCode") || t.starts_with("EXCEPTION_CODE_STR")) {
+        return None;
     }
     let c = RECORD.captures(t)?;
     let code = u32::from_str_radix(&c[1], 16).ok()?;

@@ -110,6 +110,14 @@ fn exit_statuses_in_every_spelling() {
         ("Aborted (core dumped)", "SIGABRT"),
         ("Aborted", "SIGABRT"),
         (
+            "/home/ci/run.sh: line 4:  4242 Segmentation fault      (core dumped) ctest",
+            "SIGSEGV",
+        ),
+        (
+            "[1]+  Aborted                 (core dumped) ./server --port 80",
+            "SIGABRT",
+        ),
+        (
             "./ci/test.sh: line 12: 31337 Segmentation fault: 11  ./bin/unit",
             "SIGSEGV",
         ),
@@ -167,6 +175,8 @@ fn exit_statuses_in_every_spelling() {
         "exit code 3221225781",
         "exit code -1073741510",
         "This patch fixes a Segmentation fault in the parser",
+        "Aborted by user request",
+        "Segmentation fault is fixed now",
         "Program received signal SIGSEGV, Segmentation fault.",
         "Fatal Python error: Segmentation fault",
         "Call abort() when the config is missing",
