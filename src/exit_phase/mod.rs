@@ -108,7 +108,10 @@ fn classify_in_place(report: &mut Report) {
         };
         thread.exiting = exiting;
         thread.starting = starting;
-        thread.blocked = blocked_in(thread, tables);
+        // A wait the frames show; else what the source itself knew (a
+        // sampling profiler's thread that never left its frame).
+        let known = thread.blocked.take().filter(|_| !thread.crashing);
+        thread.blocked = blocked_in(thread, tables).or(known);
     }
     // A text trace's log may say so itself (a runtime's own message).
     report.exit_phase.process_exiting =

@@ -528,7 +528,8 @@ fn thread_conditions(
             return false;
         }
         if let Some(blocked) = &thread.blocked {
-            let how = if blocked.certain {
+            // (A sampling profiler's stuck thread says why in its name.)
+            let how = if blocked.certain || blocked.function.ends_with(" samples there)") {
                 ""
             } else {
                 " (inferred: unsymbolized system call)"

@@ -2,8 +2,13 @@
 //! it: a runtime's own words (CPython finalizing, CUDA unloading, a Rust
 //! panic on the main thread's destroyed thread-locals, the other phrases
 //! runtimes print), or the shape of the log (every test had passed before
-//! the failure). And whether it rules exit out: a test still running when
-//! the process failed.
+//! the failure), or a DLL entry point's own arguments (DLL_PROCESS_DETACH).
+//! And whether it rules exit out: a test still running when the process
+//! failed.
+
+use std::sync::LazyLock;
+
+use regex_lite::Regex;
 
 use crate::model::{exit_said, Message, MessageKind};
 
@@ -36,6 +41,7 @@ pub(super) fn exit_evidence(
         .or_else(|| all_passed(messages, failure))
         .or_else(|| phrase(&lines[from..to]))
         .or_else(|| rust_main_tls_destroyed(&lines[from..to]))
+        .or_else(|| dll_detach(&lines[from..to]))
 }
 
 /// Why the log rules exit out, if it does: a test runner says a test was
@@ -116,4 +122,64 @@ fn rust_main_tls_destroyed(lines: &[Option<String>]) -> Option<String> {
             )
         })
     })
+}
+
+/// A DLL entry point's arguments as the trace shows them: 32-bit WinDbg's
+/// `kb`/`kv` columns (`ChildEBP RetAddr` and the first three arguments:
+/// the module, the reason, lpReserved) or Visual Studio's parameter values
+/// (`reason=0`). Reason 0 is DLL_PROCESS_DETACH, which the loader sends
+/// only when the module is unloaded or the process exits (lpReserved not
+/// NULL: the process is terminating); attach (1) and the thread
+/// notifications (2, 3) say nothing of exit. 64-bit `kb` columns are the
+/// stack's home space, not the arguments, and are not read.
+fn dll_detach(lines: &[Option<String>]) -> Option<String> {
+    let entry = crate::functions::resolve("functions:dll-entry").ok()??;
+    lines.iter().flatten().find_map(|line| {
+        let (function, reason, reserved) = kb_arguments(line).or_else(|| vs_arguments(line))?;
+        let name = crate::model::bare_name(function.rsplit('!').next()?);
+        (reason == 0 && entry.matches(name)).then(|| {
+            let why = if reserved == 0 {
+                "the module is being unloaded"
+            } else {
+                "the process is terminating"
+            };
+            format!(
+                "a DLL entry point ran with DLL_PROCESS_DETACH: {why} (`{}`)",
+                line.trim().chars().take(200).collect::<String>()
+            )
+        })
+    })
+}
+
+static KB_X86: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:[0-9a-fA-F]{2,4}\s+)?[0-9a-fA-F]{8}\s+[0-9a-fA-F]{8}\s+[0-9a-fA-F]{8}\s+([0-9a-fA-F]{8})\s+([0-9a-fA-F]{8})\s+([\w.-]+![\w@?$]+)")
+        .expect("kb pattern")
+});
+
+/// `ChildEBP RetAddr Arg1 Arg2 Arg3 module!function+0x..`: the function,
+/// its second and third arguments.
+fn kb_arguments(line: &str) -> Option<(String, u64, u64)> {
+    let c = KB_X86.captures(line)?;
+    let word = |i: usize| u64::from_str_radix(&c[i], 16).ok();
+    Some((c[3].to_string(), word(1)?, word(2)?))
+}
+
+/// `module.dll!Function(type a=1, unsigned long reason=0, void * r=0x0)
+/// Line 12`: the function, its second and third parameters' values.
+fn vs_arguments(line: &str) -> Option<(String, u64, u64)> {
+    let line = line.trim_start_matches(['>', ' ', '\t']);
+    let (function, rest) = line.split_once('(')?;
+    if !function.contains('!') || function.contains(' ') {
+        return None;
+    }
+    let parameters = rest.split(')').next()?;
+    let mut values = parameters.split(',').map(|p| {
+        let value = p.rsplit_once('=')?.1.trim();
+        match value.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => value.parse().ok(),
+        }
+    });
+    let _module = values.next()?;
+    Some((function.to_string(), values.next()??, values.next()??))
 }

@@ -255,7 +255,9 @@ fn cuda_unloading(line: &str) -> Option<String> {
     if line.contains("CUDA_ERROR_DEINITIALIZED") {
         return Some("CUDA_ERROR_DEINITIALIZED: the CUDA driver was shutting down".to_string());
     }
-    if line.contains('4') && (line.contains("CUDA") || line.contains("cuda")) && ERROR_4.is_match(line)
+    if line.contains('4')
+        && (line.contains("CUDA") || line.contains("cuda"))
+        && ERROR_4.is_match(line)
     {
         return Some("CUDA error 4 (cudaErrorCudartUnloading, or the driver API's CUDA_ERROR_DEINITIALIZED): CUDA was shutting down".to_string());
     }

@@ -5,7 +5,7 @@
 //! messages alone, which says so.
 
 use crate::model::{
-    Exception, Frame, FrameKind, Message, Module, ModuleSymbols, Process, Report, Source,
+    Blocked, Exception, Frame, FrameKind, Message, Module, ModuleSymbols, Process, Report, Source,
     SourceKind, Status, SymbolSource, System, Thread, Walk,
 };
 
@@ -130,8 +130,10 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
         let thread_format = text_thread.format.unwrap_or(format);
         // A sampled call tree: its busiest path.
         let path;
+        let mut stuck = None;
         let mut frames: Vec<&TextFrame> = if thread_format == Format::Spindump {
             path = super::formats::busiest_path(&text_thread.frames);
+            stuck = super::formats::every_sample_in(&path);
             path.iter().collect()
         } else {
             text_thread.frames.iter().collect()
@@ -153,12 +155,19 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
             .collect();
         // Text gives thread ids only sometimes: otherwise their order.
         let id = text_thread.id.map_or(i as u32 + 1, |id| id as u32);
-        threads.push(thread(
-            id,
-            text_thread.name.clone(),
-            Some(i) == crashing,
-            frames,
-        ));
+        let mut thread = thread(id, text_thread.name.clone(), Some(i) == crashing, frames);
+        // Every sample in one frame: stuck there, whether in a wait the
+        // frames name or not (a wait they name is found from them).
+        thread.blocked = stuck.and_then(|samples| {
+            let top = thread.frames.first()?;
+            let name = top.function.clone().or_else(|| top.module.clone())?;
+            Some(Blocked {
+                frame_index: 0,
+                function: format!("{name} (all {samples} samples there)"),
+                certain: false,
+            })
+        });
+        threads.push(thread);
     }
     threads.sort_by_key(|t| !t.crashing);
     let mut warnings = Vec::new();

@@ -33,7 +33,7 @@ mod visual_studio;
 mod windbg;
 
 pub(super) use lldb::crashed;
-pub(super) use spindump::busiest_path;
+pub(super) use spindump::{busiest_path, every_sample_in};
 
 /// What every format answers: what a line is, if the format knows it.
 pub(super) trait TraceFormat: Sync {
@@ -212,6 +212,9 @@ pub(super) struct TextFrame {
     /// before (`_PyModule_Clear -> finalize_modules -> Py_FinalizeEx`, `a /
     /// b`): their names.
     pub joined: Vec<String>,
+    /// How many samples a sampling profiler's call tree counted in this
+    /// frame (spindump, `sample`).
+    pub samples: Option<u64>,
 }
 
 /// What a line is.

@@ -65,6 +65,7 @@ impl TraceFormat for Spindump {
                 Format::Spindump,
                 TextFrame {
                     index: Some(c[1].len() + 1),
+                    samples: number(&c, 2),
                     function: named(text(&c, 3)),
                     function_offset: number(&c, 4),
                     module: text(&c, 5),
@@ -79,6 +80,7 @@ impl TraceFormat for Spindump {
             Format::Spindump,
             TextFrame {
                 index: Some(c[1].len() + 1),
+                samples: number(&c, 2),
                 function: named(text(&c, 3)),
                 module: text(&c, 4),
                 function_offset: number(&c, 5),
@@ -107,4 +109,14 @@ pub(in crate::text) fn busiest_path(frames: &[TextFrame]) -> Vec<TextFrame> {
         frame.index = None;
     }
     path
+}
+
+/// Whether a call tree's busiest path (outermost first) held every sample
+/// of its thread down to the innermost frame: the thread never left that
+/// frame while it was sampled, blocked or spinning there, which is what a
+/// hang is to a sampling profiler. A thread whose samples spread over
+/// several branches or leaves was making progress.
+pub(in crate::text) fn every_sample_in(path: &[TextFrame]) -> Option<u64> {
+    let all = path.first()?.samples?;
+    (path.len() >= 2 && all > 1 && path.last()?.samples? == all).then_some(all)
 }

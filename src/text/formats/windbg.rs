@@ -1,4 +1,5 @@
-//! WinDbg and cdb: `k`, `kn`, `kp`, `kb`, `~*k` thread headers, `!analyze
+//! WinDbg and cdb: `k`, `kn`, `kp`, `kb`, `kv` (its FPO and calling
+//! convention notes are no part of the name), `~*k` thread headers, `!analyze
 //! -v`'s STACK_TEXT (arguments between colons), inline frames, source
 //! locations, and the exception lines (`ExceptionCode: c0000005`, `(1a2c.
 //! 1a30): Access violation - code c0000005 (first chance)`).
@@ -9,7 +10,7 @@ pub(super) struct WinDbg;
 
 re!(
     WINDBG_FRAME,
-    r"^(?:[0-9a-fA-F]{2,4}\s+)?(?:[0-9a-fA-F]{8}(?:`?[0-9a-fA-F]{8})?\s+[0-9a-fA-F]{8}(?:`?[0-9a-fA-F]{8})?|\(Inline Function\)\s+-{8}`?-{0,8})\s+(?::\s+)?(?:[0-9a-fA-F`]{8,17}\s+){0,4}(?::\s+)?(\S.*?)(?:\+0x([0-9a-fA-F]+))?(?:\s+\[(.+?) @ (\d+)\])?\s*$"
+    r"^(?:[0-9a-fA-F]{2,4}\s+)?(?:[0-9a-fA-F]{8}(?:`?[0-9a-fA-F]{8})?\s+[0-9a-fA-F]{8}(?:`?[0-9a-fA-F]{8})?|\(Inline Function\)\s+-{8}`?-{0,8})\s+(?::\s+)?(?:[0-9a-fA-F`]{8,17}\s+){0,4}(?::\s+)?(\S.*?)(?:\+0x([0-9a-fA-F]+))?(?:\s+\(FPO: [^)]*\))?(?:\s+\(CONV: \w+\))?(?:\s+\[(.+?) @ (\d+)\])?\s*$"
 );
 re!(
     WINDBG_THREAD,
