@@ -528,8 +528,7 @@ fn thread_conditions(
             return false;
         }
         if let Some(blocked) = &thread.blocked {
-            // (A sampling profiler's stuck thread says why in its name.)
-            let how = if blocked.certain || blocked.function.ends_with(" samples there)") {
+            let how = if blocked.certain {
                 ""
             } else {
                 " (inferred: unsymbolized system call)"

@@ -164,7 +164,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
             Some(Blocked {
                 frame_index: 0,
                 function: format!("{name} (all {samples} samples there)"),
-                certain: false,
+                certain: true,
             })
         });
         threads.push(thread);
