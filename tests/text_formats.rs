@@ -524,3 +524,117 @@ Traceback (most recent call first):
     assert_eq!(main["frames"][0]["function"], "_wait_for_tstate_lock");
     assert_eq!(answer(&reports[0]), "python-exit-waits-for-thread");
 }
+
+/// A sampled thread that spent every sample in one frame never left it:
+/// stuck there (a hang to a sampling profiler), wait function or not. At
+/// exit that is a hang at exit; one whose samples spread over branches
+/// was making progress, and one stuck during its work is no exit-time
+/// failure.
+#[test]
+fn a_sampled_thread_stuck_in_one_frame() {
+    let stuck_at_exit = "\
+  Thread 0x51c2       DispatchQueue 1     800 samples (1-800)     priority 31 (base 31)
+    800  start + 1 (libdyld.dylib + 4100) [0x7fff6a0f3001]
+      800  main + 90 (Viewer + 2200) [0x100b90898]
+        800  Py_Exit + 13 (libpython3.8.dylib + 900100) [0x109c00104]
+          800  Py_FinalizeEx + 77 (libpython3.8.dylib + 899000) [0x109c00000]
+            800  _PyGC_CollectNoFail + 30 (libpython3.8.dylib + 1100100) [0x109d00100]
+              800  slot_tp_finalize + 99 (libpython3.8.dylib + 430000) [0x109b00000]
+                800  ??? (zmqlike.so + 5120) [0x10a001400]
+";
+    let reports = analyze_text("stuck.txt", stuck_at_exit);
+    assert_eq!(reports[0]["source"]["format"], "spindump");
+    assert_eq!(answer(&reports[0]), "hang-during-exit");
+    let evidence = reports[0]["diagnoses"][0]["evidence"].to_string();
+    assert!(evidence.contains("all 800 samples there"), "{evidence}");
+    // The same in `sample`'s words.
+    let sampled = "\
+    800 Thread_4401   DispatchQueue_1: com.apple.main-thread  (serial)
+    + 800 start  (in libdyld.dylib) + 1  [0x7fff6a0f3001]
+    +   800 main  (in Viewer) + 90  [0x100b90898]
+    +     800 Py_FinalizeEx  (in libpython3.8.dylib) + 77  [0x109c00000]
+    +       800 slot_tp_finalize  (in libpython3.8.dylib) + 99  [0x109b00000]
+    +         800 ???  (in zmqlike.so)  load address 0x10a000000 + 0x1400  [0x10a001400]
+";
+    assert_eq!(
+        read("sample.txt", sampled),
+        [("spindump".to_string(), "hang-during-exit".to_string())]
+    );
+    // Must not: finalization making progress (its samples spread over two
+    // leaves), and a thread stuck in one frame during its work.
+    let moving = stuck_at_exit
+        .replace(
+            "                800  ??? (zmqlike.so + 5120) [0x10a001400]\n",
+            "                500  ??? (zmqlike.so + 5120) [0x10a001400]\n",
+        )
+        .replace(
+            "              800  slot_tp_finalize",
+            "              500  slot_tp_finalize",
+        )
+        + "            300  module_dealloc + 20 (libpython3.8.dylib + 431000) [0x109b003e8]\n";
+    assert_eq!(answer(&analyze_text("moving.txt", &moving)[0]), "none");
+    let working = stuck_at_exit
+        .replace("Py_Exit", "PyRun_SimpleStringFlags")
+        .replace("Py_FinalizeEx", "PyEval_EvalCode")
+        .replace("_PyGC_CollectNoFail", "PyObject_Call");
+    let answer_working = answer(&analyze_text("working.txt", &working)[0]);
+    assert!(
+        answer_working == "none" || answer_working == "hang-during-work",
+        "{answer_working}"
+    );
+}
+
+/// A DLL entry point's own arguments say why it runs: reason 0
+/// (DLL_PROCESS_DETACH) only at unload or exit, read from 32-bit WinDbg
+/// `kb`/`kv` columns (here with every hex word a link, as an issue tracker
+/// migrated from another one writes them) and from Visual Studio's
+/// parameter values. Attach (1) and thread detach (3) are not exit.
+#[test]
+fn a_dll_entry_point_s_detach_argument() {
+    let link =
+        |word: &str| format!("[{word} (bb)](https://tracker.example.org/widget/commits/{word})");
+    let kb = |reason: &str| {
+        let rows = [
+            ("0019f6a8", "6b2c1f3e", ["6b2a0000", reason, "00000001"], "widget!Registry::Flush+0x2e (FPO: [Non-Fpo]) (CONV: thiscall) [c:\\src\\widget\\registry.cpp @ 88]"),
+            ("0019f6c0", "6b2c2101", ["6b2a0000", reason, "00000001"], "widget!dllmain_dispatch+0x8c (FPO: [Non-Fpo]) (CONV: cdecl) [c:\\crt\\dll_dllmain.cpp @ 195]"),
+            ("0019f6d4", "77c1a2b6", ["6b2a0000", reason, "00000001"], "widget!_DllMainCRTStartup+0x1c (FPO: [Non-Fpo]) (CONV: stdcall)"),
+            ("0019f6f4", "77c0f1d0", ["6b2c20f0", "6b2a0000", reason], "ntdll!LdrxCallInitRoutine+0x16"),
+        ];
+        let mut text = String::from("```\n");
+        for (child, ret, args, site) in rows {
+            let args: Vec<String> = args.iter().map(|a| link(a)).collect();
+            text += &format!("{child} {} {} {site}\n", link(ret), args.join(" "));
+        }
+        text + "```\n"
+    };
+    let reports = analyze_text("kb.txt", &kb("00000000"));
+    assert_eq!(reports[0]["source"]["format"], "windbg");
+    assert_eq!(
+        functions(&reports[0])[..2],
+        ["Registry::Flush", "dllmain_dispatch"]
+    );
+    assert_eq!(answer(&reports[0]), "crash-during-exit");
+    assert!(reports[0]["source"]["exit_evidence"]
+        .as_str()
+        .unwrap()
+        .contains("DLL_PROCESS_DETACH"));
+    for reason in ["00000001", "00000003"] {
+        let reports = analyze_text("kb-attach.txt", &kb(reason));
+        assert_eq!(functions(&reports[0])[0], "Registry::Flush");
+        assert_eq!(answer(&reports[0]), "none", "reason {reason}");
+    }
+    // Visual Studio, with parameter values shown.
+    let vs = |reason: &str| {
+        format!(
+            ">\twidget.dll!Registry::Flush() Line 88\tC++\n \twidget.dll!DllMain(HINSTANCE__ * module=0x6b2a0000, unsigned long reason_for_call={reason}, void * reserved=0x00000001) Line 40\tC++\n \t[External Code]\t\n"
+        )
+    };
+    assert_eq!(
+        read("vs.txt", &vs("0")),
+        [("visual-studio".to_string(), "crash-during-exit".to_string())]
+    );
+    assert_eq!(
+        read("vs-attach.txt", &vs("1")),
+        [("visual-studio".to_string(), "none".to_string())]
+    );
+}
