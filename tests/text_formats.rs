@@ -638,3 +638,33 @@ fn a_dll_entry_point_s_detach_argument() {
         [("visual-studio".to_string(), "none".to_string())]
     );
 }
+
+/// A module's own TLS callback in a Visual Studio stack, known by the
+/// parameters the loader passes it (handle, reason, reserved): a crash in
+/// the per-thread cleanup it runs is thread-local teardown, a possible
+/// finding while nothing below shows exit. Must not: the same callback
+/// shown with an attach reason, and a function that only has the same
+/// parameter types.
+#[test]
+fn a_tls_callback_known_by_its_parameters() {
+    let stack = |callback: &str| {
+        format!(
+            " \tucrtbase.dll!00007ffb1a2b3c4d()\tUnknown\n \tucrtbase.dll!00007ffb1a2a0010()\tUnknown\n>\tapp.exe!journal::drop_thread_buffers() Line 210\tC++\n \tapp.exe!{callback} Line 260\tC++\n \t[External Code]\t\n"
+        )
+    };
+    let reports = analyze_text(
+        "tls.txt",
+        &stack("journal::on_tls(void * module, unsigned long reason, void * reserved)"),
+    );
+    assert_eq!(reports[0]["source"]["format"], "visual-studio");
+    assert_eq!(
+        answer(&reports[0]),
+        "possibly: tls-destructor-crash-at-exit"
+    );
+    for not in [
+        "journal::on_tls(void * module=0x00007ff600000000, unsigned long reason=2, void * reserved=0x0000000000000000)",
+        "journal::copy_block(void * dst, unsigned long size, void * src)",
+    ] {
+        assert_eq!(answer(&analyze_text("not-tls.txt", &stack(not))[0]), "none", "{not}");
+    }
+}
