@@ -135,6 +135,10 @@ fn rust_main_tls_destroyed(lines: &[Option<String>]) -> Option<String> {
 fn dll_detach(lines: &[Option<String>]) -> Option<String> {
     let entry = crate::functions::resolve("functions:dll-entry").ok()??;
     lines.iter().flatten().find_map(|line| {
+        // (A frame names its module: `module!function`; most lines do not.)
+        if !line.contains('!') {
+            return None;
+        }
         let (function, reason, reserved) = kb_arguments(line).or_else(|| vs_arguments(line))?;
         let name = crate::model::bare_name(function.rsplit('!').next()?);
         (reason == 0 && entry.matches(name)).then(|| {
@@ -159,6 +163,12 @@ static KB_X86: LazyLock<Regex> = LazyLock::new(|| {
 /// `ChildEBP RetAddr Arg1 Arg2 Arg3 module!function+0x..`: the function,
 /// its second and third arguments.
 fn kb_arguments(line: &str) -> Option<(String, u64, u64)> {
+    if !line
+        .trim_start()
+        .starts_with(|c: char| c.is_ascii_hexdigit())
+    {
+        return None;
+    }
     let c = KB_X86.captures(line)?;
     let word = |i: usize| u64::from_str_radix(&c[i], 16).ok();
     Some((c[3].to_string(), word(1)?, word(2)?))
