@@ -117,13 +117,11 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
     if let Some(n) = t.strip_prefix("# fail ") {
         return Some(match n.trim() {
             "0" => {
-                let passed = lines
-                    .iter()
-                    .take(i)
-                    .rev()
-                    .take(6)
-                    .flatten()
-                    .find_map(|l| l.trim().strip_prefix("# pass ").map(|n| n.trim().to_string()));
+                let passed = lines.iter().take(i).rev().take(6).flatten().find_map(|l| {
+                    l.trim()
+                        .strip_prefix("# pass ")
+                        .map(|n| n.trim().to_string())
+                });
                 Summary::Passed(format!(
                     "{} tests passed",
                     passed.unwrap_or_else(|| "all".into())
@@ -156,18 +154,13 @@ fn gtest(t: &str, i: usize, lines: &[Option<String>]) -> Option<Summary> {
     let c = RUN.captures(t)?;
     let name = &c[1];
     // (gtest's next marker after a RUN: its end, or the next RUN.)
-    let next = lines
-        .iter()
-        .skip(i + 1)
-        .take(2000)
-        .flatten()
-        .find_map(|l| {
-            let l = l.trim();
-            (l.starts_with("[       OK ]")
-                || l.starts_with("[  FAILED  ]")
-                || l.starts_with("[ RUN      ]"))
-            .then_some(l)
-        });
+    let next = lines.iter().skip(i + 1).take(2000).flatten().find_map(|l| {
+        let l = l.trim();
+        (l.starts_with("[       OK ]")
+            || l.starts_with("[  FAILED  ]")
+            || l.starts_with("[ RUN      ]"))
+        .then_some(l)
+    });
     let ended = next.is_some_and(|l| !l.starts_with("[ RUN") && l.contains(name));
     (!ended).then(|| Summary::Running(name.to_string()))
 }

@@ -64,7 +64,11 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
     let words = has_words
         .then(|| BASH.captures(trimmed))
         .flatten()
-        .and_then(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_ascii_lowercase()))
+        .and_then(|c| {
+            c.get(1)
+                .or_else(|| c.get(2))
+                .map(|m| m.as_str().to_ascii_lowercase())
+        })
         .or_else(|| {
             (has_words && (trimmed.starts_with("zsh:") || trimmed.starts_with('[')))
                 .then(|| ZSH.captures(trimmed))
@@ -84,7 +88,9 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
         );
     }
     let lower_words = ["xit", "XIT", "eturn", "ETURN"];
-    if !lower_words.iter().any(|w| trimmed.contains(w)) || !trimmed.bytes().any(|b| b.is_ascii_digit()) {
+    if !lower_words.iter().any(|w| trimmed.contains(w))
+        || !trimmed.bytes().any(|b| b.is_ascii_digit())
+    {
         return None;
     }
     let code = CODE.captures(trimmed)?;
