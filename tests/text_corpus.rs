@@ -43,7 +43,10 @@ const FAMILIES: &[(&str, &[&str])] = &[
         "python-exit-waits-nondaemon-threads",
         &["python-exit-waits-for-thread"],
     ),
-    ("abort-in-static-destructors", &["abort-during-exit"]),
+    (
+        "abort-in-static-destructors",
+        &["abort-during-exit", "abort-in-destructor-at-exit"],
+    ),
     (
         "thread-local-destructor-at-exit",
         &["tls-destructor-crash-at-exit", "tls-teardown-hang-at-exit"],

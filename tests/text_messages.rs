@@ -117,6 +117,8 @@ Segmentation fault (core dumped)
     assert!(evidence.contains("12 tests passed"), "{evidence}");
     let diagnosis = report["diagnoses"][0]["evidence"].to_string();
     assert!(diagnosis.contains("the test run had ended"), "{diagnosis}");
+    // (A faulthandler dump of a collection with no Python frame names its
+    // own rule, the more specific answer.)
     for (name, text) in [
         ("pytest.log", "tests/test_tiles.py ........ [100%]\n\n============ 8 passed in 1.20s ============\nFatal Python error: Segmentation fault\n\nCurrent thread 0x00007f3a16e39740 (most recent call first):\n  Garbage-collecting\n  <no Python frame>\n"),
         ("ctest.log", "100% tests passed, 0 tests failed out of 9\n\nTotal Test time (real) =   2.31 sec\n/home/ci/run.sh: line 4:  4242 Segmentation fault      (core dumped) ctest\n"),
@@ -124,7 +126,12 @@ Segmentation fault (core dumped)
         ("windows.log", "Ran 31 tests in 4.200s\n\nOK\nThe job exited with code 3221225477\n"),
     ] {
         let (report, got) = one(name, text);
-        assert_eq!(got, "crash-during-exit", "{name}: {report:#}");
+        let want = if name == "pytest.log" {
+            "python-gc-crash-at-exit"
+        } else {
+            "crash-during-exit"
+        };
+        assert_eq!(got, want, "{name}: {report:#}");
     }
     let windows = one(
         "windows.log",
@@ -299,4 +306,109 @@ Thread 3 \"infer-7\" received signal SIGSEGV, Segmentation fault.
         !got.starts_with("cuda-library-handle-at-exit"),
         "{report:#}"
     );
+}
+
+/// An abort whose frames say a destructor went wrong (#37): the C++
+/// runtime's pure-virtual handler called from named code, or the noexcept
+/// landing pad right above a destructor. With exit frames below, the
+/// answer; a pasted stack cut off above them, a possible finding; the same
+/// faults while main runs, or std::terminate straight from a joinable
+/// std::thread's destructor, no exit-time answer.
+#[test]
+fn aborts_from_destructors() {
+    let pure_virtual = "\
+Program received signal SIGABRT, Aborted.
+(gdb) bt
+#0  0x00007ffff7a4e9fc in __pthread_kill_implementation () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007ffff79fa476 in raise () from /lib/x86_64-linux-gnu/libc.so.6
+#2  0x00007ffff79e07f3 in abort () from /lib/x86_64-linux-gnu/libc.so.6
+#3  0x00007ffff7ca2b9e in ?? () from /lib/x86_64-linux-gnu/libstdc++.so.6
+#4  0x00007ffff7cae20c in std::terminate() () from /lib/x86_64-linux-gnu/libstdc++.so.6
+#5  0x00007ffff7caef55 in __cxa_pure_virtual () from /lib/x86_64-linux-gnu/libstdc++.so.6
+#6  0x00005555555562d1 in MetricsSink::flush (this=0x55555556aeb0) at sink.cc:41
+#7  0x0000555555556402 in Reporter::~Reporter (this=0x55555556aea0) at reporter.cc:18
+";
+    let (_, got) = one("pure-virtual-cut.txt", pure_virtual);
+    assert_eq!(got, "possibly: abort-in-destructor-at-exit");
+    let at_exit = format!(
+        "{pure_virtual}\
+#8  0x00007ffff79fd8a7 in __run_exit_handlers (status=0, listp=<optimized out>, run_list_atexit=true, run_dtors=true) at ./stdlib/exit.c:113
+#9  0x00007ffff79fda60 in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:143
+"
+    );
+    let (_, got) = one("pure-virtual-exit.txt", &at_exit);
+    assert_eq!(got, "abort-in-destructor-at-exit");
+    // Look-alike: a base constructor's virtual call while main runs.
+    let working = pure_virtual
+        .replace("MetricsSink::flush", "Widget::Widget")
+        .replace("Reporter::~Reporter", "main");
+    let (_, got) = one("pure-virtual-work.txt", &working);
+    assert_eq!(got, "none", "{working}");
+
+    let escaped = "\
+* thread #1, queue = 'com.apple.main-thread', stop reason = signal SIGABRT
+  * frame #0: 0x000000018d9f2a60 libsystem_kernel.dylib`__pthread_kill + 8
+    frame #1: 0x000000018da2ac20 libsystem_pthread.dylib`pthread_kill + 288
+    frame #2: 0x000000018d937a30 libsystem_c.dylib`abort + 180
+    frame #3: 0x000000018d9e1d08 libc++abi.dylib`abort_message + 132
+    frame #4: 0x000000018d9d1fa4 libc++abi.dylib`demangling_terminate_handler() + 320
+    frame #5: 0x000000018d9e10dc libc++abi.dylib`std::__terminate(void (*)()) + 16
+    frame #6: 0x000000018d9e1080 libc++abi.dylib`std::terminate() + 56
+    frame #7: 0x0000000104a1c2e4 libstore.dylib`__clang_call_terminate + 16
+    frame #8: 0x0000000104a3f0b8 libstore.dylib`BlockCache::~BlockCache() + 212
+";
+    let (_, got) = one("escaped-cut.txt", escaped);
+    assert_eq!(got, "possibly: abort-in-destructor-at-exit");
+    // Look-alike: std::terminate called by a joinable std::thread's
+    // destructor (no exception; the same at any time).
+    let joinable = escaped
+        .replace(
+            "libstore.dylib`__clang_call_terminate + 16",
+            "libstore.dylib`std::__1::thread::~thread() + 40",
+        )
+        .replace(
+            "libstore.dylib`BlockCache::~BlockCache() + 212",
+            "libstore.dylib`Loader::start() + 96",
+        );
+    let (_, got) = one("joinable.txt", &joinable);
+    assert_eq!(got, "none", "{joinable}");
+}
+
+/// faulthandler's `Garbage-collecting` then `<no Python frame>` (#37): the
+/// collector ran from C with no Python code on the stack, as the
+/// interpreter's collections during finalization do. A fact of its own;
+/// alone, a possible finding; after a test run that had passed, the
+/// answer. A collection under Python code, or no Python frame without a
+/// collection, is no exit-time answer.
+#[test]
+fn a_collection_with_no_python_frame() {
+    let dump = "\
+loading weights ... done
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f3a9c1ff740 (most recent call first):
+  Garbage-collecting
+  <no Python frame>
+";
+    let (report, got) = one("gc.txt", dump);
+    assert!(
+        kinds(&report).contains(&"python-gc-without-frame".to_string()),
+        "{report:#}"
+    );
+    assert_eq!(got, "possibly: python-gc-crash-at-exit");
+    let passed = format!("tests/test_io.py ....                    [100%]\n\n============ 4 passed in 2.31s ============\n{dump}");
+    let (_, got) = one("gc-after-tests.txt", &passed);
+    assert_eq!(got, "python-gc-crash-at-exit");
+    // Look-alikes: a collection an allocation in Python code triggered, and
+    // a C thread with no Python frame that was not collecting.
+    let under_python = dump.replace(
+        "  <no Python frame>\n",
+        "  File \"/srv/app/train.py\", line 88 in step\n  File \"/srv/app/train.py\", line 120 in <module>\n",
+    );
+    let (report, got) = one("gc-in-work.txt", &under_python);
+    assert!(!kinds(&report).contains(&"python-gc-without-frame".to_string()));
+    assert_eq!(got, "none", "{under_python}");
+    let no_frame = dump.replace("  Garbage-collecting\n", "");
+    let (_, got) = one("no-frame.txt", &no_frame);
+    assert_eq!(got, "none", "{no_frame}");
 }

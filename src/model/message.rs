@@ -45,6 +45,11 @@ pub enum MessageKind {
     CudaRuntimeUnloading,
     /// A call of a pure virtual function: `pure virtual method called`.
     PureVirtualCall,
+    /// faulthandler's thread section `Garbage-collecting` then `<no Python
+    /// frame>`: the collector ran with no Python code on the thread's
+    /// stack, called from C, as the interpreter's own collections during
+    /// finalization are.
+    PythonGcWithoutFrame,
     /// The C library stopping the process on a corrupt heap: glibc's
     /// `free(): invalid pointer`, `double free or corruption (out)`, ...
     HeapCorruption,
@@ -82,6 +87,7 @@ impl MessageKind {
             MessageKind::ExceptionWhat => "exception-what",
             MessageKind::CudaRuntimeUnloading => "cuda-runtime-unloading",
             MessageKind::PureVirtualCall => "pure-virtual-call",
+            MessageKind::PythonGcWithoutFrame => "python-gc-without-frame",
             MessageKind::HeapCorruption => "heap-corruption",
             MessageKind::CheckFailed => "check-failed",
             MessageKind::ExitStatus => "exit-status",

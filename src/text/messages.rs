@@ -41,6 +41,7 @@ const ANCHORS: &[&str] = &[
     "cuda error",
     "cuda failure",
     "ure virtual",
+    "garbage-collecting",
     "free(",
     "corrupt",
     "malloc(",
@@ -172,6 +173,15 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
     {
         say(MessageKind::PureVirtualCall, line, None);
     }
+    if line.trim() == "Garbage-collecting" && next_is_no_python_frame(i, lines) {
+        say(
+            MessageKind::PythonGcWithoutFrame,
+            line,
+            Some(
+                "the garbage collector ran with no Python frame on the thread's stack".to_string(),
+            ),
+        );
+    }
     if let Some(what) = heap_check(line) {
         say(MessageKind::HeapCorruption, line, Some(what.to_string()));
     }
@@ -195,6 +205,17 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
         }
         None => {}
     }
+}
+
+/// Whether faulthandler's next line in the thread's section says the
+/// thread had no Python frame.
+fn next_is_no_python_frame(i: usize, lines: &[Option<String>]) -> bool {
+    lines
+        .iter()
+        .skip(i + 1)
+        .flatten()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim() == "<no Python frame>")
 }
 
 /// The C++ runtime's words when it terminates the process, and what they
