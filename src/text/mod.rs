@@ -15,11 +15,12 @@ mod reader;
 mod report;
 mod split;
 mod stop;
+mod trace;
 
 use crate::model::{Message, MessageKind, Report};
 
 use clean::{clean_line, dedent_blocks};
-use report::Trace;
+use trace::Trace;
 
 /// Most traces read from one input: a log with more is cut with a warning.
 const MAX_TRACES: usize = 1000;

@@ -2,7 +2,7 @@
 //! piece by piece (split.rs), each trace its own report.
 
 use super::formats::{classify, crashed, Format, Line};
-use super::report::{TextThread, Trace};
+use super::trace::{TextThread, Trace};
 
 /// Unrecognised lines inside a trace before it is taken to have ended.
 const GAP: usize = 12;

@@ -9,7 +9,7 @@
 use crate::model::{Message, MessageKind};
 
 use super::formats::SIGNAL_SAID;
-use super::report::Trace;
+use super::trace::Trace;
 
 /// How a trace's stop is known: named by the text, or inferred.
 pub(super) struct Stop {
