@@ -29,7 +29,7 @@ fn main() {
         "/// (file name, TOML text, the same content without its examples as\n\
          /// JSON, or \"\" when the TOML does not parse: then the rule loader\n\
          /// reports the TOML error) of every built-in rule file.\n\
-         pub const BUILTIN: &[(&str, &str, &str)] = &[\n",
+         pub(crate) const BUILTIN: &[(&str, &str, &str)] = &[\n",
     );
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy();
@@ -62,6 +62,7 @@ fn main() {
         ("src/exit_phase/frames.toml", "frames.json"),
         ("src/signatures/families.toml", "families.json"),
         ("src/functions.toml", "functions.json"),
+        ("src/signature.toml", "signature.json"),
     ] {
         let path = root.join(source);
         let json = to_value(&path).unwrap_or_else(|e| panic!("{source}: {e}"));

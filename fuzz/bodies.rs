@@ -1,6 +1,6 @@
 //! What each fuzz target does with one input, shared by the cargo-fuzz
 //! targets (fuzz/fuzz_targets/) and the regression test that replays the
-//! inputs kept in tests/data/fuzz/ (tests/fuzz_regressions.rs), so a crash
+//! inputs kept in fuzz/regressions/ (tests/fuzz_regressions.rs), so a crash
 //! found once is checked on every `cargo test`.
 //!
 //! Each body panics when the code under test fails the way bad input must
@@ -18,10 +18,11 @@ use dumptriage::signatures::Database;
 use dumptriage::symbols::native::{self, NativeSymbols};
 use dumptriage::symbols::SymbolConfig;
 
-/// The targets, by name: the folder of tests/data/fuzz/ and the cargo-fuzz
+/// The targets, by name: the folder of fuzz/regressions/ and the cargo-fuzz
 /// target of the same name.
-pub const TARGETS: [&str; 9] = [
+pub const TARGETS: [&str; 10] = [
     "analyze_dump",
+    "read_artifact",
     "read_core",
     "read_python",
     "read_text",
@@ -37,6 +38,7 @@ pub fn run(target: &str, data: &[u8]) {
     match target {
         "analyze_dump" => analyze_dump(data),
         "read_core" => read_core(data),
+        "read_artifact" => read_artifact(data),
         "read_python" => dumptriage::python::fuzz_walk(data),
         "read_text" => read_text(data),
         "load_rule" => load_rule(data),
@@ -86,7 +88,7 @@ fn check_one_line(path: &Path, report: &dumptriage::model::Report) {
     if report.status == Status::Error {
         let error = report.error.as_deref().unwrap_or("");
         assert!(
-            report.error_kind != Some("internal"),
+            report.error_kind.as_deref() != Some("internal"),
             "{}: internal error: {error}",
             path.display()
         );
@@ -103,6 +105,29 @@ pub fn analyze_dump(data: &[u8]) {
 /// classified and matched, like a dump (the content decides, not the name).
 pub fn read_core(data: &[u8]) {
     analyze_file("core", data);
+}
+
+/// What the OS or `pack` kept: `data` as an apport `.crash`, a
+/// `Report.wer` and a pack, each found and analysed as `analyze` does; and
+/// as a core read from a pipe by `convert --from-stdin`.
+pub fn read_artifact(data: &[u8]) {
+    static DATABASE: OnceLock<Database> = OnceLock::new();
+    let database = DATABASE.get_or_init(|| Database::builtin().unwrap());
+    for name in ["report.crash", "Report.wer", "pack.tar.zst"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, data).unwrap();
+        let collected = dumptriage::input::collect(&[dir.path().to_path_buf(), path.clone()]);
+        let batch = dumptriage::BatchOptions {
+            jobs: 1,
+            ..dumptriage::BatchOptions::default()
+        };
+        for report in dumptriage::analyze_inputs(&collected.inputs, no_symbols(), database, &batch)
+        {
+            check_one_line(&path, &report);
+        }
+    }
+    dumptriage::artifact::convert::fuzz_stream(data);
 }
 
 /// `data` written to a file called `name`, analysed and diagnosed.

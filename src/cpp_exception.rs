@@ -20,7 +20,7 @@ pub(crate) const CPP_EXCEPTION: u32 = 0xe06d_7363;
 const NAME_LIMIT: usize = 512;
 
 /// Reads `len` bytes at a virtual address of the crashed process.
-pub type Read<'a> = dyn Fn(u64, usize) -> Option<Vec<u8>> + 'a;
+pub(crate) type Read<'a> = dyn Fn(u64, usize) -> Option<Vec<u8>> + 'a;
 
 /// The thrown type's name (`std::runtime_error`), or its decorated name when
 /// it cannot be undecorated; `None` when the record is not a C++ exception

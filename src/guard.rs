@@ -2,10 +2,13 @@
 //! a bug (ours or a parser's) becomes an error report naming that file and
 //! the batch goes on.
 //!
-//! The binary installs [`panic_hook`]: a panic inside [`catching`] is not
-//! printed by the hook (the dump's error report carries it, with the place
-//! it happened); any other panic is printed as one line. The library itself
-//! installs nothing process-wide.
+//! The binary installs a panic hook that asks [`record_panic`]: a panic
+//! inside [`catching`] is not printed (the dump's error report carries it,
+//! with the place it happened); any other panic is printed as one line.
+//! The library itself installs nothing process-wide. The two thread-locals
+//! below are how a panic hook, which gets no argument of ours, hands where
+//! a panic happened to the [`catching`] call on the same thread: state of
+//! that one call, empty outside it.
 
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
@@ -37,19 +40,17 @@ pub(crate) fn current_dump() -> Option<PathBuf> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
-/// The process-wide panic hook the binary installs: one line, never a
-/// backtrace dump. Inside [`catching`], the panic is only recorded for the
-/// dump's error report.
-pub fn panic_hook(info: &PanicHookInfo<'_>) {
+/// The panic hook's part that belongs to the library (the binary installs
+/// the hook, and prints): inside [`catching`], the panic is recorded for
+/// the dump's error report and `None` comes back; elsewhere its one-line
+/// description (`panicked at FILE:LINE:COL: MESSAGE`), never a backtrace.
+pub fn record_panic(info: &PanicHookInfo<'_>) -> Option<String> {
     let message = describe(info);
     if current_dump().is_some() {
         LAST_PANIC.with(|p| *p.borrow_mut() = Some(message));
-        return;
+        return None;
     }
-    eprintln!(
-        "dumptriage: error: internal error: {} (please report it)",
-        crate::printable::clean(&message)
-    );
+    Some(message)
 }
 
 /// `panicked at FILE:LINE:COL: MESSAGE`

@@ -4,8 +4,13 @@
 //! The pipeline: [`input`] finds the dumps, [`dump`] parses and symbolizes
 //! them into the typed [`model::Report`], and [`report`] renders it.
 
+// What is `pub` is the library's surface (the binary, the tests and the
+// fuzz targets use it); everything else says `pub(crate)` or less.
+#![warn(unreachable_pub)]
+
+pub mod artifact;
+pub mod baseline;
 pub mod capture;
-pub mod cli;
 pub(crate) mod cpp_exception;
 pub mod dump;
 pub(crate) mod elfcore;
@@ -13,11 +18,13 @@ pub(crate) mod exit_phase;
 pub(crate) mod functions;
 pub mod guard;
 pub mod input;
+pub mod merge;
 pub mod model;
 pub(crate) mod pattern;
 pub mod printable;
 pub mod python;
 pub mod report;
+pub(crate) mod signature;
 pub mod signatures;
 pub(crate) mod summary;
 pub mod symbols;
@@ -67,13 +74,18 @@ pub fn analyze_inputs(
     signatures: &Database,
     options: &BatchOptions,
 ) -> Vec<Report> {
-    let dumps: Vec<&std::path::Path> = inputs
-        .iter()
-        .filter_map(|input| match input {
-            Input::Dump(path) => Some(path.as_path()),
-            Input::Text { .. } | Input::Invalid { .. } => None,
-        })
-        .collect();
+    analyze_inputs_using(inputs, symbols, signatures, options).0
+}
+
+/// As [`analyze_inputs`], with the symbol files and binaries the analysis
+/// used, matched to their modules by identity (what `pack` keeps).
+pub fn analyze_inputs_using(
+    inputs: &[Input],
+    symbols: SymbolConfig,
+    signatures: &Database,
+    options: &BatchOptions,
+) -> (Vec<Report>, Vec<symbols::UsedFile>) {
+    let dumps: Vec<&std::path::Path> = inputs.iter().filter_map(Input::file).collect();
     let analyzer = Analyzer::new(
         symbols
             .with_dump_neighbours(dumps.iter().copied())
@@ -87,8 +99,9 @@ pub fn analyze_inputs(
         let i = next.fetch_add(1, Ordering::Relaxed);
         let Some(input) = inputs.get(i) else { break };
         let report = match input {
-            Input::Dump(path) => {
+            Input::Dump(path) | Input::Member { path, .. } => {
                 progress.start(path);
+                let shown = input.shown();
                 // Everything done to one dump is caught here: a panic in
                 // the exit-phase tables or the matcher is that dump's error
                 // report, and the other dumps go on.
@@ -96,18 +109,28 @@ pub fn analyze_inputs(
                     if options.debug_panic_on.as_deref() == path.file_name() {
                         panic!("DUMPTRIAGE_DEBUG_PANIC_ON names this dump");
                     }
+                    // What the OS kept in its own formats (apport, WER).
+                    if let Some(reports) = input::os_reports(path, &analyzer) {
+                        return reports
+                            .into_iter()
+                            .map(|r| diagnose_text(r, signatures))
+                            .collect();
+                    }
                     match text_input(path) {
-                        Some(text) => text_reports(&path.display().to_string(), &text)
+                        Some(text) => text_reports(&shown, &text)
                             .into_iter()
                             .map(|r| diagnose_text(r, signatures))
                             .collect(),
-                        None => vec![diagnose(analyzer.analyze(path), signatures)],
+                        None => vec![Report {
+                            path: shown.clone(),
+                            ..diagnose(analyzer.analyze(path), signatures)
+                        }],
                     }
                 })
-                .unwrap_or_else(|panic| {
-                    vec![DumpError::Internal(panic).report(path.display().to_string())]
-                });
+                .unwrap_or_else(|panic| vec![DumpError::Internal(panic).report(shown.clone())]);
                 progress.finish_one();
+                let mut reports = reports;
+                reports.iter_mut().for_each(|r| input.relabel(r));
                 reports
             }
             Input::Text { label, text } => guard::catching(std::path::Path::new(label), || {
@@ -135,23 +158,22 @@ pub fn analyze_inputs(
         work();
     });
     progress.done();
+    let used = analyzer.used_files();
     analyzer.finish();
-    results
+    let reports = results
         .into_iter()
         .zip(inputs)
         .flat_map(|(slot, input)| {
             slot.into_inner().ok().flatten().unwrap_or_else(|| {
-                let path = match input {
-                    Input::Dump(p) | Input::Invalid { path: p, .. } => p.display().to_string(),
-                    Input::Text { label, .. } => label.clone(),
-                };
+                let path = input.shown();
                 vec![
                     DumpError::Internal("the analysis thread did not finish".to_string())
                         .report(path),
                 ]
             })
         })
-        .collect()
+        .collect();
+    (reports, used)
 }
 
 /// Most bytes of a text input read: a CI log larger than this is read up
@@ -248,7 +270,9 @@ pub fn diagnose(report: Report, signatures: &Database) -> Report {
     let diagnoses = signatures.diagnose(&classified);
     let mut report = classified.into_report();
     report.diagnoses = diagnoses;
-    report.crash_signature = summary::crash_signature(&report);
+    let signature = signature::crash_signature(&report);
+    report.crash_signature_offsets = signature.as_ref().is_some_and(|s| s.offsets);
+    report.crash_signature = signature.map(|s| s.text);
     report
 }
 

@@ -7,11 +7,11 @@
 //! no Windows target, so this file has never been built there.
 #![cfg(windows)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::bin;
 use serde_json::Value;
@@ -65,7 +65,6 @@ fn attach_dumps_a_waiting_process_and_leaves_it_running() {
     let mut waiting = Waiting::start();
     let pid = waiting.0.id();
 
-    let started = Instant::now();
     let out = bin()
         .args(["attach", &pid.to_string(), "--quiet", "--format", "json"])
         .arg("--dump-dir")
@@ -74,7 +73,6 @@ fn attach_dumps_a_waiting_process_and_leaves_it_running() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(120));
 
     let dumps = dumps_in(&dump_dir);
     assert_eq!(dumps.len(), 1, "{dumps:?}");

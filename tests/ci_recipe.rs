@@ -1,20 +1,18 @@
-//! The README's Linux CI recipe, run as printed (issue 11): the steps and
-//! the table of what each step ends with are read from README.md between
-//! the `ci-recipe` markers, so a change to the README is a change to this
-//! test. Only the test command (`python -m pytest`), the hang timeout
+//! The Linux CI recipe of docs/ci.md, run as printed (issue 11): the steps
+//! and the table of what each step ends with are read from docs/ci.md
+//! between the `ci-recipe` markers, so a change to the recipe is a change
+//! to this test. Only the test command (`python -m pytest`), the hang timeout
 //! (`900`) and where the release downloads are (`DUMPTRIAGE_RELEASES`) are
-//! replaced, as the README tells its reader to. The install step runs as
+//! replaced, as the recipe tells its reader to. The install step runs as
 //! printed, in a fresh home, against release archives made by
 //! scripts/package.sh from the binary under test and served over HTTP;
 //! `uses:` steps (GitHub's cache) are GitHub's own and not run, and the
 //! cache is empty as on a first run.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::httpd;
+use crate::common::programs;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -23,7 +21,7 @@ use std::process::{Command, Stdio};
 use programs::programs;
 use yaml_rust2::{Yaml, YamlLoader};
 
-/// What the README says to replace, and what the test puts there.
+/// What the recipe says to replace, and what the test puts there.
 const COMMAND_PLACEHOLDER: &str = "python -m pytest";
 const TIMEOUT_PLACEHOLDER: &str = "--hang-timeout 900";
 const TEST_TIMEOUT: &str = "--hang-timeout 3";
@@ -51,22 +49,22 @@ struct Recipe {
     rows: Vec<(String, Vec<i32>)>,
 }
 
-fn readme_recipe() -> Recipe {
+fn the_run_recipe() -> Recipe {
     recipe_between("ci-recipe")
 }
 
 /// The recipe between `<!-- NAME:begin` and `<!-- NAME:end -->`.
 fn recipe_between(marker: &str) -> Recipe {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let begin = readme
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ci.md")).unwrap();
+    let begin = doc
         .find(&format!("<!-- {marker}:begin"))
-        .unwrap_or_else(|| panic!("README.md has no `<!-- {marker}:begin` marker"));
-    let end = readme[begin..]
+        .unwrap_or_else(|| panic!("docs/ci.md has no `<!-- {marker}:begin` marker"));
+    let end = doc[begin..]
         .find(&format!("<!-- {marker}:end -->"))
-        .unwrap_or_else(|| panic!("README.md has no `<!-- {marker}:end -->` marker"))
+        .unwrap_or_else(|| panic!("docs/ci.md has no `<!-- {marker}:end -->` marker"))
         + begin;
-    let section = &readme[begin..end];
+    let section = &doc[begin..end];
 
     let yaml_start = section
         .find("```yaml\n")
@@ -149,7 +147,7 @@ fn command_for(behaviour: &str) -> Vec<PathBuf> {
         "passes" => vec![dir.join("exit_status"), PathBuf::from("0")],
         "crashes at exit (SIGSEGV)" => vec![dir.join("unload_crash"), dir.join("libplugin.so")],
         "hangs at exit" => vec![dir.join("hip_exit_hang")],
-        other => panic!("the README's table has a row {other:?} that this test has no program for"),
+        other => panic!("the recipe's table has a row {other:?} that this test has no program for"),
     }
 }
 
@@ -276,8 +274,8 @@ fn dumps(work: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
-fn the_readme_recipe_runs_as_printed() {
-    let recipe = readme_recipe();
+fn the_ci_recipe_runs_as_printed() {
+    let recipe = the_run_recipe();
     let all_runs: String = recipe.steps.iter().map(|s| s.run.as_str()).collect();
     for placeholder in [COMMAND_PLACEHOLDER, TIMEOUT_PLACEHOLDER] {
         assert_eq!(
@@ -326,7 +324,7 @@ fn the_readme_recipe_runs_as_printed() {
         // The install step put the packed binary in the job's home.
         let installed = outcome.dir.path().join("home/.local/bin/dumptriage");
         assert!(installed.is_file(), "{context}");
-        // The files the README promises.
+        // The files the recipe promises.
         let found = dumps(&work);
         let summary = std::fs::read_to_string(&outcome.summary).expect("the job summary");
         let junit = std::fs::read_to_string(work.join("dumps-junit.xml")).expect("the JUnit file");
@@ -370,11 +368,11 @@ fn the_readme_recipe_runs_as_printed() {
     }
 }
 
-/// The README's core-file recipe (issue 25): the kernel's core of a crash,
+/// The core-file recipe of docs/ci.md (issue 25): the kernel's core of a crash,
 /// and of a hang dumped by the watchdog's SIGQUIT, collected and analysed
 /// as the steps say, with the statuses the table promises.
 #[test]
-fn the_readme_core_recipe_runs_as_printed() {
+fn the_core_recipe_runs_as_printed() {
     let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
     if pattern.trim() != "core" {
         common::skip::skip(

@@ -1,7 +1,7 @@
 //! Command-line behaviour a user relies on: exit status, --output, colour,
 //! hostile file names, help text.
 
-mod common;
+use crate::common;
 
 use common::{bin, public, run};
 

@@ -2,118 +2,27 @@
 //! programs' crashes, gdb's `gcore` of their hangs, the kernel's core of a
 //! hang asked for with SIGQUIT, and the same cores compressed as
 //! systemd-coredump keeps them, each analysed through the real binary:
-//! the same diagnosis as the sample's minidump, and every thread's frames
-//! equal to gdb's on the same core.
+//! the same diagnosis and crash signature as the sample's minidump, the
+//! functions the programs define in every stack they must be in, and every
+//! thread's frames equal to gdb's on the same core as far as gdb's own walk
+//! is sound.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/programs.rs"]
-mod programs;
+use crate::common;
+use crate::common::cores::{
+    crash_core, has_gdb, kernel_cores_land_here, start_hang, take_core, workdir,
+};
+use crate::common::cpu;
+use crate::common::programs;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn linux_samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps/linux")
-}
-
-fn has_gdb() -> bool {
-    Command::new("gdb").arg("--version").output().is_ok()
-}
-
-/// The kernel writes `core` into the crashing process's folder when
-/// core_pattern is plain `core` (this machine's and most containers'
-/// default). Elsewhere (a pipe to systemd-coredump or apport) the test
-/// cannot make a kernel core.
-fn kernel_cores_land_here() -> bool {
-    std::fs::read_to_string("/proc/sys/kernel/core_pattern")
-        .is_ok_and(|p| !p.starts_with('|') && !p.contains('/'))
-}
-
-/// A folder for one program's cores, with links to the sample programs
-/// and their libraries (some open theirs from the current folder, where
-/// the kernel writes the core).
-fn workdir(root: &Path, program: &str) -> PathBuf {
-    let work = root.join(program);
-    std::fs::create_dir_all(&work).unwrap();
-    for entry in std::fs::read_dir(linux_samples().join("bin")).unwrap() {
-        let path = entry.unwrap().path();
-        std::os::unix::fs::symlink(&path, work.join(path.file_name().unwrap())).unwrap();
-    }
-    work
-}
-
-/// Runs `program` in `dir` with cores allowed; returns its core, renamed
-/// `core.NAME`.
-fn crash_core(program: &Path, dir: &Path) -> PathBuf {
-    crash_core_with(program, &[], &[], dir)
-}
-
-fn crash_core_with(program: &Path, args: &[&str], env: &[(&str, &Path)], dir: &Path) -> PathBuf {
-    let mut command = Command::new("bash");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let status = command
-        .arg("-c")
-        .arg("ulimit -c unlimited && exec \"$0\" \"$@\"")
-        .arg(program)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!status.success(), "{program:?} did not crash");
-    take_core(program, dir)
-}
-
-fn take_core(program: &Path, dir: &Path) -> PathBuf {
-    let name = program.file_name().unwrap().to_string_lossy().into_owned();
-    let found = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            let file = p.file_name().unwrap().to_string_lossy();
-            file == "core" || file.starts_with("core.") && file[5..].parse::<u32>().is_ok()
-        })
-        .unwrap_or_else(|| panic!("{name} left no core in {dir:?}"));
-    let to = dir.join(format!("core.{name}"));
-    std::fs::rename(found, &to).unwrap();
-    to
-}
-
-/// Starts a program that hangs at exit, and waits until it says it got
-/// there (a line on standard output or error; at most 5 s) and a little
-/// longer, for it to block.
-fn start_hang(program: &Path, dir: &Path) -> std::process::Child {
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg("ulimit -c unlimited && exec \"$0\" 2>&1")
-        .arg(program)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let out = child.stdout.take().unwrap();
-    let (said, heard) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(out);
-        let mut line = String::new();
-        let _ = reader.read_line(&mut line);
-        let _ = said.send(());
-        // Keep reading, so the program never blocks on a full pipe.
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-    });
-    let _ = heard.recv_timeout(std::time::Duration::from_secs(5));
-    std::thread::sleep(std::time::Duration::from_millis(800));
-    child
 }
 
 /// systemd-coredump's name and compression: core.NAME.UID.BOOTID.PID.TIME.zst
@@ -156,6 +65,9 @@ struct GdbFrame {
     kind: String,
     pc: u64,
     start: u64,
+    /// The shared library gdb's list of them places the pc in (`-`: none,
+    /// or the program).
+    solib: String,
     name: String,
 }
 
@@ -174,6 +86,8 @@ fn gdb_frames(program: &Path, core: &Path) -> BTreeMap<u64, Vec<GdbFrame>> {
         .arg(format!("python exec(open('{}').read())", script.display()))
         .arg(program)
         .arg(core)
+        // Where the program ran: the libraries it opened as `./lib...`.
+        .current_dir(core.parent().unwrap())
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -181,14 +95,14 @@ fn gdb_frames(program: &Path, core: &Path) -> BTreeMap<u64, Vec<GdbFrame>> {
     let mut current = None;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         // Names (C++ templates) have spaces: the name is the rest.
-        let words: Vec<&str> = line.splitn(4, ' ').collect();
+        let words: Vec<&str> = line.splitn(5, ' ').collect();
         match words.as_slice() {
             ["THREAD", tid] => {
                 let tid = tid.parse().unwrap();
                 threads.entry(tid).or_default();
                 current = Some(tid);
             }
-            [kind, pc, start, name] if current.is_some() => {
+            [kind, pc, start, solib, name] if current.is_some() => {
                 let (Ok(pc), Ok(start)) = (pc.parse(), start.parse()) else {
                     continue;
                 };
@@ -196,6 +110,7 @@ fn gdb_frames(program: &Path, core: &Path) -> BTreeMap<u64, Vec<GdbFrame>> {
                     kind: kind.to_string(),
                     pc,
                     start,
+                    solib: solib.to_string(),
                     name: name.to_string(),
                 });
             }
@@ -209,48 +124,70 @@ fn hex(value: &Value) -> Option<u64> {
     u64::from_str_radix(value.as_str()?.trim_start_matches("0x"), 16).ok()
 }
 
-/// Where gdb's walk goes wrong and ours does not, on these programs:
-/// (core file name prefix, shape, why). Each is checked to happen, so a
-/// change on either side shows.
-const GDB_MISTAKES: &[(&str, Mistake, &str)] = &[
-    (
-        "core.cuda_exit_crash",
-        Mistake::DataAddressFrame,
-        "gdb reads __do_global_dtors_aux's return address 8 bytes off (its prologue \
-         analysis of the crtstuff function, at the instruction after the call) and lists a \
-         data address of libcudart.so as a frame before finding _dl_call_fini",
-    ),
-    (
-        "gcore.dlopen_exit_hang",
-        Mistake::StopsInUnlistedLibrary,
-        "gdb takes the library list from the dynamic linker's r_debug list, which does not \
-         have libslowinit.so yet while its constructor runs: its frames are ?? and gdb's \
-         walk ends there; the core's NT_FILE note lists it, and our walk goes on",
-    ),
-    (
-        "core.dlopen_exit_hang",
-        Mistake::StopsInUnlistedLibrary,
-        "as for its gcore",
-    ),
-];
+/// By path: the ranges [`cfi_of`] finds, and where the first segment is
+/// linked.
+type CfiCache = BTreeMap<String, (Vec<(u64, u64)>, u64)>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mistake {
-    DataAddressFrame,
-    StopsInUnlistedLibrary,
+/// The address ranges (file addresses) that the CFI of the ELF file at
+/// `path` covers (every FDE of its .eh_frame and .debug_frame), as
+/// binutils' readelf reads them, and the address the file's first segment
+/// is linked at; cached by path.
+fn cfi_of(path: &str, cache: &mut CfiCache) -> (Vec<(u64, u64)>, u64) {
+    if let Some(known) = cache.get(path) {
+        return known.clone();
+    }
+    let readelf = |args: &[&str]| {
+        let out = Command::new("readelf")
+            .args(args)
+            .arg(path)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("readelf (binutils, beside gcc): {e}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let ranges = readelf(&["-W", "--debug-dump=frames"])
+        .lines()
+        .filter(|l| l.contains(" FDE "))
+        .filter_map(|l| {
+            let (from, to) = l.split_once("pc=")?.1.split_once("..")?;
+            let number = |n: &str| u64::from_str_radix(n.trim(), 16).ok();
+            Some((number(from)?, number(to)?))
+        })
+        .collect();
+    let first_load = readelf(&["-W", "-l"])
+        .lines()
+        .map(str::split_whitespace)
+        .filter_map(|mut words| {
+            (words.next() == Some("LOAD")).then_some(())?;
+            u64::from_str_radix(words.nth(1)?.trim_start_matches("0x"), 16).ok()
+        })
+        .min()
+        .unwrap_or(0);
+    let found = (ranges, first_load & !0xfff);
+    cache.insert(path.to_string(), found.clone());
+    found
 }
 
-/// Compares every thread's physical frames: gdb's inline frames share
-/// their physical frame's pc (our frame's inlines), and its tail-call
-/// frames are rebuilt from DWARF call-site records, not found in memory by
-/// any unwinder: both are left out. A difference of a shape listed in
-/// GDB_MISTAKES for this core is recorded in `seen` instead. Returns the
-/// other differences.
+/// Compares every thread's frames with gdb's where gdb's are right, and
+/// only there. gdb's first frame comes from the registers; each caller it
+/// lists is right when the frame below it lies in a function that CFI
+/// (.eh_frame, .debug_frame) describes, in a library gdb knows. Where
+/// neither holds gdb falls back on prologue analysis, whose mistakes depend
+/// on memory layout: for `__do_global_dtors_aux` (crtstuff, no CFI) it
+/// lists a data address as the caller, and while a library's constructor
+/// runs inside dlopen, the library is not yet in the dynamic linker's list
+/// gdb reads, so gdb cannot name it or walk past it (the core's NT_FILE
+/// note lists it, and our walk goes on). The comparison of a thread stops
+/// at the first frame whose caller gdb could not know; frames gdb builds
+/// from DWARF call-site records (tail calls) and inline frames (our frame's
+/// inlines, sharing its pc) are left out. Returns the differences, and
+/// counts the frames compared in `compared`.
 fn compare_with_gdb(
     label: &str,
     report: &Value,
     gdb: &BTreeMap<u64, Vec<GdbFrame>>,
-    seen: &mut Vec<(String, Mistake)>,
+    cfi: &mut CfiCache,
+    compared: &mut usize,
 ) -> Vec<String> {
     let mut problems = Vec::new();
     let ours: BTreeMap<u64, &Vec<Value>> = report["threads"]
@@ -267,41 +204,20 @@ fn compare_with_gdb(
         ));
         return problems;
     }
-    let allowed: Vec<Mistake> = GDB_MISTAKES
+    let modules: BTreeMap<&str, &Value> = report["modules"]
+        .as_array()
+        .unwrap()
         .iter()
-        .filter(|(prefix, _, _)| label.starts_with(prefix))
-        .map(|(_, mistake, _)| *mistake)
+        .map(|m| (m["name"].as_str().unwrap(), m))
         .collect();
+    // The program: gdb knows it without a shared library list.
+    let program = report["modules"][0]["name"].as_str().unwrap_or("");
     for (tid, frames) in gdb {
-        let mut physical: Vec<&GdbFrame> = frames
+        let physical: Vec<&GdbFrame> = frames
             .iter()
             .filter(|f| f.kind != "inline" && f.kind != "tailcall")
             .collect();
         let walked = ours[tid];
-        let unnamed = |f: &GdbFrame| f.name == "??" && f.start == 0;
-        let mut compared = walked.len();
-        if allowed.contains(&Mistake::DataAddressFrame) {
-            let before = physical.len();
-            let last = physical.len().saturating_sub(1);
-            physical = physical
-                .into_iter()
-                .enumerate()
-                .filter(|(i, f)| *i == last || *i == 0 || !unnamed(f))
-                .map(|(_, f)| f)
-                .collect();
-            if physical.len() < before {
-                seen.push((label.to_string(), Mistake::DataAddressFrame));
-            }
-        }
-        if allowed.contains(&Mistake::StopsInUnlistedLibrary) {
-            if let Some(first) = physical.iter().position(|f| unnamed(f)) {
-                if physical.last().is_some_and(|f| f.pc == 0) && walked.len() > first {
-                    seen.push((label.to_string(), Mistake::StopsInUnlistedLibrary));
-                    physical.truncate(first);
-                    compared = first;
-                }
-            }
-        }
         let shown = |i: usize| {
             let f = &walked[i];
             format!(
@@ -310,30 +226,32 @@ fn compare_with_gdb(
                 f["function"].as_str().unwrap_or("??")
             )
         };
-        if compared != physical.len() {
-            problems.push(format!(
-                "{label} thread {tid}: {} frames, gdb {}:\n  ours {:?}\n  gdb  {:?}",
-                walked.len(),
-                physical.len(),
-                (0..walked.len()).map(shown).collect::<Vec<_>>(),
-                physical
-                    .iter()
-                    .map(|f| format!("{:#x} {}", f.pc, f.name))
-                    .collect::<Vec<_>>()
-            ));
-            continue;
-        }
-        for (i, (frame, theirs)) in walked.iter().zip(&physical).enumerate() {
+        for (i, theirs) in physical.iter().enumerate() {
+            let Some(frame) = walked.get(i) else {
+                problems.push(format!(
+                    "{label} thread {tid}: our walk ends after {i} frames, gdb's goes on \
+                     from CFI:\n  ours {:?}\n  gdb  {:?}",
+                    (0..walked.len()).map(shown).collect::<Vec<_>>(),
+                    physical
+                        .iter()
+                        .map(|f| format!("{:#x} {}", f.pc, f.name))
+                        .collect::<Vec<_>>()
+                ));
+                break;
+            };
+            *compared += 1;
             // A caller frame's instruction is its return address minus one.
-            let pc = hex(&frame["instruction"]).unwrap() + u64::from(i > 0);
-            let start = hex(&frame["function_offset"])
-                .map(|offset| hex(&frame["instruction"]).unwrap() - offset);
+            let instruction = hex(&frame["instruction"]).unwrap();
+            let pc = instruction + u64::from(i > 0);
+            let start = hex(&frame["function_offset"]).map(|offset| instruction - offset);
             if pc != theirs.pc {
                 problems.push(format!(
                     "{label} thread {tid} frame {i}: pc {pc:#x}, gdb {:#x} ({})",
                     theirs.pc, theirs.name
                 ));
-            } else if theirs.start != 0 && start != Some(theirs.start) {
+                break;
+            }
+            if theirs.start != 0 && start != Some(theirs.start) {
                 problems.push(format!(
                     "{label} thread {tid} frame {i}: function {} at {start:x?}, gdb {} at {:#x}",
                     shown(i),
@@ -341,9 +259,144 @@ fn compare_with_gdb(
                     theirs.start
                 ));
             }
+            // Is gdb's next frame from CFI?
+            let module = frame["module"].as_str().unwrap_or("");
+            let known_to_gdb = theirs.solib != "-" || module == program;
+            let in_cfi = modules
+                .get(module)
+                .and_then(|m| m["path"].as_str())
+                .filter(|path| Path::new(path).is_file())
+                .zip(hex(&frame["module_offset"]))
+                .is_some_and(|(path, offset)| {
+                    let (ranges, linked_at) = cfi_of(path, cfi);
+                    let address = offset + linked_at;
+                    ranges
+                        .iter()
+                        .any(|(from, to)| (*from..*to).contains(&address))
+                });
+            if !(known_to_gdb && in_cfi) {
+                break;
+            }
         }
     }
     problems
+}
+
+/// The functions of the test programs (tests/programs/) that each core's
+/// threads must show, innermost first: for each program, one list per
+/// thread of interest, found in order (other frames may come between) in
+/// some thread of the walk. A main thread's walk ends at the program's
+/// `_start`. What the programs define, not what any tool says.
+const KNOWN_STACKS: &[(&str, &[&[&str]])] = &[
+    (
+        "cuda_exit_crash",
+        &[&["__cudaUnregisterFatBinary", "cudart_teardown", "_start"]],
+    ),
+    (
+        "tls_exit_crash",
+        &[
+            &["registry_forget", "cache_release"],
+            &["shutdown_runtime", "_start"],
+        ],
+    ),
+    ("unload_crash", &[&["run_release_hook", "_start"]]),
+    (
+        "static_dtor_throw",
+        &[&["Journal::flush()", "Journal::~Journal()", "_start"]],
+    ),
+    (
+        "python-final",
+        &[&["deliver_result", "worker_main"], &["flusher_dealloc"]],
+    ),
+    (
+        "hip_exit_hang",
+        &[
+            &["SyncAllStreams", "__hipUnregisterFatBinary", "_start"],
+            &["PalFenceWait", "queue_thread"],
+        ],
+    ),
+    (
+        "tls_exit_hang",
+        &[
+            &["parlay::scheduler::~scheduler()", "_start"],
+            &[
+                "parlay::scheduler::wait_for_input()",
+                "parlay::scheduler::worker(int)",
+            ],
+        ],
+    ),
+    (
+        "dlopen_exit_hang",
+        &[
+            &["_start"],
+            &["slowinit_constructor", "plugin_loader"],
+            &["resolve_backend"],
+        ],
+    ),
+    (
+        "python3",
+        &[
+            &[
+                "PyThread_acquire_lock_timed",
+                "acquire_timed",
+                "lock_PyThread_acquire_lock",
+                "wait_for_thread_shutdown",
+                "Py_FinalizeEx",
+                "Py_RunMain",
+                "Py_BytesMain",
+                "main",
+                "_start",
+            ],
+            &[
+                "PyThread_acquire_lock_timed",
+                "acquire_timed",
+                "lock_PyThread_acquire_lock",
+                "thread_run",
+            ],
+        ],
+    ),
+];
+
+/// The known stacks of `program` missing from the report's threads.
+fn missing_known_stacks(label: &str, program: &str, report: &Value) -> Vec<String> {
+    let stacks = KNOWN_STACKS
+        .iter()
+        .find(|(name, _)| *name == program)
+        .unwrap_or_else(|| panic!("no known stacks for {program}"))
+        .1;
+    let threads: Vec<Vec<&str>> = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["function"].as_str().unwrap_or("??"))
+                .collect()
+        })
+        .collect();
+    // A C++ function is named in full (`(anonymous namespace)::worker_main(void*)`):
+    // its last component without parameters is the function the program defines.
+    let bare = |function: &str| {
+        let function = function.replace("(anonymous namespace)::", "");
+        let without_parameters = function.split('(').next().unwrap_or_default();
+        without_parameters
+            .rsplit("::")
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let in_order = |frames: &[&str], wanted: &[&str]| {
+        let mut frames = frames.iter();
+        wanted.iter().all(|w| frames.any(|f| bare(f) == bare(w)))
+    };
+    stacks
+        .iter()
+        .filter(|wanted| !threads.iter().any(|frames| in_order(frames, wanted)))
+        .map(|wanted| format!("{label}: no thread shows {wanted:?}: {threads:#?}"))
+        .collect()
 }
 
 struct DirPath(PathBuf);
@@ -389,7 +442,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         ("static_dtor_throw", "abort-during-exit"),
     ] {
         let work = workdir(dir.path(), program);
-        let core = crash_core(&work.join(program), &work);
+        let core = crash_core(&work.join(program), &[], &[], &work);
         cores.push((zstd_copy(&core), bin.join(program), sample));
         cores.push((core, bin.join(program), sample));
     }
@@ -400,7 +453,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         common::skip::skip("cores::python", "no /usr/bin/python3 (Debian's python3)");
     } else {
         let work = workdir(dir.path(), "python-final");
-        let core = crash_core_with(
+        let core = crash_core(
             python,
             &["-c", "import pyfinal_ext"],
             &[("PYTHONPATH", &bin)],
@@ -419,7 +472,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         ("python3", "python-exit-waits-for-thread"),
     ] {
         let work = workdir(dir.path(), program);
-        let mut child = start_hang(&work.join(program), &work);
+        let mut child = start_hang(&work.join(program), &[], &work);
         let gcored = work.join(format!("gcore.{program}"));
         common::gcore(child.id(), &gcored);
         // What a CI step's watchdog does: SIGQUIT, and the kernel dumps.
@@ -437,13 +490,22 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
     let reports = analyze(&paths);
     assert_eq!(reports.len(), cores.len());
     let mut failures = Vec::new();
-    let mut mistakes = Vec::new();
+    let mut cfi = BTreeMap::new();
+    let (mut cores_compared, mut frames_compared, mut threads) = (0, 0, 0);
     for ((core, program, sample), report) in cores.iter().zip(&reports) {
         let label = core.file_name().unwrap().to_string_lossy().into_owned();
         let dump = analyze(&[linux_samples().join(format!("{sample}-linux.dmp"))]);
         let (got, want) = (answer(report), answer(&dump[0]));
         if got != want {
             failures.push(format!("{label}: {got}, the sample dump {want}"));
+        }
+        // One failure, one crash signature, from its dump or its core
+        // (issue 40).
+        let (got, want) = (&report["crash_signature"], &dump[0]["crash_signature"]);
+        if got != want {
+            failures.push(format!(
+                "{label}: crash signature {got}, the sample dump {want}"
+            ));
         }
         assert_eq!(report["source"]["kind"], "core", "{label}");
         // A gcore or a requested core is no crash.
@@ -453,6 +515,15 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
             || sample.contains("lock")
             || sample.contains("waits");
         assert_eq!(crashed, !requested, "{label}: {}", report["exception"]);
+        // The folder is named after the program (the Python one's
+        // interpreter is Debian's).
+        let name = core
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy();
+        failures.extend(missing_known_stacks(&label, &name, report));
         if core.extension().is_some_and(|e| e == "zst") {
             assert!(
                 report["source"]["format"]
@@ -467,18 +538,24 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
             &label,
             report,
             &gdb_frames(program, core),
-            &mut mistakes,
+            &mut cfi,
+            &mut frames_compared,
         ));
+        cores_compared += 1;
+        threads += report["threads"].as_array().unwrap().len();
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    for (prefix, mistake, why) in GDB_MISTAKES {
-        assert!(
-            mistakes
-                .iter()
-                .any(|(label, seen)| label.starts_with(prefix) && seen == mistake),
-            "gdb no longer makes the mistake listed for {prefix} ({why}): remove it"
-        );
-    }
+    eprintln!("compared with gdb: {frames_compared} frames of {threads} threads in {cores_compared} cores");
+    // Most of every stack is compared (not only the frames the registers
+    // give): CFI covers the libraries and programs these cores run.
+    assert!(
+        cores_compared >= 12,
+        "{cores_compared} cores compared with gdb"
+    );
+    assert!(
+        frames_compared >= threads * 6,
+        "only {frames_compared} frames of {threads} threads compared with gdb"
+    );
 }
 
 /// A core compressed three ways, an ordinary crash's core (no exit-time
@@ -496,7 +573,7 @@ fn compressed_poor_and_broken_cores() {
     }
     let dir = tempfile::tempdir().unwrap();
     let work = workdir(dir.path(), "work");
-    let core = crash_core(&work.join("tls_exit_crash"), &work);
+    let core = crash_core(&work.join("tls_exit_crash"), &[], &[], &work);
     let bytes = std::fs::read(&core).unwrap();
     let write = |name: &str, data: &[u8]| {
         let path = dir.path().join(name);
@@ -539,7 +616,7 @@ fn compressed_poor_and_broken_cores() {
         ],
     );
     common::tool("strip", &["-g".as_ref(), binary.as_os_str()]);
-    let ordinary = crash_core(&binary, &plain);
+    let ordinary = crash_core(&binary, &[], &[], &plain);
 
     // An exit handler waiting for a mutex a worker holds, dumped on SIGQUIT.
     let hang = dir.path().join("hang");
@@ -549,7 +626,7 @@ fn compressed_poor_and_broken_cores() {
         hang.join("exit_lock_hang"),
     )
     .unwrap();
-    let mut child = start_hang(&hang.join("exit_lock_hang"), &hang);
+    let mut child = start_hang(&hang.join("exit_lock_hang"), &[], &hang);
     Command::new("kill")
         .args(["-QUIT", &child.id().to_string()])
         .status()
@@ -646,9 +723,7 @@ fn compressed_poor_and_broken_cores() {
         ),
         write("header-only.core", &bytes[..64]),
     ];
-    let started = std::time::Instant::now();
     let reports = analyze(&cases);
-    assert!(started.elapsed() < std::time::Duration::from_secs(20));
     let by_name = |name: &str| {
         let i = cases.iter().position(|c| c.ends_with(name)).unwrap();
         &reports[i]
@@ -690,9 +765,13 @@ fn compressed_poor_and_broken_cores() {
     );
 }
 
+/// How many times the intact core's CPU time one corruption of it may cost.
+const COST_FACTOR: u32 = 20;
+
 /// 160 deterministic corruptions of a real kernel core's headers and notes
 /// (bit flips, extreme counts, sizes and offsets, truncations), each
-/// analysed: a report or one line of error, never a panic, within 5 s.
+/// analysed: a report or one line of error, never a panic, at a cost of the
+/// same order as the intact core's.
 #[test]
 fn corrupted_cores_give_a_report_or_one_clear_error() {
     use dumptriage::dump::Analyzer;
@@ -709,7 +788,7 @@ fn corrupted_cores_give_a_report_or_one_clear_error() {
     }
     let dir = tempfile::tempdir().unwrap();
     let work = workdir(dir.path(), "work");
-    let core = crash_core(&work.join("tls_exit_crash"), &work);
+    let core = crash_core(&work.join("tls_exit_crash"), &[], &[], &work);
     let original = std::fs::read(&core).unwrap();
     // The headers and notes: where a writer's bug or a cut lands hardest.
     let head = 0x3000.min(original.len());
@@ -731,6 +810,14 @@ fn corrupted_cores_give_a_report_or_one_clear_error() {
     };
     let path = dir.path().join("case.core");
     std::fs::write(&path, &original).unwrap();
+    // What analysing the intact core costs (its first analysis, which
+    // fills the caches the cases share), against which each corruption's
+    // cost is measured: a count or size taken at its word must not
+    // multiply it.
+    let before = cpu::thread();
+    assert_eq!(analyzer.analyze(&path).status, Status::Ok);
+    let intact = cpu::thread() - before;
+    let mut slowest = std::time::Duration::ZERO;
     let (mut reports, mut errors) = (0, 0);
     for case in 0..160 {
         let mut bytes = original[..head].to_vec();
@@ -771,14 +858,16 @@ fn corrupted_cores_give_a_report_or_one_clear_error() {
         file.write_all(&bytes).unwrap();
         file.set_len(len.max(1).min(original.len() as u64)).unwrap();
         drop(file);
-        let started = std::time::Instant::now();
+        let before = cpu::thread();
         let report = analyzer.analyze(&path);
-        let took = started.elapsed();
+        let took = cpu::thread() - before;
         let label = format!("case {case}: {what}");
+        // The analysis runs on this thread: its CPU time is the case's.
         assert!(
-            took < std::time::Duration::from_secs(5),
-            "{label}: {took:?}"
+            took <= intact * COST_FACTOR,
+            "{label}: {took:?} of CPU, the intact core {intact:?}"
         );
+        slowest = slowest.max(took);
         match report.status {
             Status::Ok => reports += 1,
             Status::Error => {
@@ -794,6 +883,9 @@ fn corrupted_cores_give_a_report_or_one_clear_error() {
         // Back to the original for the next case.
         std::fs::write(&path, &original).unwrap();
     }
-    eprintln!("corrupted cores: {reports} reports, {errors} errors");
+    eprintln!(
+        "corrupted cores: {reports} reports, {errors} errors; CPU: intact {intact:?}, \
+         slowest case {slowest:?}"
+    );
     assert!(reports > 40, "most corruptions still leave a readable core");
 }

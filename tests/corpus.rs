@@ -3,7 +3,7 @@
 //! output (tests/data/corpus/expected, made by scripts/corpus-expected.sh)
 //! and Breakpad's own expected output for minidump2.dmp.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 

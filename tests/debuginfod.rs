@@ -8,11 +8,9 @@
 //! server's debug file can name its static functions.
 #![cfg(target_os = "linux")]
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/shims.rs"]
-mod shims;
+use crate::common;
+use crate::common::httpd;
+use crate::common::shims;
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Replays the fuzz inputs kept in tests/data/fuzz/TARGET/ (crashes the
+//! Replays the fuzz inputs kept in fuzz/regressions/TARGET/ (crashes the
 //! fuzzer found, and the small seeds each target starts from) through the
 //! same bodies the cargo-fuzz targets run (fuzz/bodies.rs). A crash found
 //! by `scripts/fuzz.sh` is copied there, fixed, and guarded from then on.
@@ -10,7 +10,7 @@ use std::path::Path;
 
 #[test]
 fn every_kept_fuzz_input_is_handled() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
     let mut replayed = 0;
     for target in bodies::TARGETS {
         let dir = root.join(target);
@@ -29,4 +29,14 @@ fn every_kept_fuzz_input_is_handled() {
         }
     }
     assert!(replayed >= bodies::TARGETS.len());
+}
+
+/// The test profile (Cargo.toml) builds the library, the binary and these
+/// tests with overflow checks, so an overflow on hostile input panics in
+/// every test instead of wrapping silently.
+#[test]
+fn the_test_profile_checks_overflows() {
+    let max = std::hint::black_box(u32::MAX);
+    let sum = std::panic::catch_unwind(|| max + std::hint::black_box(1));
+    assert!(sum.is_err(), "built without overflow checks");
 }

@@ -5,7 +5,7 @@
 //! (export and unwind tables, in Breakpad form: sample-dumps/linux/syslibs/,
 //! written by syslibs.sh), so every form runs on any machine.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

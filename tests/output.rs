@@ -2,11 +2,9 @@
 //! Paths are replaced by <ROOT> and <TMP>. After an intended change, rerun
 //! with UPDATE_GOLDEN=1 and review the diff of tests/golden/.
 
-mod common;
-#[path = "common/golden.rs"]
-mod golden;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common;
+use crate::common::golden;
+use crate::common::synth;
 
 use std::path::Path;
 

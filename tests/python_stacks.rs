@@ -10,7 +10,10 @@
 //! shows its frames down to the program's own line.
 #![cfg(target_os = "linux")]
 
-mod common;
+use crate::common;
+use crate::common::capture::Capture;
+use crate::common::pyenv;
+use pyenv::interpreters;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -26,47 +29,6 @@ fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/programs")
         .join(name)
-}
-
-/// pyenv's interpreters 3.10 to 3.13: (version, python binary).
-fn interpreters() -> Vec<(String, PathBuf)> {
-    let root = std::env::var_os("PYENV_ROOT")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dirs_home().join(".pyenv"))
-        .join("versions");
-    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(&root)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter_map(|e| {
-                    let version = e.file_name().to_string_lossy().into_owned();
-                    let minor = version
-                        .strip_prefix("3.")?
-                        .split('.')
-                        .next()?
-                        .parse::<u32>()
-                        .ok()?;
-                    if !(10..=13).contains(&minor) || version.split('.').count() != 3 {
-                        return None;
-                    }
-                    let python = e.path().join(format!("bin/python3.{minor}"));
-                    python.exists().then(|| (format!("3.{minor}"), python))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found.dedup_by(|a, b| a.0 == b.0);
-    // Debian's own, statically linked (_PyRuntime in the executable).
-    let debian = PathBuf::from("/usr/bin/python3.11");
-    if debian.exists() {
-        found.push(("3.11 (Debian)".to_string(), debian));
-    }
-    found
-}
-
-fn dirs_home() -> PathBuf {
-    PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
 }
 
 /// Starts the program and waits until every thread is in place.
@@ -91,7 +53,9 @@ fn start_script(python: &Path, script: &Path, env: &[(&str, &Path)]) -> std::pro
         .read_line(&mut line)
         .unwrap();
     assert!(line.contains("every thread in place"), "{line}");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The spinner of python_gil_spin.py never sleeps.
+    let spinning = usize::from(script.ends_with("python_gil_spin.py"));
+    common::wait_until_asleep(child.id(), spinning);
     child
 }
 
@@ -253,12 +217,12 @@ fn a_run_dump_alone_shows_who_blocks_the_exit() {
     )
     .unwrap();
     let dumps = dir.path().join("dumps");
-    let out = common::bin()
-        .args(["run", "-q", "--hang-timeout", "3", "--dump-dir"])
-        .arg(&dumps)
-        .arg("--")
-        .arg(python)
-        .arg(program())
+    let out = Capture::run(python)
+        .args([program()])
+        .quiet()
+        .hang_timeout(3)
+        .dump_dir(&dumps)
+        .command()
         .env("LD_LIBRARY_PATH", &lib)
         .stdin(Stdio::null())
         .output()
@@ -353,12 +317,11 @@ fn a_run_crash_dump_shows_the_python_line() {
     )
     .unwrap();
     let dumps = dir.path().join("dumps");
-    let out = common::bin()
-        .args(["run", "-q", "--dump-dir"])
-        .arg(&dumps)
-        .arg("--")
-        .arg(python)
-        .arg(&script)
+    let out = Capture::run(python)
+        .args([&script])
+        .quiet()
+        .dump_dir(&dumps)
+        .command()
         .stdin(Stdio::null())
         .output()
         .unwrap();

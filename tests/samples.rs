@@ -5,7 +5,7 @@
 //! the key frames, thread names and unloaded modules. A regression in
 //! parsing, symbolization or matching fails here.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -3,9 +3,8 @@
 //! reason, user folders override rules, the generated docs are current, the
 //! public corpus gets no exit-time diagnosis, and --fail-on picks the status.
 
-mod common;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common;
+use crate::common::synth;
 
 use std::path::Path;
 

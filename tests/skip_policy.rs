@@ -1,12 +1,10 @@
 //! The rules of tests/common/skip.rs (issue 27): under CI a test that
 //! cannot run fails unless it is allowed to skip on that platform, with a
 //! reason; outside CI it skips and says so in the skip log .ci/run reads.
-//! Each case runs this file's test binary again as a child with its own
+//! Each case runs the test binary again as a child with its own
 //! environment, so no variable of this process is changed.
 
-mod common;
-
-use std::process::Command;
+use crate::common;
 
 use common::skip::ALLOWED;
 
@@ -25,16 +23,8 @@ fn child_skip() {
 fn skip_case(id: &str, ci: Option<&str>) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("skips.txt");
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        "child_skip",
-        "--exact",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ])
-    .env("DT_SKIP_ID", id)
-    .env("DUMPTRIAGE_SKIP_LOG", &log);
+    let mut cmd = common::this_binary_running("skip_policy::child_skip");
+    cmd.env("DT_SKIP_ID", id).env("DUMPTRIAGE_SKIP_LOG", &log);
     match ci {
         Some(value) => cmd.env("CI", value),
         None => cmd.env_remove("CI"),

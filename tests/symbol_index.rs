@@ -2,7 +2,7 @@
 //! an index that is damaged, truncated or older than its file is never
 //! trusted, and made again.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,15 +3,11 @@
 //! dump), ELF debug files by build id and debuglink, identity checks, and
 //! names from a dump that must never leave the symbol folders (issue 3).
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/shims.rs"]
-mod shims;
-#[path = "common/symbol_fixtures.rs"]
-mod symbol_fixtures;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common;
+use crate::common::httpd;
+use crate::common::shims;
+use crate::common::symbol_fixtures;
+use crate::common::synth;
 
 use std::path::Path;
 
@@ -36,12 +32,7 @@ fn breakpad_store_names_frames_first() {
         &native("fakehip.pdb"),
         &store.join("fakehip.pdb.flat").join("x"),
     );
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &["--symbols", s(&store)],
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).symbols(&store).run();
     let frame = run.frame0();
     assert_eq!(frame["function"], "__run_exit_handlers");
     assert_eq!(frame["symbol_source"], "sym");
@@ -65,12 +56,9 @@ fn pdb_in_a_plain_folder() {
         (UNREGISTER + 0x10, "__hipUnregisterFatBinary"),
         (STREAM_SYNCHRONIZE + 2, "hipStreamSynchronize"),
     ] {
-        let run = analyze(
-            dir.path(),
-            &hip_dump(true, offset),
-            &["--symbols", s(&folder)],
-            &[],
-        );
+        let run = Analysis::of(dir.path(), &hip_dump(true, offset))
+            .symbols(&folder)
+            .run();
         let frame = run.frame0();
         assert_eq!(frame["function"], name, "{:#}", run.report());
         assert_eq!(frame["symbol_source"], "pdb");
@@ -83,11 +71,7 @@ fn pdb_in_a_plain_folder() {
         assert_eq!(module["symbol_source"], "pdb");
         assert_eq!(module["symbol_file"], s(&folder.join("fakehip.pdb")));
     }
-    let text = text(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &["--symbols", s(&folder)],
-    );
+    let text = Analysis::hip(dir.path()).symbols(&folder).text();
     assert!(
         text.contains("fakehip.dll!__run_exit_handlers + 0x4 at ")
             && text.contains("fakehip.c:")
@@ -104,12 +88,9 @@ fn ms_store_by_code_id_for_modules_without_codeview() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
     ms_store(&store);
-    let run = analyze(
-        dir.path(),
-        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
-        &["--symbols", s(&store)],
-        &[],
-    );
+    let run = Analysis::of(dir.path(), &hip_dump(false, RUN_EXIT_HANDLERS + 4))
+        .symbols(&store)
+        .run();
     assert_eq!(run.module("fakehip.dll")["debug_id"], Value::Null);
     let frame = run.frame0();
     assert_eq!(frame["function"], "__run_exit_handlers");
@@ -125,12 +106,9 @@ fn export_table_of_the_binary() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("bin");
     copy(&native("fakehip.dll"), &folder.join("fakehip.dll"));
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, STREAM_SYNCHRONIZE + 5),
-        &["--symbols", s(&folder)],
-        &[],
-    );
+    let run = Analysis::of(dir.path(), &hip_dump(true, STREAM_SYNCHRONIZE + 5))
+        .symbols(&folder)
+        .run();
     let frame = run.frame0();
     assert_eq!(frame["function"], "hipStreamSynchronize");
     assert_eq!(frame["function_offset"], "0x5");
@@ -139,19 +117,14 @@ fn export_table_of_the_binary() {
     assert_eq!(module["symbol_source"], "exports");
     assert_eq!(module["symbol_file"], s(&folder.join("fakehip.dll")));
 
-    let run = analyze(
-        dir.path(),
-        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
-        &["--symbols", s(&folder)],
-        &[],
-    );
+    let run = Analysis::of(dir.path(), &hip_dump(false, RUN_EXIT_HANDLERS + 4))
+        .symbols(&folder)
+        .run();
     assert_eq!(run.frame0()["function"], "__hipUnregisterFatBinary");
     assert_eq!(run.frame0()["function_offset"], "0x34");
-    let text = text(
-        dir.path(),
-        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
-        &["--symbols", s(&folder)],
-    );
+    let text = Analysis::of(dir.path(), &hip_dump(false, RUN_EXIT_HANDLERS + 4))
+        .symbols(&folder)
+        .text();
     assert!(text.contains("name from exports"), "{text}");
     assert!(
         text.contains("Modules named from export tables only"),
@@ -171,7 +144,7 @@ fn export_table_from_a_full_memory_dump() {
         HIP_BASE + UNREGISTER + 7,
         vec![(HIP_BASE, image.clone())],
     );
-    let run = analyze(dir.path(), &dump, &[], &[]);
+    let run = Analysis::of(dir.path(), &dump).run();
     let frame = run.frame0();
     assert_eq!(frame["function"], "__hipUnregisterFatBinary");
     assert_eq!(frame["symbol_source"], "exports");
@@ -187,7 +160,7 @@ fn export_table_from_a_full_memory_dump() {
         HIP_BASE + UNREGISTER + 7,
         vec![(HIP_BASE, other)],
     );
-    let run = analyze(dir.path(), &dump, &[], &[]);
+    let run = Analysis::of(dir.path(), &dump).run();
     assert_eq!(run.frame0()["function"], Value::Null);
     assert!(
         run.warnings()
@@ -218,7 +191,7 @@ fn unloaded_module_is_symbolized_by_code_id() {
         HIP_BASE + RUN_EXIT_HANDLERS + 4,
         Vec::new(),
     );
-    let run = analyze(dir.path(), &dump, &["--symbols", s(&store)], &[]);
+    let run = Analysis::of(dir.path(), &dump).symbols(&store).run();
     let frame = run.frame0();
     assert_eq!(frame["module"], Value::Null);
     assert_eq!(frame["unloaded_module"], "fakehip.dll");
@@ -228,14 +201,14 @@ fn unloaded_module_is_symbolized_by_code_id() {
     assert_eq!(frame["symbol_source"], "pdb");
     assert_eq!(run.report()["unloaded_modules"][0]["symbol_source"], "pdb");
 
-    let text = text(dir.path(), &dump, &["--symbols", s(&store)]);
+    let text = Analysis::of(dir.path(), &dump).symbols(&store).text();
     assert!(
         text.contains("in unloaded fakehip.dll!__run_exit_handlers + 0x4 (fakehip.dll + 0x1034)"),
         "{text}"
     );
 
     // Without symbols it still names the module and offset.
-    let run = analyze(dir.path(), &dump, &[], &[]);
+    let run = Analysis::of(dir.path(), &dump).run();
     assert_eq!(run.frame0()["unloaded_module"], "fakehip.dll");
     assert_eq!(run.frame0()["function"], Value::Null);
 }
@@ -255,7 +228,9 @@ fn elf_with_a_separate_build_id_debug_file() {
         (ELF_RUN_EXIT_HANDLERS + 3, "__run_exit_handlers"),
         (ELF_WAIT_FOR_STREAMS + 2, "_wait_for_streams"),
     ] {
-        let run = analyze(dir.path(), &elf_dump(offset), &["--symbols", s(&root)], &[]);
+        let run = Analysis::of(dir.path(), &elf_dump(offset))
+            .symbols(&root)
+            .run();
         let frame = run.frame0();
         assert_eq!(frame["function"], name, "{:#}", run.report());
         assert_eq!(frame["symbol_source"], "dwarf");
@@ -272,12 +247,9 @@ fn elf_binary_exports_and_debuglink() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("lib");
     copy(&native("libfakeexit.so"), &folder.join("libfakeexit.so"));
-    let run = analyze(
-        dir.path(),
-        &elf_dump(ELF_WAIT_FOR_STREAMS + 2),
-        &["--symbols", s(&folder)],
-        &[],
-    );
+    let run = Analysis::of(dir.path(), &elf_dump(ELF_WAIT_FOR_STREAMS + 2))
+        .symbols(&folder)
+        .run();
     assert_eq!(run.frame0()["function"], "_wait_for_streams");
     assert_eq!(run.frame0()["symbol_source"], "exports");
 
@@ -285,12 +257,9 @@ fn elf_binary_exports_and_debuglink() {
         &native("libfakeexit.so.debug"),
         &folder.join("libfakeexit.so.debug"),
     );
-    let run = analyze(
-        dir.path(),
-        &elf_dump(ELF_RUN_EXIT_HANDLERS + 3),
-        &["--symbols", s(&folder)],
-        &[],
-    );
+    let run = Analysis::of(dir.path(), &elf_dump(ELF_RUN_EXIT_HANDLERS + 3))
+        .symbols(&folder)
+        .run();
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
     assert_eq!(run.frame0()["symbol_source"], "dwarf");
 }
@@ -312,7 +281,7 @@ fn identity_mismatches_are_refused_with_a_warning() {
     // ... and another timestamp, so the binary is refused too.
     module.timestamp += 1;
     let dump = synth::windows_crash(&[module], &[], HIP_BASE + 0x1004, Vec::new());
-    let run = analyze(dir.path(), &dump, &["--symbols", s(&folder)], &[]);
+    let run = Analysis::of(dir.path(), &dump).symbols(&folder).run();
     assert_eq!(run.frame0()["function"], Value::Null);
     assert_eq!(run.frame0()["symbol_source"], "none");
     assert_eq!(run.module("fakehip.dll")["symbols"], "mismatched");
@@ -329,7 +298,7 @@ fn identity_mismatches_are_refused_with_a_warning() {
             && w.contains("6553F1016000")),
         "{warnings:?}"
     );
-    let text = text(dir.path(), &dump, &["--symbols", s(&folder)]);
+    let text = Analysis::of(dir.path(), &dump).symbols(&folder).text();
     assert!(
         text.contains("fakehip.dll: only files of another build were found"),
         "{text}"
@@ -352,7 +321,7 @@ fn identity_mismatches_are_refused_with_a_warning() {
         &other,
         ELF_BASE + ELF_RUN_EXIT_HANDLERS,
     );
-    let run = analyze(dir.path(), &dump, &["--symbols", s(&root)], &[]);
+    let run = Analysis::of(dir.path(), &dump).symbols(&root).run();
     assert_eq!(run.frame0()["function"], Value::Null);
     assert!(
         run.warnings().iter().any(|w| w.contains(ELF_BUILD_ID)),
@@ -414,7 +383,7 @@ fn corrupt_native_files_are_warnings() {
             hip_dump(false, RUN_EXIT_HANDLERS + 4),
             elf_dump(ELF_RUN_EXIT_HANDLERS + 3),
         ] {
-            let run = analyze(dir.path(), &dump, &["--symbols", s(&folder)], &[]);
+            let run = Analysis::of(dir.path(), &dump).symbols(&folder).run();
             assert_eq!(run.out.status.code(), Some(0), "{what}");
             assert_eq!(run.report()["status"], "ok", "{what}: {:#}", run.report());
             let frame = run.frame0();
@@ -453,19 +422,10 @@ fn symstore_layout_with_hex_sizes_and_mixed_case() {
             .join("FAKEHIP.DLL"),
         &wide_dll(),
     );
-    put(
-        &exact
-            .join("fakehip.pdb")
-            .join(HIP_DEBUG_ID)
-            .join("fakehip.pdb"),
-        &pdb,
-    );
-    let run = analyze(
-        dir.path(),
-        &wide_dump("C:\\Windows\\System32\\FAKEHIP.DLL"),
-        &["--symbols", s(&exact)],
-        &[],
-    );
+    put(&pdb_dir(&exact).join("fakehip.pdb"), &pdb);
+    let run = Analysis::of(dir.path(), &wide_dump("C:\\Windows\\System32\\FAKEHIP.DLL"))
+        .symbols(&exact)
+        .run();
     named_from_the_pdb(&run);
 
     // Stored under other spellings than the dump's (`KERNEL32.dll` in the
@@ -676,7 +636,7 @@ fn no_system_symbols_turns_off_the_machines_own_files() {
         &build_id_bytes(),
         ELF_BASE + ELF_WAIT_FOR_STREAMS + 2,
     );
-    let run = analyze(dir.path(), &dump, &[], &[]);
+    let run = Analysis::of(dir.path(), &dump).run();
     assert_eq!(
         run.frame0()["function"],
         "_wait_for_streams",
@@ -687,12 +647,11 @@ fn no_system_symbols_turns_off_the_machines_own_files() {
     let shim = shims::build(dir.path(), "filelog", shims::FILE_LOG)
         .expect("a C compiler (cc) is needed to build the file-access recorder");
     let log = dir.path().join("files.log");
-    let run = analyze(
-        dir.path(),
-        &dump,
-        &["--no-system-symbols"],
-        &[("LD_PRELOAD", s(&shim)), ("FILELOG", s(&log))],
-    );
+    let run = Analysis::of(dir.path(), &dump)
+        .arg("--no-system-symbols")
+        .env("LD_PRELOAD", &shim)
+        .env("FILELOG", &log)
+        .run();
     assert_eq!(run.frame0()["function"], Value::Null);
     for access in shims::accesses(&log) {
         assert!(
@@ -712,10 +671,7 @@ fn no_system_symbols_turns_off_the_machines_own_files() {
 fn a_sym_file_of_another_build_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store");
-    let sym = store
-        .join("fakehip.pdb")
-        .join(HIP_DEBUG_ID)
-        .join("fakehip.sym");
+    let sym = pdb_dir(&store).join("fakehip.sym");
     put(
         &sym,
         format!(
@@ -724,12 +680,7 @@ fn a_sym_file_of_another_build_is_refused() {
         )
         .as_bytes(),
     );
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &["--symbols", s(&store)],
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).symbols(&store).run();
     assert_eq!(run.frame0()["function"], Value::Null, "{:#}", run.report());
     assert_eq!(run.module("fakehip.dll")["symbols"], "mismatched");
     assert!(
@@ -742,12 +693,7 @@ fn a_sym_file_of_another_build_is_refused() {
 
     let server = httpd::Httpd::start(store, false);
     let cache = dir.path().join("cache");
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &["--symbols", &server.url, "--symbols-cache", s(&cache)],
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).server(&server, &cache).run();
     assert_eq!(run.frame0()["function"], Value::Null);
     assert!(
         run.warnings()

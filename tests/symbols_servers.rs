@@ -2,18 +2,14 @@
 //! no network without a URL, a cache no server can poison, and files
 //! shared by the dumps of a run (issue 3).
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/shims.rs"]
-mod shims;
-#[path = "common/symbol_fixtures.rs"]
-mod symbol_fixtures;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common;
+use crate::common::httpd;
+use crate::common::shims;
+use crate::common::symbol_fixtures;
+use crate::common::synth;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -31,19 +27,8 @@ fn symbol_server_and_its_cache() {
     let sym = write_hip_sym(&served, "FUNC 1030 11 0 __run_exit_handlers\n");
     let server = httpd::Httpd::start(served.clone(), false);
     let cache = dir.path().join("cache");
-    let args = [
-        "--symbols",
-        server.url.as_str(),
-        "--symbols-cache",
-        s(&cache),
-    ];
 
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &args,
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).server(&server, &cache).run();
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
     assert_eq!(run.frame0()["symbol_source"], "sym");
     assert_eq!(
@@ -52,18 +37,9 @@ fn symbol_server_and_its_cache() {
     );
     let first = server.hits();
     assert!(first >= 1, "{:?}", server.requests());
-    assert!(cache
-        .join("fakehip.pdb")
-        .join(HIP_DEBUG_ID)
-        .join("fakehip.sym")
-        .is_file());
+    assert!(pdb_dir(&cache).join("fakehip.sym").is_file());
 
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &args,
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).server(&server, &cache).run();
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
     assert_eq!(server.hits(), first, "the second run reads the cache");
 
@@ -72,19 +48,12 @@ fn symbol_server_and_its_cache() {
     ms_store(&served);
     let nt_cache = dir.path().join("nt-cache");
     let nt = format!("srv*{}*{}", nt_cache.display(), server.url);
-    let run = analyze(
-        dir.path(),
-        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
-        &[],
-        &[("_NT_SYMBOL_PATH", &nt)],
-    );
+    let run = Analysis::of(dir.path(), &hip_dump(false, RUN_EXIT_HANDLERS + 4))
+        .env("_NT_SYMBOL_PATH", &nt)
+        .run();
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
     assert_eq!(run.frame0()["symbol_source"], "pdb");
-    assert!(nt_cache
-        .join("fakehip.pdb")
-        .join(HIP_DEBUG_ID)
-        .join("fakehip.pdb")
-        .is_file());
+    assert!(pdb_dir(&nt_cache).join("fakehip.pdb").is_file());
     assert!(nt_cache
         .join("fakehip.dll")
         .join(HIP_CODE_ID)
@@ -100,23 +69,14 @@ fn a_hung_symbol_server_is_a_warning() {
     let server = httpd::Httpd::start(dir.path().join("nothing"), true);
     let folder = dir.path().join("build");
     copy(&native("fakehip.pdb"), &folder.join("fakehip.pdb"));
-    let start = Instant::now();
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &[
-            "--symbols",
-            server.url.as_str(),
-            "--symbols",
-            s(&folder),
-            "--symbols-timeout",
-            "1",
-            "--symbols-cache",
-            s(&dir.path().join("cache")),
-        ],
-        &[],
-    );
-    assert!(start.elapsed() < Duration::from_secs(20));
+    let run = Analysis::hip(dir.path())
+        .symbols(&server.url)
+        .symbols(&folder)
+        .timeout(1)
+        .cache(&dir.path().join("cache"))
+        .run();
+    // One question, one timeout: the server is not asked again.
+    assert_eq!(server.hits(), 1);
     assert_eq!(run.out.status.code(), Some(0));
     // The folder after the server still answers.
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
@@ -164,17 +124,10 @@ fn a_refusing_symbol_server_is_named_once() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/");
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &[
-            "--symbols",
-            &url,
-            "--symbols-cache",
-            s(&dir.path().join("cache")),
-        ],
-        &[],
-    );
+    let run = Analysis::hip(dir.path())
+        .symbols(&url)
+        .cache(&dir.path().join("cache"))
+        .run();
     assert_eq!(run.out.status.code(), Some(0));
     let warnings: Vec<String> = run
         .warnings()
@@ -204,17 +157,12 @@ fn no_network_without_a_url() {
         dir.path().join("c").display(),
         folder.display()
     );
-    let env = [
-        ("LD_PRELOAD", s(&shim)),
-        ("NETLOG", s(&log)),
-        ("_NT_SYMBOL_PATH", nt.as_str()),
-    ];
-    let run = analyze(
-        dir.path(),
-        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
-        &["--symbols", s(&folder)],
-        &env,
-    );
+    let run = Analysis::of(dir.path(), &hip_dump(false, RUN_EXIT_HANDLERS + 4))
+        .symbols(&folder)
+        .env("LD_PRELOAD", &shim)
+        .env("NETLOG", &log)
+        .env("_NT_SYMBOL_PATH", &nt)
+        .run();
     assert_eq!(run.frame0()["symbol_source"], "exports");
     assert!(
         !log.exists(),
@@ -223,17 +171,12 @@ fn no_network_without_a_url() {
     );
 
     let server = httpd::Httpd::start(dir.path().join("empty"), false);
-    analyze(
-        dir.path(),
-        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
-        &[
-            "--symbols",
-            server.url.as_str(),
-            "--symbols-cache",
-            s(&dir.path().join("c2")),
-        ],
-        &env,
-    );
+    Analysis::of(dir.path(), &hip_dump(false, RUN_EXIT_HANDLERS + 4))
+        .server(&server, &dir.path().join("c2"))
+        .env("LD_PRELOAD", &shim)
+        .env("NETLOG", &log)
+        .env("_NT_SYMBOL_PATH", &nt)
+        .run();
     assert!(
         std::fs::read_to_string(&log)
             .unwrap_or_default()
@@ -292,20 +235,14 @@ fn downloads_are_cached_in_the_symstore_spelling() {
     );
     copy(
         &native("fakehip.pdb"),
-        &served
-            .join("fakehip.pdb")
-            .join(HIP_DEBUG_ID)
-            .join("fakehip.pdb"),
+        &pdb_dir(&served).join("fakehip.pdb"),
     );
     let server = httpd::Httpd::start(served, false);
     let cache = dir.path().join("cache");
     let dump = wide_dump("C:\\app\\FakeHip.dll");
-    let run = analyze(
-        dir.path(),
-        &dump,
-        &["--symbols", &server.url, "--symbols-cache", s(&cache)],
-        &[],
-    );
+    let run = Analysis::of(dir.path(), &dump)
+        .server(&server, &cache)
+        .run();
     assert_eq!(
         run.frame0()["function"],
         "__run_exit_handlers",
@@ -317,13 +254,9 @@ fn downloads_are_cached_in_the_symstore_spelling() {
         .join(WIDE_CODE_ID)
         .join("FakeHip.dll")
         .is_file());
-    assert!(cache
-        .join("fakehip.pdb")
-        .join(HIP_DEBUG_ID)
-        .join("fakehip.pdb")
-        .is_file());
+    assert!(pdb_dir(&cache).join("fakehip.pdb").is_file());
     // Offline, from the cache alone.
-    let run = analyze(dir.path(), &dump, &["--symbols", s(&cache)], &[]);
+    let run = Analysis::of(dir.path(), &dump).symbols(&cache).run();
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
 }
 
@@ -358,28 +291,13 @@ fn a_server_cannot_poison_a_shared_cache() {
         }
     }
     assert!(patched > 0);
-    put(
-        &served
-            .join("fakehip.pdb")
-            .join(HIP_DEBUG_ID)
-            .join("fakehip.pdb"),
-        &pdb,
-    );
+    put(&pdb_dir(&served).join("fakehip.pdb"), &pdb);
     let server = httpd::Httpd::start(served, false);
     let cache = dir.path().join("cache");
-    let args = [
-        "--symbols",
-        server.url.as_str(),
-        "--symbols-cache",
-        s(&cache),
-    ];
 
-    analyze(
-        dir.path(),
-        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
-        &args,
-        &[],
-    );
+    Analysis::of(dir.path(), &hip_dump(false, RUN_EXIT_HANDLERS + 4))
+        .server(&server, &cache)
+        .run();
     let files: Vec<PathBuf> = tree(&cache).into_iter().map(|(p, _)| p).collect();
     assert!(
         !files.iter().any(|p| p.starts_with("victim.pdb")),
@@ -393,12 +311,7 @@ fn a_server_cannot_poison_a_shared_cache() {
         );
     }
 
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &args,
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).server(&server, &cache).run();
     assert_ne!(run.frame0()["symbol_source"], "pdb");
     assert!(
         run.warnings()
@@ -421,7 +334,7 @@ fn a_server_cannot_poison_a_shared_cache() {
     victim.pdb = Some((other_guid, 1, "victim.pdb"));
     victim.path = "C:\\app\\victim.dll";
     let dump = synth::windows_crash(&[victim], &[], HIP_BASE + RUN_EXIT_HANDLERS + 4, Vec::new());
-    let run = analyze(dir.path(), &dump, &["--symbols", s(&cache)], &[]);
+    let run = Analysis::of(dir.path(), &dump).symbols(&cache).run();
     assert_eq!(run.module("victim.dll")["debug_id"], OTHER_DEBUG_ID);
     assert_ne!(run.frame0()["function"], "planted_name");
 }
@@ -480,10 +393,7 @@ fn a_server_that_stalls_mid_body_is_given_up() {
     let dir = tempfile::tempdir().unwrap();
     let served = dir.path().join("served");
     put(
-        &served
-            .join("fakehip.pdb")
-            .join(HIP_DEBUG_ID)
-            .join("fakehip.sym"),
+        &pdb_dir(&served).join("fakehip.sym"),
         padded_sym(4000).as_bytes(),
     );
     ms_store(&served);
@@ -491,27 +401,12 @@ fn a_server_that_stalls_mid_body_is_given_up() {
     let folder = dir.path().join("build");
     copy(&native("fakehip.pdb"), &folder.join("fakehip.pdb"));
     let cache = dir.path().join("cache");
-    let start = Instant::now();
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &[
-            "--symbols",
-            server.url.as_str(),
-            "--symbols",
-            s(&folder),
-            "--symbols-timeout",
-            "1",
-            "--symbols-cache",
-            s(&cache),
-        ],
-        &[],
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        start.elapsed()
-    );
+    let run = Analysis::hip(dir.path())
+        .symbols(&server.url)
+        .symbols(&folder)
+        .timeout(1)
+        .cache(&cache)
+        .run();
     assert_eq!(run.out.status.code(), Some(0));
     // The folder after the server still names the frame.
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
@@ -540,39 +435,19 @@ fn a_server_that_stalls_mid_body_is_given_up() {
 fn a_slow_download_that_keeps_arriving_is_not_cut() {
     let dir = tempfile::tempdir().unwrap();
     let served = dir.path().join("served");
-    put(
-        &served
-            .join("fakehip.pdb")
-            .join(HIP_DEBUG_ID)
-            .join("fakehip.sym"),
-        padded_sym(1200).as_bytes(),
-    );
-    let server = httpd::Httpd::with(
-        served,
-        httpd::Behaviour::Trickle {
-            chunk: 100,
-            pause: Duration::from_millis(250),
-        },
-    );
+    let sym = padded_sym(1200);
+    put(&pdb_dir(&served).join("fakehip.sym"), sym.as_bytes());
+    let (chunk, pause) = (100, Duration::from_millis(250));
+    // The whole file takes longer than the 1 s timeout to arrive, each
+    // piece much less.
+    assert!(pause * (sym.len() / chunk) as u32 > Duration::from_secs(2));
+    let server = httpd::Httpd::with(served, httpd::Behaviour::Trickle { chunk, pause });
     let cache = dir.path().join("cache");
-    let start = Instant::now();
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &[
-            "--symbols",
-            server.url.as_str(),
-            "--symbols-timeout",
-            "1",
-            "--symbols-cache",
-            s(&cache),
-        ],
-        &[],
-    );
-    assert!(
-        start.elapsed() > Duration::from_secs(2),
-        "the test trickles"
-    );
+    let run = Analysis::hip(dir.path())
+        .symbols(&server.url)
+        .timeout(1)
+        .cache(&cache)
+        .run();
     assert_eq!(
         run.frame0()["function"],
         "__run_exit_handlers",
@@ -580,11 +455,7 @@ fn a_slow_download_that_keeps_arriving_is_not_cut() {
         run.warnings()
     );
     assert_eq!(run.frame0()["symbol_source"], "sym");
-    assert!(cache
-        .join("fakehip.pdb")
-        .join(HIP_DEBUG_ID)
-        .join("fakehip.sym")
-        .is_file());
+    assert!(pdb_dir(&cache).join("fakehip.sym").is_file());
 }
 
 /// `--max-download-size`: a larger file is refused with a warning, whether
@@ -595,31 +466,16 @@ fn downloads_are_capped() {
         let dir = tempfile::tempdir().unwrap();
         let served = dir.path().join("served");
         put(
-            &served
-                .join("fakehip.pdb")
-                .join(HIP_DEBUG_ID)
-                .join("fakehip.sym"),
+            &pdb_dir(&served).join("fakehip.sym"),
             padded_sym(8000).as_bytes(),
         );
         let server = httpd::Httpd::with(served, behaviour);
         let cache = dir.path().join("cache");
-        let args = [
-            "--symbols",
-            server.url.as_str(),
-            "--symbols-cache",
-            s(&cache),
-        ];
-        let capped: Vec<&str> = args
-            .iter()
-            .copied()
-            .chain(["--max-download-size", "4K"])
-            .collect();
-        let run = analyze(
-            dir.path(),
-            &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-            &capped,
-            &[],
-        );
+        let run = Analysis::hip(dir.path())
+            .server(&server, &cache)
+            .arg("--max-download-size")
+            .arg("4K")
+            .run();
         assert_eq!(run.out.status.code(), Some(0), "{behaviour:?}");
         assert_eq!(run.frame0()["function"], Value::Null, "{behaviour:?}");
         assert!(
@@ -632,12 +488,7 @@ fn downloads_are_capped() {
         assert!(tree(&cache).is_empty(), "{behaviour:?}: {:?}", tree(&cache));
 
         // Within the default limit, the same file is used.
-        let run = analyze(
-            dir.path(),
-            &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-            &args,
-            &[],
-        );
+        let run = Analysis::hip(dir.path()).server(&server, &cache).run();
         assert_eq!(
             run.frame0()["function"],
             "__run_exit_handlers",
@@ -664,18 +515,9 @@ fn an_unusable_cache_falls_back_to_a_private_folder() {
     let server = httpd::Httpd::start(served, false);
     let not_a_folder = dir.path().join("cache-is-a-file");
     std::fs::write(&not_a_folder, b"x").unwrap();
-    let args = [
-        "--symbols",
-        server.url.as_str(),
-        "--symbols-cache",
-        s(&not_a_folder),
-    ];
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &args,
-        &[],
-    );
+    let run = Analysis::hip(dir.path())
+        .server(&server, &not_a_folder)
+        .run();
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
     let warnings = run.warnings();
     let about_cache: Vec<&String> = warnings.iter().filter(|w| w.contains("cache")).collect();

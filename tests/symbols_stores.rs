@@ -1,15 +1,8 @@
 //! Stores as symstore leaves them (issue 12): CAB-compressed files,
 //! `file.ptr` pointers and two-tier layouts, on servers and in folders.
 
-mod common;
-#[path = "common/httpd.rs"]
-mod httpd;
-#[path = "common/shims.rs"]
-mod shims;
-#[path = "common/symbol_fixtures.rs"]
-mod symbol_fixtures;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common::httpd;
+use crate::common::symbol_fixtures;
 
 use std::path::Path;
 
@@ -42,18 +35,9 @@ fn compressed_files_on_a_symbol_server() {
     );
     let server = httpd::Httpd::start(served.clone(), false);
     let cache = dir.path().join("cache");
-    let args = [
-        "--symbols",
-        server.url.as_str(),
-        "--symbols-cache",
-        s(&cache),
-    ];
-    let run = analyze(
-        dir.path(),
-        &hip_dump(false, RUN_EXIT_HANDLERS + 4),
-        &args,
-        &[],
-    );
+    let run = Analysis::of(dir.path(), &hip_dump(false, RUN_EXIT_HANDLERS + 4))
+        .server(&server, &cache)
+        .run();
     named_from_the_pdb(&run);
     let requests = server.requests();
     assert!(
@@ -78,17 +62,7 @@ fn compressed_files_on_a_symbol_server() {
         &lzx_cab(sym.as_bytes(), "fakehip.sym"),
     );
     let cache = dir.path().join("cache2");
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &[
-            "--symbols",
-            server.url.as_str(),
-            "--symbols-cache",
-            s(&cache),
-        ],
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).server(&server, &cache).run();
     assert_eq!(run.frame0()["function"], "lzx_named", "{:#}", run.report());
     assert_eq!(run.frame0()["symbol_source"], "sym");
 
@@ -101,17 +75,7 @@ fn compressed_files_on_a_symbol_server() {
         &lzx_cab(&pdb, "fakehip.pdb"),
     );
     let cache = dir.path().join("cache3");
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &[
-            "--symbols",
-            server.url.as_str(),
-            "--symbols-cache",
-            s(&cache),
-        ],
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).server(&server, &cache).run();
     assert_eq!(run.frame0()["function"], "__run_exit_handlers");
     assert_eq!(
         std::fs::read(pdb_dir(&cache).join("fakehip.pdb")).unwrap(),
@@ -125,17 +89,7 @@ fn compressed_files_on_a_symbol_server() {
         b"MSCF but not really a cabinet",
     );
     let cache = dir.path().join("cache4");
-    let run = analyze(
-        dir.path(),
-        &hip_dump(true, RUN_EXIT_HANDLERS + 4),
-        &[
-            "--symbols",
-            server.url.as_str(),
-            "--symbols-cache",
-            s(&cache),
-        ],
-        &[],
-    );
+    let run = Analysis::hip(dir.path()).server(&server, &cache).run();
     assert_eq!(run.frame0()["function"], Value::Null);
     assert!(
         run.warnings().iter().any(|w| w.contains("CAB")),
@@ -158,20 +112,18 @@ fn file_ptr_redirects() {
     put(&pointer, format!("PATH:{}", elsewhere.display()).as_bytes());
     let server = httpd::Httpd::start(served.clone(), false);
     let cache = dir.path().join("cache");
-    let args = [
-        "--symbols",
-        server.url.as_str(),
-        "--symbols-cache",
-        s(&cache),
-    ];
     let dump = hip_dump(true, RUN_EXIT_HANDLERS + 4);
-    let run = analyze(dir.path(), &dump, &args, &[]);
+    let run = Analysis::of(dir.path(), &dump)
+        .server(&server, &cache)
+        .run();
     named_from_the_pdb(&run);
     assert!(server.requests().iter().any(|r| r.ends_with("/file.ptr")));
 
     // A file of another build at the path is refused.
     copy(&native("fakehip.dll"), &elsewhere);
-    let run = analyze(dir.path(), &dump, &args, &[]);
+    let run = Analysis::of(dir.path(), &dump)
+        .server(&server, &cache)
+        .run();
     assert_eq!(run.frame0()["function"], Value::Null);
     assert!(
         run.warnings()
@@ -188,7 +140,9 @@ fn file_ptr_redirects() {
         "fakehip.pdb",
     ] {
         put(&pointer, format!("PATH:{target}").as_bytes());
-        let run = analyze(dir.path(), &dump, &args, &[]);
+        let run = Analysis::of(dir.path(), &dump)
+            .server(&server, &cache)
+            .run();
         assert_eq!(run.frame0()["function"], Value::Null);
         assert!(
             run.warnings().iter().any(|w| w.contains("not followed")),
@@ -198,7 +152,9 @@ fn file_ptr_redirects() {
     }
 
     put(&pointer, b"MSG: withheld by the release team");
-    let run = analyze(dir.path(), &dump, &args, &[]);
+    let run = Analysis::of(dir.path(), &dump)
+        .server(&server, &cache)
+        .run();
     assert!(
         run.warnings()
             .iter()
@@ -219,7 +175,7 @@ fn two_tier_stores() {
     ms_store(&store.join("fa"));
     let dump = hip_dump(false, RUN_EXIT_HANDLERS + 4);
 
-    let run = analyze(dir.path(), &dump, &["--symbols", s(&store)], &[]);
+    let run = Analysis::of(dir.path(), &dump).symbols(&store).run();
     assert_eq!(
         run.frame0()["function"],
         "__run_exit_handlers",
@@ -237,17 +193,9 @@ fn two_tier_stores() {
 
     let server = httpd::Httpd::start(store.clone(), false);
     let cache = dir.path().join("cache");
-    let run = analyze(
-        dir.path(),
-        &dump,
-        &[
-            "--symbols",
-            server.url.as_str(),
-            "--symbols-cache",
-            s(&cache),
-        ],
-        &[],
-    );
+    let run = Analysis::of(dir.path(), &dump)
+        .server(&server, &cache)
+        .run();
     assert_eq!(
         run.frame0()["function"],
         "__run_exit_handlers",
@@ -278,7 +226,7 @@ fn compressed_files_and_pointers_in_a_folder_store() {
     let dump = hip_dump(true, RUN_EXIT_HANDLERS + 4);
     let named = |store: &Path| {
         let before = tree(store);
-        let run = analyze(dir.path(), &dump, &["--symbols", s(store)], &[]);
+        let run = Analysis::of(dir.path(), &dump).symbols(store).run();
         assert_eq!(tree(store), before, "the store is left as it was");
         run
     };

@@ -13,7 +13,7 @@
 //! established or possible, in any of its reports. `error` cases (CUDA
 //! errors with no crash) count only by their family.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! and lldb's own output (`--batch`, attached and launched) on the Linux
 //! sample programs against the dumps' answers.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Stdio;

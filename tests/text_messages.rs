@@ -6,7 +6,7 @@
 //! process's. Every log here is written for these tests, each with a
 //! look-alike from normal work that must not be read as an exit failure.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

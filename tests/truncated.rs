@@ -3,7 +3,7 @@
 //! (minidump-writer puts the system info stream past the middle) and the
 //! public corpus' Linux and Windows dumps, cut at 60%.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -140,4 +140,23 @@ fn dumps_cut_anywhere_never_panic() {
             }
         }
     }
+}
+
+/// Issue 36: a crafted 140-byte dump (fuzz/regressions/analyze_dump/)
+/// whose Memory64List range claims u64::MAX bytes, in a dump whose thread
+/// list lies past the end. The repair added the range's size to its
+/// offset, which overflowed (a panic with overflow checks, a wrong size
+/// without); the range is now cut at the end of the file and the dump is
+/// reported.
+#[test]
+fn a_memory64_range_whose_size_wraps_around_is_cut_at_the_end() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/regressions/analyze_dump/crash-memory64-range-size-overflow.dmp");
+    let report = analyze(&path);
+    assert_eq!(report["status"], "ok", "{}", report["error"]);
+    let warning = report["warnings"][0].as_str().unwrap();
+    assert!(
+        warning.starts_with("streams extend past the end of the file (140 bytes)"),
+        "{warning}"
+    );
 }

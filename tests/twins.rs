@@ -17,7 +17,7 @@
 //! generic that remains true where the information is really gone, with the
 //! reason written down there.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -7,9 +7,8 @@
 //! (scripts/unwind-fixtures.sh): the walk from the binaries can be compared
 //! with the walk from the .sym files on the same dumps.
 
-mod common;
-#[path = "common/synth.rs"]
-mod synth;
+use crate::common;
+use crate::common::synth;
 
 use std::path::{Path, PathBuf};
 

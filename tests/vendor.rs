@@ -12,7 +12,7 @@
 //! (scripts/ci-setup-linux.sh installs it). Without them a test skips
 //! through tests/common/skip.rs: a failure under CI.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 //! output without the kept memory, no system export tables), which must
 //! say "unknown" and never name a wrong holder.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -75,6 +75,10 @@ fn a_deadlock_through_the_loader_lock_names_both_threads_and_both_locks() {
     // loader lock, which the ending worker holds in DLL_THREAD_DETACH...
     assert_eq!(main["wait"]["kind"], "loader-lock", "{}", main["wait"]);
     assert_eq!(main["wait"]["holder"], worker_id);
+    // Wine's NtWaitForAlertByThreadId under RtlEnterCriticalSection: the
+    // calls show a lock wait (issue 39).
+    assert_eq!(main["blocked"]["kind"], "lock", "{}", main["blocked"]);
+    assert_eq!(worker["blocked"]["kind"], "lock", "{}", worker["blocked"]);
     assert!(main["wait"]["found"]
         .as_str()
         .unwrap()
@@ -190,6 +194,9 @@ fn a_dllmain_waiting_for_its_thread_holds_the_loader_lock_that_thread_needs() {
     // claimed, and the holder is named with what it is blocked in.
     assert_eq!(main["wait"]["kind"], "handle");
     assert!(main["wait"]["holder"].is_null());
+    // WaitForSingleObject does not say what it waits for: no kind.
+    assert!(main["blocked"]["kind"].is_null(), "{}", main["blocked"]);
+    assert_eq!(decoder["blocked"]["kind"], "lock");
     assert!(report["exit_phase"]["deadlock"].is_null());
     let evidence = report["diagnoses"][0]["evidence"].to_string();
     assert!(

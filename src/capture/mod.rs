@@ -8,7 +8,6 @@
 //! minidump-writer) and `windows.rs` (MiniDumpWriteDump).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::model::{Capture, CaptureReason, Report, CAPTURE_STREAM};
 
@@ -33,7 +32,10 @@ mod types;
 
 use naming::*;
 use postprocess::*;
-pub use types::{CaptureError, Captured, ExitStatus, RunEnd, RunOptions, MAX_TREE_DUMPS};
+pub use types::{
+    CaptureError, Captured, ExitStatus, Notice, RunEnd, RunOptions, StopOptions,
+    DEFAULT_STOP_LIMIT, MAX_TREE_DUMPS,
+};
 
 /// `run`'s exit status when the command was still running at the hang
 /// timeout (the status timeout(1) uses, so CI systems already know it).
@@ -44,29 +46,24 @@ pub const EXIT_HANG: u8 = 124;
 pub const EXIT_NOT_FOUND: u8 = 127;
 pub const EXIT_NOT_EXECUTABLE: u8 = 126;
 
-/// How long every thread of a process gets to stop for a dump, by default.
-/// A thread that does not stop in time (uninterruptible sleep in a driver)
-/// aborts the capture instead of blocking it.
-pub const DEFAULT_STOP_LIMIT: Duration = Duration::from_secs(2);
-
 /// Writes a minidump of the live process `pid` into `dir`, analyses it with
 /// `analyze`, and records the blamed thread in the dump (see
 /// [`record_blamed_thread`]). The process keeps running.
 ///
-/// Every thread must stop within `stop_limit`; one that does not (a thread
+/// Every thread must stop within `stop.limit`; one that does not (a thread
 /// in uninterruptible sleep) aborts the capture with
 /// [`CaptureError::NotStopped`], and the process is let go as it was.
 pub fn attach(
     pid: u32,
     dir: &Path,
-    stop_limit: Duration,
+    stop: StopOptions,
     analyze: &dyn Fn(&Path) -> Report,
 ) -> Result<Captured, CaptureError> {
     os::check_attachable(pid)?;
     prepare_dump_dir(dir)?;
     let record = capture_record(CaptureReason::Attach, pid, os::command_line(pid));
     let (mut file, path) = new_dump_file(dir, pid, &os::process_name(pid))?;
-    let written = os::write_live_dump(pid, &mut file, &path, stop_limit);
+    let written = os::write_live_dump(pid, &mut file, &path, stop);
     drop(file);
     if let Err(error) = written.and_then(|()| check_has_threads(&path, || os::why_no_threads(pid)))
     {
@@ -85,6 +82,7 @@ fn capture_record(reason: CaptureReason, pid: u32, command: Vec<String>) -> Capt
         command,
         pid,
         root_pid: None,
+        root_command: None,
         tool: format!("dumptriage {}", env!("CARGO_PKG_VERSION")),
         kept: None,
     }
@@ -165,10 +163,12 @@ fn finish_live_dump(
 
 /// Runs a command with its standard streams passed through, and captures a
 /// dump when it crashes or is still running at the hang timeout (see
-/// README, "dumptriage run").
+/// README, "dumptriage run"). What it has to say while the command runs
+/// goes to `notice` as it happens.
 pub fn run(
     options: &RunOptions,
     analyze: &dyn Fn(&Path) -> Report,
+    notice: &dyn Fn(Notice),
 ) -> Result<(RunEnd, Vec<Captured>), CaptureError> {
     prepare_dump_dir(&options.dump_dir)?;
     let command: Vec<String> = options
@@ -176,7 +176,7 @@ pub fn run(
         .iter()
         .map(|arg| arg.to_string_lossy().into_owned())
         .collect();
-    let (end, descendants) = os::supervise(options)?;
+    let (end, descendants) = os::supervise(options, notice)?;
     // Crashes of processes the command started, from their core files:
     // analysed as they are (a core has no room for the capture record,
     // which the report gets instead).
@@ -184,10 +184,13 @@ pub fn run(
         .into_iter()
         .map(|(pid, signal, path, root)| {
             let mut report = analyze(&path);
+            // The core's own record of its command line (80 bytes at
+            // most) is the report's: the process is gone.
             report.capture = Some(Capture {
                 signal: (signal != 0).then(|| signal_name(signal)),
                 root_pid: Some(root),
-                ..capture_record(CaptureReason::DescendantCore, pid, command.clone())
+                root_command: Some(command.clone()),
+                ..capture_record(CaptureReason::DescendantCore, pid, Vec::new())
             });
             Captured {
                 path,
@@ -207,11 +210,12 @@ pub fn run(
             pid,
             signal,
             status,
-            dump: dump.and_then(|path| {
+            dump: dump.and_then(|written| {
                 let record = Capture {
                     signal: Some(signal_name(signal)),
-                    ..capture_record(CaptureReason::Crash, pid, command.clone())
+                    ..capture_record(CaptureReason::Crash, pid, written.command)
                 };
+                let path = written.path;
                 let report = analyze_captured(&path, &record, analyze)?;
                 let recorded_thread = report.exception.as_ref().map(|e| e.thread_id);
                 Ok(Captured {
@@ -233,13 +237,15 @@ pub fn run(
             dumps: dumps
                 .into_iter()
                 .map(|(process, dump)| {
-                    let dump = dump.and_then(|path| {
+                    let dump = dump.and_then(|written| {
+                        let below = process != pid;
                         let record = Capture {
                             after_seconds: Some(after.as_secs_f64()),
-                            root_pid: (process != pid).then_some(pid),
-                            ..capture_record(CaptureReason::HangTimeout, process, command.clone())
+                            root_pid: below.then_some(pid),
+                            root_command: below.then(|| command.clone()),
+                            ..capture_record(CaptureReason::HangTimeout, process, written.command)
                         };
-                        finish_live_dump(path, &record, analyze)
+                        finish_live_dump(written.path, &record, analyze)
                     });
                     (process, dump)
                 })

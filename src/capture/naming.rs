@@ -92,7 +92,7 @@ pub(crate) fn prepare_dump_dir(dir: &Path) -> Result<(), CaptureError> {
 impl LocalTime {
     /// This machine's local time now (the time zone of `TZ` or
     /// /etc/localtime; UTC when neither can be read).
-    pub fn now() -> LocalTime {
+    pub(super) fn now() -> LocalTime {
         let now = jiff::Zoned::now();
         LocalTime {
             year: i32::from(now.year()),

@@ -6,6 +6,9 @@ use super::types::CaptureError;
 use minidump::{
     Minidump, MinidumpException, MinidumpMiscInfo, MinidumpSystemInfo, MinidumpThreadList,
 };
+use minidump_common::format as md;
+use scroll::ctx::{SizeWith, TryFromCtx, TryIntoCtx};
+use scroll::{Endian, Pread, Pwrite, LE};
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
@@ -63,23 +66,52 @@ pub(crate) fn record_blamed_thread(path: &Path, thread_id: u32) -> Result<bool, 
             .ok_or_else(|| fail("no exception stream directory entry".to_string()))?;
         (offset, thread.raw.thread_context, address)
     };
-    // MINIDUMP_EXCEPTION_STREAM: ThreadId at 0, ExceptionRecord at 8 (its
-    // ExceptionAddress at 8 + 16), ThreadContext (DataSize, Rva) at 160.
     let mut file = OpenOptions::new()
+        .read(true)
         .write(true)
         .open(path)
         .map_err(|e| fail(e.to_string()))?;
-    let mut put = |offset: u64, bytes: &[u8]| -> std::io::Result<()> {
-        file.seek(SeekFrom::Start(stream_offset + offset))?;
-        file.write_all(bytes)
-    };
-    put(0, &thread_id.to_le_bytes())
-        .and_then(|()| put(24, &address.to_le_bytes()))
-        .and_then(|()| put(160, &context.data_size.to_le_bytes()))
-        .and_then(|()| put(164, &context.rva.to_le_bytes()))
-        .and_then(|()| file.sync_data())
-        .map_err(|e| fail(e.to_string()))?;
+    let patched = (|| -> std::io::Result<()> {
+        let mut stream: md::MINIDUMP_EXCEPTION_STREAM = read_struct(&mut file, stream_offset)?;
+        stream.thread_id = thread_id;
+        stream.exception_record.exception_address = address;
+        stream.thread_context = context;
+        write_struct(&mut file, stream_offset, stream)?;
+        file.sync_data()
+    })();
+    patched.map_err(|e| fail(e.to_string()))?;
     Ok(true)
+}
+
+/// Reads a minidump-common structure at `at` of the file.
+fn read_struct<T>(file: &mut File, at: u64) -> std::io::Result<T>
+where
+    T: SizeWith<Endian> + for<'a> TryFromCtx<'a, Endian, Error = scroll::Error>,
+{
+    use std::io::Read;
+    let mut raw = vec![0u8; T::size_with(&LE)];
+    file.seek(SeekFrom::Start(at))?;
+    file.read_exact(&mut raw)?;
+    raw.pread_with(0, LE).map_err(std::io::Error::other)
+}
+
+/// A minidump-common structure's bytes.
+fn bytes_of<T>(value: T) -> std::io::Result<Vec<u8>>
+where
+    T: SizeWith<Endian> + TryIntoCtx<Endian, Error = scroll::Error>,
+{
+    let mut raw = vec![0u8; T::size_with(&LE)];
+    raw.pwrite_with(value, 0, LE)
+        .map_err(std::io::Error::other)?;
+    Ok(raw)
+}
+
+fn write_struct<T>(file: &mut File, at: u64, value: T) -> std::io::Result<()>
+where
+    T: SizeWith<Endian> + TryIntoCtx<Endian, Error = scroll::Error>,
+{
+    file.seek(SeekFrom::Start(at))?;
+    file.write_all(&bytes_of(value)?)
 }
 
 /// Adds a stream to a written dump: its bytes at the end of the file, and
@@ -92,7 +124,6 @@ pub(crate) fn append_stream(
     stream_type: u32,
     data: &[u8],
 ) -> Result<(), CaptureError> {
-    use std::io::Read;
     let fail = |why: String| CaptureError::Patch {
         path: path.to_path_buf(),
         why,
@@ -102,54 +133,62 @@ pub(crate) fn append_stream(
         .write(true)
         .open(path)
         .map_err(|e| fail(e.to_string()))?;
-    let mut header = [0u8; 16];
-    file.read_exact(&mut header)
-        .map_err(|e| fail(format!("no minidump header: {e}")))?;
-    let word = |at: usize| u32::from_le_bytes(header[at..at + 4].try_into().expect("4 bytes"));
-    let (count, directory_rva) = (word(8), word(12));
-    let mut directory = vec![0u8; count as usize * 12];
-    file.seek(SeekFrom::Start(u64::from(directory_rva)))
-        .and_then(|_| file.read_exact(&mut directory))
+    let header: md::MINIDUMP_HEADER =
+        read_struct(&mut file, 0).map_err(|e| fail(format!("no minidump header: {e}")))?;
+    let directory_rva = u64::from(header.stream_directory_rva);
+    let entry_size = md::MINIDUMP_DIRECTORY::size_with(&LE) as u64;
+    let directory = (0..u64::from(header.stream_count))
+        .map(|i| read_struct::<md::MINIDUMP_DIRECTORY>(&mut file, directory_rva + i * entry_size))
+        .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| fail(format!("unreadable stream directory: {e}")))?;
     let end = file
         .seek(SeekFrom::End(0))
         .map_err(|e| fail(e.to_string()))?;
     let data_rva = end.next_multiple_of(4);
-    let entry = |rva: u64| {
-        let mut e = Vec::with_capacity(12);
-        e.extend_from_slice(&stream_type.to_le_bytes());
-        e.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        e.extend_from_slice(&(rva as u32).to_le_bytes());
-        e
-    };
-    let unused = directory.chunks(12).position(|e| e[..4] == [0, 0, 0, 0]);
+    let unused = directory.iter().position(|e| e.stream_type == 0);
     let new_directory_rva = (data_rva + data.len() as u64).next_multiple_of(4);
-    let last = new_directory_rva + u64::from(count + 1) * 12;
-    if last > u64::from(u32::MAX) || data.len() > u32::MAX as usize {
+    let count = directory.len() as u64 + 1;
+    let last = new_directory_rva + count * entry_size;
+    let (Ok(data_rva32), Ok(data_size), Ok(_)) = (
+        u32::try_from(data_rva),
+        u32::try_from(data.len()),
+        u32::try_from(last),
+    ) else {
         return Err(fail(
             "the dump is too large for another stream (32-bit offsets)".to_string(),
         ));
-    }
+    };
+    let entry = md::MINIDUMP_DIRECTORY {
+        stream_type,
+        location: md::MINIDUMP_LOCATION_DESCRIPTOR {
+            data_size,
+            rva: data_rva32,
+        },
+    };
     let written = (|| -> std::io::Result<()> {
         file.seek(SeekFrom::Start(end))?;
         file.write_all(&vec![0u8; (data_rva - end) as usize])?;
         file.write_all(data)?;
         match unused {
             Some(index) => {
-                file.seek(SeekFrom::Start(
-                    u64::from(directory_rva) + index as u64 * 12,
-                ))?;
-                file.write_all(&entry(data_rva))?;
+                write_struct(&mut file, directory_rva + index as u64 * entry_size, entry)?;
             }
             None => {
                 let pad = new_directory_rva - (data_rva + data.len() as u64);
                 file.write_all(&vec![0u8; pad as usize])?;
-                file.write_all(&directory)?;
-                file.write_all(&entry(data_rva))?;
+                for old in directory {
+                    file.write_all(&bytes_of(old)?)?;
+                }
+                file.write_all(&bytes_of(entry)?)?;
                 file.sync_data()?;
-                file.seek(SeekFrom::Start(8))?;
-                file.write_all(&(count + 1).to_le_bytes())?;
-                file.write_all(&(new_directory_rva as u32).to_le_bytes())?;
+                // The header changes last: until then it describes the
+                // dump as it was.
+                let header = md::MINIDUMP_HEADER {
+                    stream_count: count as u32,
+                    stream_directory_rva: new_directory_rva as u32,
+                    ..header
+                };
+                write_struct(&mut file, 0, header)?;
             }
         }
         file.sync_data()

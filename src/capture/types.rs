@@ -18,8 +18,10 @@ pub enum CaptureError {
     OwnProcess(u32),
     #[error("PID {pid} is a thread of process {process}: attach to {process}")]
     NotAProcess { pid: u32, process: u32 },
-    #[error("process {0} has already exited (it is a zombie): there is nothing to dump")]
-    Exited(u32),
+    /// The process ended by itself before it was stopped: `how` says how
+    /// ("exited by itself with status 3", "was ended by SIGTERM").
+    #[error("process {pid} {how} before it was stopped for the dump: there is nothing to dump")]
+    Exited { pid: u32, how: String },
     #[error(
         "process {pid} is already being traced by process {tracer} ({tracer_name}): \
          detach that debugger first (only one tracer may attach)"
@@ -74,7 +76,7 @@ impl CaptureError {
             CaptureError::NoSuchProcess(_) => "no_such_process",
             CaptureError::OwnProcess(_) => "own_process",
             CaptureError::NotAProcess { .. } => "not_a_process",
-            CaptureError::Exited(_) => "exited",
+            CaptureError::Exited { .. } => "exited",
             CaptureError::AlreadyTraced { .. } => "already_traced",
             CaptureError::Refused { .. } => "refused",
             CaptureError::DumpDir { .. } => "dump_dir",
@@ -116,8 +118,45 @@ pub struct RunOptions {
     /// How long the processes of a hung command's tree get between SIGTERM
     /// and SIGKILL.
     pub kill_after: Duration,
-    /// How long the command's threads get to stop for a capture.
-    pub stop_limit: Duration,
+    /// How the command's processes are stopped for a capture.
+    pub stop: StopOptions,
+}
+
+/// How a process is stopped for its dump, and what is kept of it beside
+/// the dump's own streams: what `attach` and `run` share.
+#[derive(Debug, Clone, Copy)]
+pub struct StopOptions {
+    /// How long every thread gets to stop; one that does not (a thread in
+    /// uninterruptible sleep) aborts the capture.
+    pub limit: Duration,
+    /// Keep the memory CPython's stacks need: off only to measure what
+    /// keeping costs (`scripts/bench-python.sh`).
+    pub python_memory: bool,
+}
+
+impl Default for StopOptions {
+    fn default() -> Self {
+        StopOptions {
+            limit: DEFAULT_STOP_LIMIT,
+            python_memory: true,
+        }
+    }
+}
+
+/// How long every thread of a process gets to stop for a dump, by default.
+/// A thread that does not stop in time (uninterruptible sleep in a driver)
+/// aborts the capture instead of blocking it.
+pub const DEFAULT_STOP_LIMIT: Duration = Duration::from_secs(2);
+
+/// What `run` has to say while the command runs, handed to the caller as it
+/// happens (a warning printed only at the end would come too late to act
+/// on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notice {
+    /// Something that makes the capture less than asked for.
+    Warning(String),
+    /// What happened, for the record.
+    Note(String),
 }
 
 /// How the command ended, as its parent would have seen it.
@@ -155,7 +194,15 @@ pub enum RunEnd<D = Result<Captured, CaptureError>> {
 /// file (moved into the dump folder), the command's pid.
 pub(super) type DescendantCore = (u32, i32, PathBuf, u32);
 
+/// A dump the supervisor wrote, before it is analysed.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(super) struct Written {
+    pub path: PathBuf,
+    /// The dumped process's own command line, read before it was stopped.
+    pub command: Vec<String>,
+}
+
 /// How the supervised command ended, before its dump is analysed: what the
 /// OS-specific supervisor returns.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub(super) type Supervised = RunEnd<Result<PathBuf, CaptureError>>;
+pub(super) type Supervised = RunEnd<Result<Written, CaptureError>>;

@@ -18,7 +18,7 @@ pub(super) fn write_live_dump(
     _pid: u32,
     _file: &mut File,
     _path: &Path,
-    _stop_limit: std::time::Duration,
+    _stop: super::types::StopOptions,
 ) -> Result<(), CaptureError> {
     Err(CaptureError::Unsupported("dumptriage attach"))
 }
@@ -29,6 +29,7 @@ pub(super) fn why_no_threads(_pid: u32) -> CaptureError {
 
 pub(super) fn supervise(
     _options: &RunOptions,
+    _notice: &dyn Fn(super::types::Notice),
 ) -> Result<(Supervised, Vec<DescendantCore>), CaptureError> {
     Err(CaptureError::Unsupported("dumptriage run"))
 }

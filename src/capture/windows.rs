@@ -89,7 +89,10 @@ pub(super) fn check_attachable(pid: u32) -> Result<(), CaptureError> {
     // SAFETY: writes one u32.
     let ok = unsafe { GetExitCodeProcess(process.0, &mut code) };
     if ok != 0 && code != STILL_ACTIVE as u32 {
-        return Err(CaptureError::Exited(pid));
+        return Err(CaptureError::Exited {
+            pid,
+            how: format!("exited with status {code}"),
+        });
     }
     Ok(())
 }
@@ -98,7 +101,7 @@ pub(super) fn write_live_dump(
     pid: u32,
     file: &mut File,
     _path: &Path,
-    _stop_limit: std::time::Duration,
+    _stop: super::types::StopOptions,
 ) -> Result<(), CaptureError> {
     let process = Process::open(
         pid,
@@ -141,6 +144,7 @@ pub(super) fn why_no_threads(pid: u32) -> CaptureError {
 
 pub(super) fn supervise(
     _options: &RunOptions,
+    _notice: &dyn Fn(super::types::Notice),
 ) -> Result<(Supervised, Vec<DescendantCore>), CaptureError> {
     Err(CaptureError::Unsupported("dumptriage run"))
 }

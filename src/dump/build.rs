@@ -2,8 +2,9 @@
 //! frames (with names of frames in unloaded modules), modules, the
 //! exception and what the processor could not read.
 
+use crate::model::without_symbol_version;
 use crate::model::{
-    file_name, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Status,
+    file_name, Exception, Frame, InlineFrame, Module, ModuleSymbols, Process, Report, Source,
     SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
 };
 use crate::symbols::provider::UnloadedName;
@@ -98,6 +99,14 @@ pub(super) fn build_report(
         .enumerate()
         .map(|(i, stack)| build_thread(stack, Some(i) == crashing_index, symbols, unloaded_names))
         .collect();
+    if os == minidump::system_info::Os::Linux {
+        for (thread, stack) in threads.iter_mut().zip(&state.threads) {
+            thread.in_system_call = stack
+                .frames
+                .first()
+                .and_then(|f| in_system_call(&f.context));
+        }
+    }
     // The crashing thread first; the others keep the dump's order.
     threads.sort_by_key(|t| !t.crashing);
     let exception = exception.map(|mut e| {
@@ -145,10 +154,6 @@ pub(super) fn build_report(
 
     let sys = &state.system_info;
     Report {
-        path: String::new(),
-        status: Status::Ok,
-        error: None,
-        error_kind: None,
         process: Some(Process {
             name: state
                 .modules
@@ -175,11 +180,7 @@ pub(super) fn build_report(
         modules,
         unloaded_modules,
         warnings,
-        exit_phase: Default::default(),
-        diagnoses: Vec::new(),
-        crash_signature: None,
-        capture: None,
-        source: Default::default(),
+        ..Report::new(String::new(), Source::default())
     }
 }
 
@@ -224,6 +225,20 @@ fn utc(time: std::time::SystemTime) -> Option<String> {
     Some(stamp.to_string())
 }
 
+/// Whether a Linux thread was stopped inside a system call: a thread
+/// stopped (by ptrace, a dump writer or the kernel writing a core) while it
+/// sleeps in a system call has the kernel's restart code (-ERESTARTSYS and
+/// its kin, -512 to -516) in its return register (x86-64 rax, arm64 x0),
+/// or -EINTR for the calls a stop ends instead (epoll_wait and the others
+/// signal(7) lists). `None` for other CPUs.
+pub(super) fn in_system_call(context: &minidump::MinidumpContext) -> Option<bool> {
+    const EINTR: i64 = -4;
+    let value = context
+        .get_register("rax")
+        .or_else(|| context.get_register("x0"))? as i64;
+    Some((-516..=-512).contains(&value) || value == EINTR)
+}
+
 pub(super) fn build_thread(
     stack: &CallStack,
     crashing: bool,
@@ -231,16 +246,8 @@ pub(super) fn build_thread(
     unloaded_names: &UnloadedNames,
 ) -> Thread {
     Thread {
-        id: stack.thread_id,
         name: stack.thread_name.clone(),
         crashing,
-        exiting: None,
-        exiting_in_stack: None,
-        starting: None,
-        blocked: None,
-        wait: None,
-        ending: None,
-        holds_gil: false,
         walk: match stack.info {
             CallStackInfo::Ok => Walk::Ok,
             CallStackInfo::MissingContext => Walk::MissingContext,
@@ -248,7 +255,6 @@ pub(super) fn build_thread(
             CallStackInfo::UnsupportedCpu => Walk::UnsupportedCpu,
             CallStackInfo::DumpThreadSkipped => Walk::DumpThreadSkipped,
         },
-        stack_search: Vec::new(),
         // The registers as the dump recorded them (frame 0's context), for
         // the crashing thread only: what people read first after the stack.
         registers: match stack.frames.first() {
@@ -265,6 +271,7 @@ pub(super) fn build_thread(
             .enumerate()
             .map(|(i, f)| build_frame(i, f, symbols, unloaded_names))
             .collect(),
+        ..Thread::new(stack.thread_id)
     }
 }
 
@@ -308,9 +315,11 @@ pub(super) fn build_frame(
         function_guessed,
         instruction: frame.instruction,
         module: module.map(|m| file_name(&m.code_file()).to_string()),
+        // Shown without an ELF symbol version (`@@GLIBC_2.34`).
         function: frame
             .function_name
-            .clone()
+            .as_deref()
+            .map(|f| without_symbol_version(f).to_string())
             .or_else(|| unloaded_name.map(|n| n.function.clone())),
         module_offset: module.map(|m| frame.instruction.wrapping_sub(m.base_address())),
         function_offset: frame
@@ -343,7 +352,7 @@ pub(super) fn build_frame(
             .iter()
             .rev()
             .map(|inline| InlineFrame {
-                function: inline.function_name.clone(),
+                function: without_symbol_version(&inline.function_name).to_string(),
                 file: inline.source_file_name.clone(),
                 line: inline.source_line,
             })
@@ -365,7 +374,15 @@ pub(super) fn build_module(
     Module {
         base: module.base_address(),
         size: module.size(),
-        version: module.version().map(|v| v.into_owned()),
+        // The writer's (a PE's version resource, an ELF library's file
+        // name); else an ELF file's package note, where this machine has
+        // the same build.
+        version: module.version().map(|v| v.into_owned()).or_else(|| {
+            let code_id = module.code_identifier().map(|id| id.to_string());
+            (path.starts_with('/'))
+                .then(|| super::package_note::package_version(&path, code_id.as_deref()))
+                .flatten()
+        }),
         debug_file: module.debug_file().map(|f| f.into_owned()),
         debug_id: module
             .debug_identifier()

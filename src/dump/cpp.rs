@@ -69,7 +69,9 @@ where
         }
     };
     let align = if wide { 8 } else { 4 };
-    let mut at = start.next_multiple_of(align);
+    // A stack pointer far above the region's base (a hostile dump's) has
+    // no word of it to look at.
+    let mut at = start.checked_next_multiple_of(align)?;
     while at + 4 <= end {
         let here = at;
         at += align;
@@ -101,7 +103,7 @@ where
         if let Some(cpp_type) = thrown_type(code, &parameters, state, symbols).await {
             return Some(crate::model::CppInFlight {
                 cpp_type,
-                record_address: base + here as u64,
+                record_address: base.wrapping_add(here as u64),
             });
         }
     }

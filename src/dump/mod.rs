@@ -17,6 +17,7 @@ use crate::symbols::{DumpSymbols, Sources};
 mod build;
 mod cpp;
 mod error;
+mod package_note;
 mod repair;
 mod stack_search;
 mod waits;
@@ -46,6 +47,11 @@ impl Analyzer {
     pub fn finish(self) {
         self.sources.remove_private_folders();
         std::thread::spawn(move || drop(self));
+    }
+
+    /// The symbol files and binaries the analyses so far used (`pack`).
+    pub fn used_files(&self) -> Vec<crate::symbols::UsedFile> {
+        self.sources.used_files()
     }
 
     /// Analyses one dump. Never panics: a failure is a report with status
@@ -88,7 +94,7 @@ impl Analyzer {
             None => (path, size),
         };
         let dump = Minidump::read_path(read_from).map_err(|e| read_error(e, path, size))?;
-        let mut report = self.analyze_dump(&dump, size)?;
+        let mut report = self.analyze_dump(&dump, size, None)?;
         if let Some(repaired) = &repaired {
             report.warnings.insert(0, repaired.warning.clone());
         }
@@ -97,22 +103,57 @@ impl Analyzer {
 
     /// A Linux core file, read as the minidump it is turned into.
     fn analyze_core(&self, path: &Path, size: u64) -> Result<Report, DumpError> {
-        let core = crate::elfcore::open(path).map_err(DumpError::Core)?;
-        let len = core.view.len() as u64;
-        let dump = Minidump::read(core.view).map_err(|e| {
-            DumpError::Core(format!("the core could not be read ({e}, {size} bytes)"))
-        })?;
-        let mut report = self.analyze_dump(&dump, len)?;
-        report.warnings.splice(0..0, core.warnings);
-        report.source = crate::model::Source {
-            kind: crate::model::SourceKind::Core,
-            format: Some(core.format),
-            ..crate::model::Source::default()
-        };
-        Ok(report)
+        self.analyze_core_reading(path, size, None)
+            .map(|(report, _)| report)
     }
 
-    fn analyze_dump<'a, T>(&self, dump: &Minidump<'a, T>, size: u64) -> Result<Report, DumpError>
+    /// A core analysed for `convert`, with every range of memory the wait
+    /// and Python readers read in it (what a small minidump must keep to
+    /// give the same report).
+    pub(crate) fn analyze_core_recorded(&self, path: &Path) -> Result<RecordedCore, DumpError> {
+        let size = std::fs::metadata(path)
+            .map_err(DumpError::Unreadable)?
+            .len();
+        let reads = Reads::default();
+        let (report, core) = self.analyze_core_reading(path, size, Some(&reads))?;
+        Ok(RecordedCore {
+            report,
+            core,
+            reads: reads.into_inner(),
+        })
+    }
+
+    fn analyze_core_reading(
+        &self,
+        path: &Path,
+        size: u64,
+        reads: Option<&Reads>,
+    ) -> Result<(Report, crate::elfcore::OpenedCore), DumpError> {
+        let core = crate::elfcore::open(path).map_err(DumpError::Core)?;
+        let len = core.view.len() as u64;
+        let mut report = {
+            let dump = Minidump::read(&core.view[..]).map_err(|e| {
+                DumpError::Core(format!("the core could not be read ({e}, {size} bytes)"))
+            })?;
+            let mut report = self.analyze_dump(&dump, len, reads)?;
+            as_core_recorded_it(&mut report, &dump);
+            report
+        };
+        report.warnings.splice(0..0, core.warnings.iter().cloned());
+        report.source = crate::model::Source {
+            kind: crate::model::SourceKind::Core,
+            format: Some(core.format.clone()),
+            ..crate::model::Source::default()
+        };
+        Ok((report, core))
+    }
+
+    fn analyze_dump<'a, T>(
+        &self,
+        dump: &Minidump<'a, T>,
+        size: u64,
+        reads: Option<&Reads>,
+    ) -> Result<Report, DumpError>
     where
         T: std::ops::Deref<Target = [u8]> + 'a,
     {
@@ -173,6 +214,7 @@ impl Analyzer {
         let dump_memory = DumpMemory {
             list: memory.as_ref(),
             kept: &kept,
+            reads,
         };
         waits::find_waits(&state, &dump_memory, &threads, &mut report);
         // Which Python code each thread ran, when the process is CPython.
@@ -187,17 +229,14 @@ impl Analyzer {
             .collect();
         crate::python::annotate(&mut report, &modules, &dump_memory);
         // The command line, where the writer kept it (Breakpad's and
-        // minidump-writer's Linux dumps: /proc/PID/cmdline, NUL-separated).
+        // minidump-writer's Linux dumps: /proc/PID/cmdline, NUL-separated),
+        // quoted as a shell would take it back.
         if let (Some(process), Ok(raw)) =
             (report.process.as_mut(), dump.get_raw_stream(LINUX_CMD_LINE))
         {
-            let words: Vec<String> = raw
-                .split(|b| *b == 0)
-                .filter(|w| !w.is_empty())
-                .map(|w| String::from_utf8_lossy(w).into_owned())
-                .collect();
+            let words = crate::model::command_words(raw);
             if !words.is_empty() {
-                process.command_line = Some(words.join(" "));
+                process.command_line = Some(crate::printable::shell_words(&words));
             }
         }
         // Why `run` or `attach` took the dump, when one of them did.
@@ -213,24 +252,90 @@ impl Analyzer {
                 Err(why) => report.warnings.push(why),
             }
         }
+        // What the dump was converted from, when `dumptriage convert`
+        // wrote it: the core's own warnings, so the small file says what
+        // the core said.
+        if let Ok(bytes) = dump.get_raw_stream(crate::model::CONVERTED_STREAM) {
+            match crate::model::Converted::from_bytes(bytes) {
+                Ok(converted) => {
+                    as_core_recorded_it(&mut report, dump);
+                    report.source.format = Some(converted.describe());
+                    report.warnings.splice(0..0, converted.warnings);
+                }
+                Err(why) => report.warnings.push(why),
+            }
+        }
         Ok(report)
     }
 }
 
+/// What a Linux core records, said as it records it (for a core, and for
+/// the minidump `convert` made of one). A core keeps only the first 80
+/// bytes of the command line, with spaces between the words
+/// (NT_PRPSINFO): where one word ends is lost, so the text is shown as the
+/// kernel wrote it, not quoted. It records neither the kernel's version
+/// nor the CPUs (the minidump it is read as has zeros there): unknown, not
+/// zero.
+fn as_core_recorded_it<'a, T>(report: &mut Report, dump: &Minidump<'a, T>)
+where
+    T: std::ops::Deref<Target = [u8]> + 'a,
+{
+    if let (Some(process), Ok(raw)) = (report.process.as_mut(), dump.get_raw_stream(LINUX_CMD_LINE))
+    {
+        let text = String::from_utf8_lossy(raw)
+            .trim_end_matches('\0')
+            .to_string();
+        process.command_line = (!text.is_empty()).then_some(text);
+    }
+    if let Some(system) = report.system.as_mut() {
+        system.os_version = None;
+        system.cpu_info = None;
+        system.cpu_count = 0;
+    }
+}
+
+/// A core analysed for `convert`.
+pub(crate) struct RecordedCore {
+    /// Its report, not yet diagnosed.
+    pub report: Report,
+    /// The core, as the minidump view the analysis read.
+    pub core: crate::elfcore::OpenedCore,
+    /// The ranges of memory (address, length) the wait and Python readers
+    /// read, in the order read.
+    pub reads: Vec<(u64, u64)>,
+}
+
+/// The ranges of memory (address, length) the wait and Python readers read,
+/// in the order read.
+type Reads = std::cell::RefCell<Vec<(u64, u64)>>;
+
 /// A dump's memory for the Python reader: the ranges a capture kept, then
-/// the dump's memory lists.
+/// the dump's memory lists. With `reads`, every read that succeeds is
+/// recorded there.
 struct DumpMemory<'a, 'm> {
     list: Option<&'a minidump::UnifiedMemoryList<'m>>,
     kept: &'a [(u64, Vec<u8>)],
+    reads: Option<&'a Reads>,
 }
 
 impl crate::python::Memory for DumpMemory<'_, '_> {
     fn read(&self, address: u64, len: usize) -> Option<Vec<u8>> {
+        let bytes = self.read_unrecorded(address, len)?;
+        if let Some(reads) = self.reads {
+            reads.borrow_mut().push((address, len as u64));
+        }
+        Some(bytes)
+    }
+}
+
+impl DumpMemory<'_, '_> {
+    fn read_unrecorded(&self, address: u64, len: usize) -> Option<Vec<u8>> {
         let end = address.checked_add(len as u64)?;
         // The last kept range starting at or before `address` (sorted).
         let after = self.kept.partition_point(|(base, _)| *base <= address);
         if let Some((base, bytes)) = after.checked_sub(1).map(|i| &self.kept[i]) {
-            if end <= base + bytes.len() as u64 {
+            // The kept ranges' addresses come from the dump: any value.
+            if end <= base.saturating_add(bytes.len() as u64) {
                 let at = (address - base) as usize;
                 return Some(bytes[at..at + len].to_vec());
             }

@@ -15,21 +15,27 @@
 //! what was guessed.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-/// MINIDUMP_STREAM_TYPE values the repair knows.
-const THREAD_LIST: u32 = 3;
-const MODULE_LIST: u32 = 4;
-const MEMORY_LIST: u32 = 5;
-const EXCEPTION: u32 = 6;
-const SYSTEM_INFO: u32 = 7;
-const MEMORY64_LIST: u32 = 9;
+use minidump_common::format::{
+    self as md, PlatformId, ProcessorArchitecture, MINIDUMP_STREAM_TYPE as Stream,
+};
+use scroll::ctx::{SizeWith, TryFromCtx, TryIntoCtx};
+use scroll::{Endian, Pread, Pwrite, LE};
 
-const THREAD_SIZE: u64 = 48;
-const MODULE_SIZE: u64 = 108;
-const MEMORY_DESCRIPTOR_SIZE: u64 = 16;
-const SYSTEM_INFO_SIZE: usize = 56;
+/// The stream types the repair knows.
+const THREAD_LIST: u32 = Stream::ThreadListStream as u32;
+const MODULE_LIST: u32 = Stream::ModuleListStream as u32;
+const MEMORY_LIST: u32 = Stream::MemoryListStream as u32;
+const EXCEPTION: u32 = Stream::ExceptionStream as u32;
+const SYSTEM_INFO: u32 = Stream::SystemInfoStream as u32;
+const MEMORY64_LIST: u32 = Stream::Memory64ListStream as u32;
+
+/// The size of a minidump-common structure in the file.
+fn size_of<T: SizeWith<Endian>>() -> u64 {
+    T::size_with(&LE) as u64
+}
 
 /// A repaired copy of a truncated dump, and what the report must say.
 pub(super) struct Repaired {
@@ -37,32 +43,19 @@ pub(super) struct Repaired {
     pub warning: String,
 }
 
-struct Entry {
-    stream_type: u32,
-    size: u32,
-    rva: u32,
+/// Where a stream ends: an RVA and a size are 32-bit, their sum is not.
+fn end(entry: &md::MINIDUMP_DIRECTORY) -> u64 {
+    location_end(&entry.location)
 }
 
-impl Entry {
-    /// A MINIDUMP_DIRECTORY: type, size, RVA.
-    fn read(raw: &[u8]) -> Entry {
-        let word = |at: usize| u32::from_le_bytes(raw[at..at + 4].try_into().expect("4 bytes"));
-        Entry {
-            stream_type: word(0),
-            size: word(4),
-            rva: word(8),
-        }
-    }
-
-    fn end(&self) -> u64 {
-        u64::from(self.rva) + u64::from(self.size)
-    }
+fn location_end(location: &md::MINIDUMP_LOCATION_DESCRIPTOR) -> u64 {
+    u64::from(location.rva) + u64::from(location.data_size)
 }
 
 /// `None` when nothing in the directory lies past the end of the file (or
 /// the directory itself is not in the file: then nothing can be found, and
 /// the reader's own error stands).
-pub(super) fn repair_if_truncated(path: &Path, len: u64) -> std::io::Result<Option<Repaired>> {
+pub(super) fn repair_if_truncated(path: &Path, len: u64) -> io::Result<Option<Repaired>> {
     let mut file = File::open(path)?;
     // A directory moved to the end (dumptriage's capture appends its
     // streams and a new directory) is lost with the end: the writer's own,
@@ -74,7 +67,7 @@ pub(super) fn repair_if_truncated(path: &Path, len: u64) -> std::io::Result<Opti
             None => return Ok(None),
         },
     };
-    let expected = entries.iter().map(Entry::end).max().unwrap_or(0);
+    let expected = entries.iter().map(end).max().unwrap_or(0);
     if expected <= len && !moved {
         return Ok(None);
     }
@@ -83,54 +76,70 @@ pub(super) fn repair_if_truncated(path: &Path, len: u64) -> std::io::Result<Opti
         .suffix(".dmp")
         .tempfile()?;
     file.seek(SeekFrom::Start(0))?;
-    std::io::copy(&mut file, copy.as_file_mut())?;
+    io::copy(&mut file, copy.as_file_mut())?;
     let mut out = OpenOptions::new()
         .read(true)
         .write(true)
         .open(copy.path())?;
     let mut notes = Notes::default();
+    let mut header: md::MINIDUMP_HEADER = read_struct(&mut out, 0)?;
     if moved {
-        write_at(&mut out, 8, &(entries.len() as u32).to_le_bytes())?;
-        write_at(&mut out, 12, &(HEADER_END as u32).to_le_bytes())?;
+        // At most 64 entries (original_directory), right after the header.
+        header.stream_count = entries.len() as u32;
+        header.stream_directory_rva = HEADER_END as u32;
+        write_struct(&mut out, 0, header.clone())?;
         notes.other.push(
             "the streams dumptriage's capture added (its record and the memory it kept)"
                 .to_string(),
         );
     }
-    let directory_rva = u64::from(read_u32(&mut out, 12)?);
+    let directory_rva = u64::from(header.stream_directory_rva);
     let mut kept = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
-        let at = directory_rva + index as u64 * 12;
-        let fits_header = |n: u64| u64::from(entry.rva) + n <= len;
+        // At most 4096 entries of 12 bytes after a 32-bit RVA.
+        let at = directory_rva + index as u64 * size_of::<md::MINIDUMP_DIRECTORY>();
+        let rva = u64::from(entry.location.rva);
+        let fits_header = |n: u64| rva + n <= len;
         let keep = match entry.stream_type {
-            THREAD_LIST if fits_header(4) => trim_threads(&mut out, entry, len, &mut notes)?,
-            MODULE_LIST if fits_header(4) => trim_modules(&mut out, entry, len, &mut notes)?,
-            MEMORY_LIST if fits_header(4) => trim_memory(&mut out, entry, len)?,
-            MEMORY64_LIST if fits_header(16) => trim_memory64(&mut out, entry, len)?,
-            _ if entry.end() <= len => Some(entry.size),
+            THREAD_LIST if fits_header(4) => trim_threads(&mut out, rva, len, &mut notes)?,
+            MODULE_LIST if fits_header(4) => trim_modules(&mut out, rva, len, &mut notes)?,
+            MEMORY_LIST if fits_header(4) => trim_memory(&mut out, rva, len)?,
+            MEMORY64_LIST if fits_header(16) => trim_memory64(&mut out, rva, len)?,
+            _ if end(entry) <= len => Some(entry.location.data_size),
             _ => None,
         };
         match keep {
-            Some(size) => {
-                write_at(&mut out, at + 4, &size.to_le_bytes())?;
+            Some(data_size) => {
+                let trimmed = md::MINIDUMP_DIRECTORY {
+                    location: md::MINIDUMP_LOCATION_DESCRIPTOR {
+                        data_size,
+                        ..entry.location
+                    },
+                    ..entry.clone()
+                };
+                write_struct(&mut out, at, trimmed)?;
                 kept.push(entry.stream_type);
             }
             None => {
                 // An unused entry: type 0, nothing.
-                write_at(&mut out, at, &[0; 12])?;
+                write_struct(&mut out, at, md::MINIDUMP_DIRECTORY::default())?;
                 if entry.stream_type != 0 {
                     notes.lost.push(stream_name(entry.stream_type));
                 }
             }
         }
-        if entry.stream_type == EXCEPTION && entry.end() <= len {
-            // The exception's own context (ThreadContext at 160).
-            let context = read_location(&mut out, u64::from(entry.rva) + 160)?;
-            if context.1 as u64 + u64::from(context.0) > len {
-                write_at(&mut out, u64::from(entry.rva) + 160, &[0; 8])?;
-                notes
-                    .other
-                    .push("the exception's register context".to_string());
+        if entry.stream_type == EXCEPTION && end(entry) <= len {
+            // The exception's own register context, when the stream holds
+            // one and it lies past the end.
+            let stream = read_struct::<md::MINIDUMP_EXCEPTION_STREAM>(&mut out, rva);
+            if let Ok(mut stream) = stream {
+                if location_end(&stream.thread_context) > len {
+                    stream.thread_context = md::MINIDUMP_LOCATION_DESCRIPTOR::default();
+                    write_struct(&mut out, rva, stream)?;
+                    notes
+                        .other
+                        .push("the exception's register context".to_string());
+                }
             }
         }
     }
@@ -147,10 +156,10 @@ pub(super) fn repair_if_truncated(path: &Path, len: u64) -> std::io::Result<Opti
     out.sync_data()?;
     // Cut short: streams start past the end, where the writer put them.
     // Otherwise a size field is damaged (or absurd): not a length to quote.
-    let cut = entries.iter().any(|e| u64::from(e.rva) >= len);
+    let cut = entries.iter().any(|e| u64::from(e.location.rva) >= len);
     let plausible = entries
         .iter()
-        .map(Entry::end)
+        .map(end)
         .filter(|&end| end <= len.saturating_mul(16))
         .max()
         .filter(|_| cut);
@@ -163,10 +172,10 @@ pub(super) fn repair_if_truncated(path: &Path, len: u64) -> std::io::Result<Opti
 #[derive(Default)]
 struct Notes {
     lost: Vec<String>,
-    threads_dropped: usize,
+    threads_dropped: u64,
     stacks_cut: usize,
     stacks_lost: usize,
-    modules_dropped: usize,
+    modules_dropped: u64,
     other: Vec<String>,
     guessed: Option<String>,
 }
@@ -216,255 +225,232 @@ impl Notes {
     }
 }
 
-/// Where writers put the stream directory: right after the 32-byte header.
+/// Where writers put the stream directory: right after the header.
 const HEADER_END: u64 = 32;
 
 /// The directory the writer left after the header when the header points
 /// to another one past the end of the file: entries up to the first
 /// stream's data (Wine's unaligned ones too), fewer than the moved
 /// directory has, with a thread list among them.
-fn original_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<Entry>>> {
-    let mut header = [0u8; 16];
-    file.seek(SeekFrom::Start(0))?;
-    if file.read_exact(&mut header).is_err() || &header[..4] != b"MDMP" {
+fn original_directory(
+    file: &mut File,
+    len: u64,
+) -> io::Result<Option<Vec<md::MINIDUMP_DIRECTORY>>> {
+    let Ok(header) = read_struct::<md::MINIDUMP_HEADER>(file, 0) else {
+        return Ok(None);
+    };
+    let rva = u64::from(header.stream_directory_rva);
+    if header.signature != md::MINIDUMP_SIGNATURE || rva == HEADER_END {
         return Ok(None);
     }
-    let rva = u64::from(u32::from_le_bytes(
-        header[12..16].try_into().expect("4 bytes"),
-    ));
-    if rva == HEADER_END || len < HEADER_END + 12 {
-        return Ok(None);
-    }
-    // The header's count is the moved directory's: the writer's has fewer.
-    let moved_count = u64::from(u32::from_le_bytes(
-        header[8..12].try_into().expect("4 bytes"),
-    ));
+    let entry_size = size_of::<md::MINIDUMP_DIRECTORY>();
     let mut entries = Vec::new();
     let mut first_data = u64::MAX;
     let mut at = HEADER_END;
-    while at + 12 <= first_data.min(len) && entries.len() < 64 {
-        let mut raw = [0u8; 12];
-        file.seek(SeekFrom::Start(at))?;
-        file.read_exact(&mut raw)?;
-        let entry = Entry::read(&raw);
-        if u64::from(entry.rva) < at + 12 || entry.size > 1 << 30 {
+    // `at` stays below the first stream's RVA (32-bit): no overflow.
+    while at + entry_size <= first_data.min(len) && entries.len() < 64 {
+        let entry: md::MINIDUMP_DIRECTORY = read_struct(file, at)?;
+        let next = at + entry_size;
+        if u64::from(entry.location.rva) < next || entry.location.data_size > 1 << 30 {
             // Unused entries (type 0, nothing) may follow: kept as such.
-            if entry.stream_type == 0 && entry.size == 0 && entry.rva == 0 {
+            let unused =
+                entry.stream_type == 0 && entry.location.data_size == 0 && entry.location.rva == 0;
+            if unused {
                 entries.push(entry);
-                at += 12;
+                at = next;
                 continue;
             }
             break;
         }
         if entry.stream_type != 0 {
-            first_data = first_data.min(u64::from(entry.rva));
+            first_data = first_data.min(u64::from(entry.location.rva));
         }
         entries.push(entry);
-        at += 12;
+        at = next;
     }
     let has_threads = entries.iter().any(|e| e.stream_type == THREAD_LIST);
-    let fewer = (entries.len() as u64) < moved_count;
+    // The header's count is the moved directory's: the writer's has fewer.
+    let fewer = (entries.len() as u64) < u64::from(header.stream_count);
     Ok((has_threads && fewer).then_some(entries))
 }
 
-fn read_directory(file: &mut File, len: u64) -> std::io::Result<Option<Vec<Entry>>> {
-    if len < 32 {
+fn read_directory(file: &mut File, len: u64) -> io::Result<Option<Vec<md::MINIDUMP_DIRECTORY>>> {
+    if len < HEADER_END {
         return Ok(None);
     }
-    let mut header = [0u8; 32];
-    file.read_exact(&mut header)?;
-    if &header[..4] != b"MDMP" {
+    let header: md::MINIDUMP_HEADER = read_struct(file, 0)?;
+    if header.signature != md::MINIDUMP_SIGNATURE {
         return Ok(None);
     }
-    let count = u32::from_le_bytes(header[8..12].try_into().expect("4 bytes"));
-    let rva = u32::from_le_bytes(header[12..16].try_into().expect("4 bytes"));
-    let bytes = u64::from(count) * 12;
+    let (count, rva) = (header.stream_count, u64::from(header.stream_directory_rva));
     // A directory that is not whole in the file, or absurd, is not ours to
     // guess at.
-    if count == 0 || count > 4096 || u64::from(rva) + bytes > len {
+    if count == 0 || count > 4096 {
         return Ok(None);
     }
-    let mut raw = vec![0u8; bytes as usize];
-    file.seek(SeekFrom::Start(u64::from(rva)))?;
-    file.read_exact(&mut raw)?;
-    Ok(Some(raw.chunks(12).map(Entry::read).collect()))
+    let entry_size = size_of::<md::MINIDUMP_DIRECTORY>();
+    if rva + u64::from(count) * entry_size > len {
+        return Ok(None);
+    }
+    (0..u64::from(count))
+        .map(|i| read_struct(file, rva + i * entry_size))
+        .collect::<io::Result<Vec<_>>>()
+        .map(Some)
 }
 
 /// Keeps the threads whose entry and registers are in the file; a stack
 /// past the end is cut to what is there (or emptied). Returns the list's
 /// new size.
-fn trim_threads(
-    out: &mut File,
-    entry: &Entry,
-    len: u64,
-    notes: &mut Notes,
-) -> std::io::Result<Option<u32>> {
-    let rva = u64::from(entry.rva);
-    let (entries, missing) = list_entries(out, rva, THREAD_SIZE, len)?;
+fn trim_threads(out: &mut File, rva: u64, len: u64, notes: &mut Notes) -> io::Result<Option<u32>> {
+    let (threads, missing) = list_entries::<md::MINIDUMP_THREAD>(out, rva, len)?;
     notes.threads_dropped += missing;
     let mut kept = Vec::new();
-    for mut thread in entries {
-        let (context_size, context_rva) = (word(&thread, 40), word(&thread, 44));
-        if context_rva + context_size > len || context_size == 0 {
+    for mut thread in threads {
+        let context = thread.thread_context;
+        if location_end(&context) > len || context.data_size == 0 {
             notes.threads_dropped += 1;
             continue;
         }
-        let (stack_size, stack_rva) = (word(&thread, 32), word(&thread, 36));
-        if stack_rva + stack_size > len {
+        let stack = thread.stack.memory;
+        if location_end(&stack) > len {
+            let stack_rva = u64::from(stack.rva);
             let left = len.saturating_sub(stack_rva);
-            if stack_rva >= len || left == 0 {
-                thread[32..40].copy_from_slice(&[0; 8]);
+            if left == 0 {
+                thread.stack.memory = md::MINIDUMP_LOCATION_DESCRIPTOR::default();
                 notes.stacks_lost += 1;
             } else {
-                thread[32..36].copy_from_slice(&(left as u32).to_le_bytes());
+                // Less than the stack's own 32-bit size.
+                thread.stack.memory.data_size = left as u32;
                 notes.stacks_cut += 1;
             }
         }
         kept.push(thread);
     }
-    rewrite_list(out, rva, &kept)?;
-    Ok(Some(4 + (kept.len() as u64 * THREAD_SIZE) as u32))
+    rewrite_list(out, rva, kept)
 }
 
 /// Keeps the modules whose entry and name are in the file; a debug record
 /// past the end is dropped (the module keeps its name and range).
-fn trim_modules(
-    out: &mut File,
-    entry: &Entry,
-    len: u64,
-    notes: &mut Notes,
-) -> std::io::Result<Option<u32>> {
-    let rva = u64::from(entry.rva);
-    let (entries, missing) = list_entries(out, rva, MODULE_SIZE, len)?;
+fn trim_modules(out: &mut File, rva: u64, len: u64, notes: &mut Notes) -> io::Result<Option<u32>> {
+    let (modules, missing) = list_entries::<md::MINIDUMP_MODULE>(out, rva, len)?;
     notes.modules_dropped += missing;
     let mut kept = Vec::new();
-    for mut module in entries {
-        let name_rva = word(&module, 20);
+    for mut module in modules {
+        let name_rva = u64::from(module.module_name_rva);
         // MINIDUMP_STRING: a u32 byte length, then UTF-16.
-        let name_len = if name_rva + 4 <= len {
-            u64::from(read_u32(out, name_rva)?)
-        } else {
-            u64::MAX / 2
-        };
-        if name_rva + 4 + name_len > len {
+        let name_in_file = name_rva + 4 <= len
+            && name_rva + 4 + u64::from(read_struct::<u32>(out, name_rva)?) <= len;
+        if !name_in_file {
             notes.modules_dropped += 1;
             continue;
         }
-        for record in [76usize, 84] {
-            let size = u64::from(u32::from_le_bytes(
-                module[record..record + 4].try_into().expect("4"),
-            ));
-            let at = u64::from(u32::from_le_bytes(
-                module[record + 4..record + 8].try_into().expect("4"),
-            ));
-            if at + size > len {
-                module[record..record + 8].copy_from_slice(&[0; 8]);
+        for record in [&mut module.cv_record, &mut module.misc_record] {
+            if location_end(record) > len {
+                *record = md::MINIDUMP_LOCATION_DESCRIPTOR::default();
             }
         }
         kept.push(module);
     }
-    rewrite_list(out, rva, &kept)?;
-    Ok(Some(4 + (kept.len() as u64 * MODULE_SIZE) as u32))
+    rewrite_list(out, rva, kept)
 }
 
 /// Keeps the memory ranges in the file, the one cut by the end shortened.
-fn trim_memory(out: &mut File, entry: &Entry, len: u64) -> std::io::Result<Option<u32>> {
-    let rva = u64::from(entry.rva);
-    let (entries, _) = list_entries(out, rva, MEMORY_DESCRIPTOR_SIZE, len)?;
+fn trim_memory(out: &mut File, rva: u64, len: u64) -> io::Result<Option<u32>> {
+    let (ranges, _) = list_entries::<md::MINIDUMP_MEMORY_DESCRIPTOR>(out, rva, len)?;
     let mut kept = Vec::new();
-    for mut range in entries {
-        let (size, data) = (word(&range, 8), word(&range, 12));
+    for mut range in ranges {
+        let data = u64::from(range.memory.rva);
         if data >= len {
             continue;
         }
-        if data + size > len {
-            range[8..12].copy_from_slice(&((len - data) as u32).to_le_bytes());
+        if location_end(&range.memory) > len {
+            // Less than the range's own 32-bit size.
+            range.memory.data_size = (len - data) as u32;
         }
         kept.push(range);
     }
-    rewrite_list(out, rva, &kept)?;
-    Ok(Some(
-        4 + (kept.len() as u64 * MEMORY_DESCRIPTOR_SIZE) as u32,
-    ))
+    rewrite_list(out, rva, kept)
 }
 
 /// Memory64List: the ranges' bytes follow each other from one base; the
-/// ranges wholly in the file are kept (a cut one shortened).
-fn trim_memory64(out: &mut File, entry: &Entry, len: u64) -> std::io::Result<Option<u32>> {
-    let rva = u64::from(entry.rva);
-    let mut head = [0u8; 16];
-    out.seek(SeekFrom::Start(rva))?;
-    out.read_exact(&mut head)?;
-    let count = u64::from_le_bytes(head[0..8].try_into().expect("8"));
-    let mut data = u64::from_le_bytes(head[8..16].try_into().expect("8"));
+/// ranges wholly in the file are kept (a cut one shortened). minidump-common
+/// declares the ranges but not the list's head (a u64 count and the u64 RVA
+/// of the first range's bytes), which is read here.
+fn trim_memory64(out: &mut File, rva: u64, len: u64) -> io::Result<Option<u32>> {
+    let count: u64 = read_struct(out, rva)?;
+    let mut data: u64 = read_struct(out, rva + 8)?;
+    let range_size = size_of::<md::MINIDUMP_MEMORY_DESCRIPTOR64>();
     let mut kept = 0u64;
-    for i in 0..count.min(1 << 24) {
-        let at = rva + 16 + i * 16;
-        if at + 16 > len || data >= len {
+    // `kept` stays below 2^24 and `rva` is 32-bit: no overflow.
+    while kept < count.min(1 << 24) {
+        let at = rva + 16 + kept * range_size;
+        if at + range_size > len || data >= len {
             break;
         }
-        let mut range = [0u8; 16];
-        out.seek(SeekFrom::Start(at))?;
-        out.read_exact(&mut range)?;
-        let size = u64::from_le_bytes(range[8..16].try_into().expect("8"));
-        if data + size > len {
-            write_at(out, at + 8, &(len - data).to_le_bytes())?;
-            kept += 1;
-            break;
-        }
-        data += size;
+        let mut range: md::MINIDUMP_MEMORY_DESCRIPTOR64 = read_struct(out, at)?;
         kept += 1;
+        // A hostile size can reach past the end of u64 itself.
+        match data.checked_add(range.data_size) {
+            Some(next) if next <= len => data = next,
+            _ => {
+                range.data_size = len - data;
+                write_struct(out, at, range)?;
+                break;
+            }
+        }
     }
-    write_at(out, rva, &kept.to_le_bytes())?;
-    Ok(Some((16 + kept * 16) as u32))
+    write_struct(out, rva, kept)?;
+    Ok(u32::try_from(16 + kept * range_size).ok())
 }
 
-/// The entries of a list stream (a u32 count, then `size`-byte entries)
-/// that lie whole in the file, and how many of the count do not.
-fn list_entries(
-    out: &mut File,
-    rva: u64,
-    size: u64,
-    len: u64,
-) -> std::io::Result<(Vec<Vec<u8>>, usize)> {
-    let count = u64::from(read_u32(out, rva)?);
+/// The entries of a list stream (a u32 count, then the entries) that lie
+/// whole in the file, and how many of the count do not.
+fn list_entries<T>(out: &mut File, rva: u64, len: u64) -> io::Result<(Vec<T>, u64)>
+where
+    T: SizeWith<Endian> + for<'a> TryFromCtx<'a, Endian, Error = scroll::Error>,
+{
+    let count = u64::from(read_struct::<u32>(out, rva)?);
+    let size = size_of::<T>();
     let whole = (len.saturating_sub(rva + 4) / size).min(count);
-    let mut entries = Vec::with_capacity(whole as usize);
-    out.seek(SeekFrom::Start(rva + 4))?;
+    let mut reader = io::BufReader::new(&mut *out);
+    reader.seek(SeekFrom::Start(rva + 4))?;
+    let mut raw = vec![0u8; size as usize];
+    let mut entries = Vec::new();
     for _ in 0..whole {
-        let mut entry = vec![0u8; size as usize];
-        out.read_exact(&mut entry)?;
-        entries.push(entry);
+        reader.read_exact(&mut raw)?;
+        entries.push(raw.pread_with(0, LE).map_err(io::Error::other)?);
     }
-    Ok((entries, (count - whole) as usize))
+    Ok((entries, count - whole))
 }
 
-/// The u32 at `at` of an entry, widened.
-fn word(entry: &[u8], at: usize) -> u64 {
-    u64::from(u32::from_le_bytes(
-        entry[at..at + 4].try_into().expect("4 bytes"),
-    ))
-}
-
-fn rewrite_list(out: &mut File, rva: u64, items: &[Vec<u8>]) -> std::io::Result<()> {
-    write_at(out, rva, &(items.len() as u32).to_le_bytes())?;
-    let mut at = rva + 4;
-    for item in items {
-        write_at(out, at, item)?;
-        at += item.len() as u64;
+/// Writes a list stream back with `items` (at most as many as it had), and
+/// returns its new size.
+fn rewrite_list<T>(out: &mut File, rva: u64, items: Vec<T>) -> io::Result<Option<u32>>
+where
+    T: SizeWith<Endian> + TryIntoCtx<Endian, Error = scroll::Error>,
+{
+    let size = size_of::<T>();
+    let count = items.len() as u64;
+    write_struct(out, rva, count as u32)?;
+    for (i, item) in items.into_iter().enumerate() {
+        write_struct(out, rva + 4 + i as u64 * size, item)?;
     }
-    Ok(())
+    Ok(u32::try_from(4 + count * size).ok())
 }
 
 /// What the lost system info stream is taken to have said.
 struct Guess {
-    /// PROCESSOR_ARCHITECTURE_*.
-    arch: u16,
+    arch: ProcessorArchitecture,
     arch_name: &'static str,
-    /// VER_PLATFORM_WIN32_NT, or Breakpad's Linux / macOS platform ids.
+    /// Microsoft's VER_PLATFORM_WIN32_NT, or Breakpad's Linux platform id.
     platform: u32,
     os_name: &'static str,
 }
+
+/// VER_PLATFORM_WIN32_NT as Windows writes it (2): minidump-common's
+/// PlatformId numbers its Windows variants one higher, and its reader
+/// takes 2 and 3 as Windows alike.
+const WIN32_NT: u32 = 2;
 
 impl Guess {
     fn describe(&self) -> String {
@@ -478,26 +464,28 @@ impl Guess {
 /// The CPU from the first thread's register context size (AMD64 CONTEXT
 /// 1232 bytes, x86 716, ARM64 912); the OS from Breakpad's Linux streams
 /// (0x4767xxxx), else Windows.
-fn guess_system(out: &mut File, entries: &[Entry], len: u64) -> std::io::Result<Guess> {
-    let mut context_size = 0u64;
+fn guess_system(out: &mut File, entries: &[md::MINIDUMP_DIRECTORY], len: u64) -> io::Result<Guess> {
+    let mut context_size = 0;
     if let Some(threads) = entries.iter().find(|e| e.stream_type == THREAD_LIST) {
-        let at = u64::from(threads.rva) + 4;
-        if at + THREAD_SIZE <= len {
-            context_size = u64::from(read_u32(out, at + 40)?);
+        let at = u64::from(threads.location.rva) + 4;
+        if at + size_of::<md::MINIDUMP_THREAD>() <= len {
+            let first: md::MINIDUMP_THREAD = read_struct(out, at)?;
+            context_size = first.thread_context.data_size;
         }
     }
+    use ProcessorArchitecture::*;
     let (arch, arch_name) = match context_size {
-        716 => (0, "x86"),
-        912 => (12, "arm64"),
-        _ => (9, "amd64"),
+        716 => (PROCESSOR_ARCHITECTURE_INTEL, "x86"),
+        912 => (PROCESSOR_ARCHITECTURE_ARM64, "arm64"),
+        _ => (PROCESSOR_ARCHITECTURE_AMD64, "amd64"),
     };
     let linux = entries
         .iter()
         .any(|e| (0x4767_0000..=0x4767_ffff).contains(&e.stream_type));
     let (platform, os_name) = if linux {
-        (0x8201, "Linux")
+        (PlatformId::Linux as u32, "Linux")
     } else {
-        (2, "Windows")
+        (WIN32_NT, "Windows")
     };
     Ok(Guess {
         arch,
@@ -509,48 +497,90 @@ fn guess_system(out: &mut File, entries: &[Entry], len: u64) -> std::io::Result<
 
 /// Appends a system info stream (and an empty CSD version string) and a
 /// new directory with an entry for it, at the end of the copy.
-fn append_system_info(out: &mut File, entries: &[Entry], guess: &Guess) -> std::io::Result<()> {
+fn append_system_info(
+    out: &mut File,
+    entries: &[md::MINIDUMP_DIRECTORY],
+    guess: &Guess,
+) -> io::Result<()> {
     let end = out.seek(SeekFrom::End(0))?;
     let info_rva = end.next_multiple_of(4);
-    let csd_rva = info_rva + SYSTEM_INFO_SIZE as u64;
-    let mut info = [0u8; SYSTEM_INFO_SIZE];
-    info[0..2].copy_from_slice(&guess.arch.to_le_bytes());
-    info[6] = 1; // NumberOfProcessors
-    info[20..24].copy_from_slice(&guess.platform.to_le_bytes());
-    info[24..28].copy_from_slice(&(csd_rva as u32).to_le_bytes());
+    let csd_rva = info_rva + size_of::<md::MINIDUMP_SYSTEM_INFO>();
     let directory_rva = csd_rva + 4;
-    // Re-read the patched directory (trimmed sizes, unused entries).
-    let old_rva = u64::from(read_u32(out, 12)?);
-    let mut directory = vec![0u8; entries.len() * 12];
-    out.seek(SeekFrom::Start(old_rva))?;
-    out.read_exact(&mut directory)?;
-    // Replace a lost system info entry (now unused) or add one.
-    directory.extend_from_slice(&SYSTEM_INFO.to_le_bytes());
-    directory.extend_from_slice(&(SYSTEM_INFO_SIZE as u32).to_le_bytes());
-    directory.extend_from_slice(&(info_rva as u32).to_le_bytes());
-    out.seek(SeekFrom::Start(end))?;
-    out.write_all(&vec![0u8; (info_rva - end) as usize])?;
-    out.write_all(&info)?;
-    out.write_all(&0u32.to_le_bytes())?; // empty CSD version string
-    out.write_all(&directory)?;
-    write_at(out, 8, &((entries.len() + 1) as u32).to_le_bytes())?;
-    write_at(out, 12, &(directory_rva as u32).to_le_bytes())?;
-    Ok(())
+    let entry_size = size_of::<md::MINIDUMP_DIRECTORY>();
+    let count = entries.len() as u64 + 1;
+    // RVAs are 32-bit: a dump cut past 4 GB cannot be given a new stream.
+    let rva32 = |rva: u64| {
+        u32::try_from(rva).map_err(|_| io::Error::other("the dump is too large for a new stream"))
+    };
+    rva32(directory_rva + count * entry_size)?;
+    let info = md::MINIDUMP_SYSTEM_INFO {
+        processor_architecture: guess.arch as u16,
+        processor_level: 0,
+        processor_revision: 0,
+        number_of_processors: 1,
+        product_type: 0,
+        major_version: 0,
+        minor_version: 0,
+        build_number: 0,
+        platform_id: guess.platform,
+        csd_version_rva: rva32(csd_rva)?,
+        suite_mask: 0,
+        reserved2: 0,
+        cpu: md::CPU_INFORMATION { data: [0; 24] },
+    };
+    // Re-read the patched directory (trimmed sizes, unused entries), then
+    // add an entry for the new stream (the lost one's is unused now).
+    let header: md::MINIDUMP_HEADER = read_struct(out, 0)?;
+    let old_rva = u64::from(header.stream_directory_rva);
+    let mut directory = (0..entries.len() as u64)
+        .map(|i| read_struct::<md::MINIDUMP_DIRECTORY>(out, old_rva + i * entry_size))
+        .collect::<io::Result<Vec<_>>>()?;
+    directory.push(md::MINIDUMP_DIRECTORY {
+        stream_type: SYSTEM_INFO,
+        location: md::MINIDUMP_LOCATION_DESCRIPTOR {
+            data_size: size_of::<md::MINIDUMP_SYSTEM_INFO>() as u32,
+            rva: rva32(info_rva)?,
+        },
+    });
+    write_at(out, end, &vec![0u8; (info_rva - end) as usize])?;
+    write_struct(out, info_rva, info)?;
+    write_struct(out, csd_rva, 0u32)?; // an empty CSD version string
+    for (i, entry) in directory.into_iter().enumerate() {
+        write_struct(out, directory_rva + i as u64 * entry_size, entry)?;
+    }
+    write_struct(
+        out,
+        0,
+        md::MINIDUMP_HEADER {
+            stream_count: count as u32,
+            stream_directory_rva: rva32(directory_rva)?,
+            ..header
+        },
+    )
 }
 
-fn read_u32(file: &mut File, at: u64) -> std::io::Result<u32> {
-    let mut bytes = [0u8; 4];
+/// Reads a `T` at `at` of the file: a minidump-common structure or a
+/// little-endian number.
+fn read_struct<T>(file: &mut File, at: u64) -> io::Result<T>
+where
+    T: SizeWith<Endian> + for<'a> TryFromCtx<'a, Endian, Error = scroll::Error>,
+{
+    let mut raw = vec![0u8; T::size_with(&LE)];
     file.seek(SeekFrom::Start(at))?;
-    file.read_exact(&mut bytes)?;
-    Ok(u32::from_le_bytes(bytes))
+    file.read_exact(&mut raw)?;
+    raw.pread_with(0, LE).map_err(io::Error::other)
 }
 
-/// A MINIDUMP_LOCATION_DESCRIPTOR: (DataSize, Rva).
-fn read_location(file: &mut File, at: u64) -> std::io::Result<(u32, u32)> {
-    Ok((read_u32(file, at)?, read_u32(file, at + 4)?))
+fn write_struct<T>(file: &mut File, at: u64, value: T) -> io::Result<()>
+where
+    T: SizeWith<Endian> + TryIntoCtx<Endian, Error = scroll::Error>,
+{
+    let mut raw = vec![0u8; T::size_with(&LE)];
+    raw.pwrite_with(value, 0, LE).map_err(io::Error::other)?;
+    write_at(file, at, &raw)
 }
 
-fn write_at(file: &mut File, at: u64, bytes: &[u8]) -> std::io::Result<()> {
+fn write_at(file: &mut File, at: u64, bytes: &[u8]) -> io::Result<()> {
     file.seek(SeekFrom::Start(at))?;
     file.write_all(bytes)
 }

@@ -71,7 +71,11 @@ where
         let walked: std::collections::HashSet<u64> =
             stack.frames.iter().map(|f| f.instruction).collect();
         let mut hits: Vec<crate::model::StackHit> = Vec::new();
-        let mut at = from.next_multiple_of(width);
+        // A stack pointer at the very top of the address space (a hostile
+        // dump's) has no word to look at.
+        let Some(mut at) = from.checked_next_multiple_of(width) else {
+            continue;
+        };
         while at.saturating_add(width) <= end && hits.len() < STACK_SEARCH_HITS {
             let offset = (at - base) as usize;
             let word = match width {
@@ -111,7 +115,7 @@ where
                 stack_offset: (at - width).wrapping_sub(sp),
                 address: word,
                 module: file_name(&module.code_file()).to_string(),
-                function,
+                function: crate::model::without_symbol_version(&function).to_string(),
                 function_offset,
                 symbol_source: source,
             });

@@ -47,7 +47,9 @@ pub(crate) struct CoreOwner {
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn owner(path: &Path) -> Option<CoreOwner> {
     let file = File::open(path).ok()?;
-    // SAFETY: read-only map of a file we opened; see view.rs.
+    // SAFETY: sound while nobody truncates or rewrites the core during the
+    // map's life (see view.rs). We never write it; a core the kernel is
+    // still writing only grows, which leaves the mapped bytes alone.
     let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
     let core = parse::parse(&map).ok()?;
     let ps = core.psinfo.as_ref()?;
@@ -112,8 +114,9 @@ pub(crate) fn open(path: &Path) -> Result<OpenedCore, String> {
             (file, len)
         }
     };
-    // SAFETY: read-only map of a file we opened; see view.rs on files
-    // changed while mapped.
+    // SAFETY: sound while nobody truncates or rewrites the core (or the
+    // file it was unpacked to, a temporary file of our own) during the
+    // map's life; we never write either once mapped. See view.rs.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("cannot map file: {e}"))?;
     let core = parse::parse(&map).map_err(|e| e.to_string())?;
     let memory = parse::Memory {
@@ -270,6 +273,25 @@ mod tests {
         );
         // No signal: a dump of a running process, not a crash.
         assert!(dump.get_stream::<minidump::MinidumpException>().is_err());
+    }
+
+    /// More than 65534 segments: e_phnum says PN_XNUM and section 0's
+    /// sh_info holds the count, as the kernel writes it.
+    #[test]
+    fn an_extended_program_header_count_is_read_from_section_zero() {
+        let mut core = arm64_core();
+        core[56..58].copy_from_slice(&0xffffu16.to_le_bytes());
+        let shoff = core.len() as u64;
+        core[40..48].copy_from_slice(&shoff.to_le_bytes());
+        core[58..60].copy_from_slice(&64u16.to_le_bytes()); // e_shentsize
+        core[60..62].copy_from_slice(&1u16.to_le_bytes()); // e_shnum
+        let mut section = [0u8; 64];
+        section[44..48].copy_from_slice(&2u32.to_le_bytes()); // sh_info
+        core.extend(section);
+        let parsed = parse::parse(&core).unwrap();
+        assert_eq!(parsed.loads.len(), 1);
+        assert_eq!(parsed.threads.len(), 1);
+        assert!(parsed.lost.iter().all(|l| !l.contains("program headers")));
     }
 
     #[test]

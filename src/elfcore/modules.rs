@@ -6,7 +6,13 @@
 
 use std::io::Read;
 
-use super::parse::{u64_at, Core, Memory};
+use object::elf::{self, FileHeader64};
+use object::read::elf::{NoteIterator, ProgramHeader as _};
+use object::LittleEndian;
+
+use super::parse::{program_headers, Core, Memory};
+
+const LE: LittleEndian = LittleEndian;
 
 /// AT_ENTRY: the executable's entry point (which module is the program).
 const AT_ENTRY: u64 = 9;
@@ -147,34 +153,18 @@ fn build_id(
     path: &str,
     disk: bool,
 ) -> Option<Vec<u8>> {
-    if head.get(4) != Some(&2) || head.get(5) != Some(&1) {
-        return None;
-    }
-    let phoff = usize::try_from(u64_at(head, 32)?).ok()?;
-    let phentsize = usize::from(u16::from_le_bytes(head.get(54..56)?.try_into().ok()?));
-    let phnum = usize::from(u16::from_le_bytes(head.get(56..58)?.try_into().ok()?));
-    if phentsize < 56 {
-        return None;
-    }
-    let headers: Vec<&[u8]> = (0..phnum.min(256))
-        .filter_map(|i| {
-            let at = phoff.checked_add(i * phentsize)?;
-            head.get(at..at.checked_add(56)?)
-        })
-        .collect();
+    let (headers, _) = program_headers(head).ok()?;
+    let headers = &headers[..headers.len().min(256)];
     // The load bias: where the segment at file offset 0 was put.
     let first_load = headers
         .iter()
-        .filter(|h| h.get(0..4) == Some(&1u32.to_le_bytes()))
-        .filter_map(|h| u64_at(h, 16))
+        .filter(|h| h.p_type(LE) == elf::PT_LOAD)
+        .map(|h| h.p_vaddr(LE))
         .min()?;
     let bias = base.wrapping_sub(first_load & !0xfff);
-    for h in headers
-        .iter()
-        .filter(|h| h.get(0..4) == Some(&4u32.to_le_bytes()))
-    {
-        let (offset, vaddr, size) = (u64_at(h, 8)?, u64_at(h, 16)?, u64_at(h, 32)?);
-        let size = usize::try_from(size.min(4096)).ok()?;
+    for h in headers.iter().filter(|h| h.p_type(LE) == elf::PT_NOTE) {
+        let (offset, vaddr) = (h.p_offset(LE), h.p_vaddr(LE));
+        let size = usize::try_from(h.p_filesz(LE).min(4096)).ok()?;
         let notes = if disk {
             read_at(path, offset, size)
         } else {
@@ -187,7 +177,7 @@ fn build_id(
                         .map(<[u8]>::to_vec)
                 })
         };
-        if let Some(id) = notes.as_deref().and_then(gnu_build_id) {
+        if let Some(id) = notes.and_then(|n| gnu_build_id(&n, h.p_align(LE))) {
             return Some(id);
         }
     }
@@ -203,22 +193,18 @@ fn read_at(path: &str, offset: u64, len: usize) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The NT_GNU_BUILD_ID (type 3, name "GNU") note among `notes`.
-fn gnu_build_id(notes: &[u8]) -> Option<Vec<u8>> {
-    let mut at = 0usize;
-    while at + 12 <= notes.len() {
-        let word = |o: usize| {
-            notes
-                .get(o..o + 4)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-        };
-        let (namesz, descsz, kind) = (word(at)?, word(at + 4)?, word(at + 8)?);
-        let desc_at = at + 12 + namesz.next_multiple_of(4);
-        let desc = notes.get(desc_at..desc_at.checked_add(descsz)?)?;
-        if kind == 3 && notes.get(at + 12..at + 12 + namesz) == Some(b"GNU\0") && !desc.is_empty() {
-            return Some(desc.to_vec());
+/// The NT_GNU_BUILD_ID note among `notes` (a PT_NOTE segment aligned to
+/// `align`).
+fn gnu_build_id(notes: &[u8], align: u64) -> Option<Vec<u8>> {
+    let mut notes = NoteIterator::<FileHeader64<LittleEndian>>::new(LE, align, notes).ok()?;
+    while let Some(note) = notes.next().ok()? {
+        let id = note.desc();
+        if note.n_type(LE) == elf::NT_GNU_BUILD_ID
+            && note.name() == elf::ELF_NOTE_GNU
+            && !id.is_empty()
+        {
+            return Some(id.to_vec());
         }
-        at = desc_at + descsz.next_multiple_of(4);
     }
     None
 }
@@ -240,8 +226,8 @@ mod tests {
             notes.extend(name);
             notes.extend(desc);
         }
-        assert_eq!(gnu_build_id(&notes), Some(vec![0xab; 20]));
-        assert_eq!(gnu_build_id(&notes[..40]), None, "cut before the id");
+        assert_eq!(gnu_build_id(&notes, 4), Some(vec![0xab; 20]));
+        assert_eq!(gnu_build_id(&notes[..40], 4), None, "cut before the id");
     }
 
     #[test]

@@ -9,6 +9,18 @@
 //! systemd-coredump's size limit cut it) keeps what lies in the file, and
 //! what is missing is named in `lost`.
 
+use object::elf::{self, FileHeader64, ProgramHeader64};
+use object::read::elf::{FileHeader as _, NoteIterator, ProgramHeader as _};
+use object::{LittleEndian, ReadRef as _};
+
+/// The ELF containers (file header, program headers, notes) are read
+/// through object's types; the kernel's note payloads (elf_prstatus,
+/// elf_prpsinfo, siginfo_t, NT_FILE's table), which object does not
+/// declare, are read here at their offsets.
+type Header = FileHeader64<LittleEndian>;
+type ProgramHeader = ProgramHeader64<LittleEndian>;
+const LE: LittleEndian = LittleEndian;
+
 /// Architectures whose register notes we read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Arch {
@@ -16,16 +28,6 @@ pub(crate) enum Arch {
     Aarch64,
 }
 
-const EM_X86_64: u16 = 62;
-const EM_AARCH64: u16 = 183;
-const PT_LOAD: u32 = 1;
-const PT_NOTE: u32 = 4;
-const NT_PRSTATUS: u32 = 1;
-const NT_FPREGSET: u32 = 2;
-const NT_PRPSINFO: u32 = 3;
-const NT_AUXV: u32 = 6;
-const NT_SIGINFO: u32 = 0x5349_4749;
-const NT_FILE: u32 = 0x4649_4c45;
 /// Offset of pr_reg in struct elf_prstatus (the same on x86-64 and arm64).
 const PR_REG: usize = 112;
 /// Register words: x86-64's user_regs_struct, arm64's user_pt_regs.
@@ -34,6 +36,9 @@ const AARCH64_REGS: usize = 34;
 /// Notes bigger than this are not read (a real core's notes are a few
 /// hundred KB even with thousands of threads and mapped files).
 const MAX_NOTES: u64 = 256 << 20;
+/// Linux aligns core notes to 4 bytes whatever the class (the kernel
+/// writes p_align 4): the alignment NoteIterator is given.
+const CORE_NOTE_ALIGN: u64 = 4;
 
 /// A memory segment: `filesz` bytes at `offset` in the file hold the first
 /// bytes of `memsz` bytes of memory at `vaddr`.
@@ -71,7 +76,7 @@ pub(crate) struct SigInfo {
 impl SigInfo {
     /// The sender's pid, for a signal sent by a process (kill, tgkill,
     /// sigqueue: si_code <= 0).
-    pub fn sender(&self) -> Option<u32> {
+    pub(super) fn sender(&self) -> Option<u32> {
         (self.code <= 0).then_some(self.word as u32)
     }
 }
@@ -121,26 +126,71 @@ pub(crate) enum ParseError {
 }
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+    Some(u16::from_le_bytes(
+        b.get(at..at.checked_add(2)?)?.try_into().ok()?,
+    ))
 }
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 fn i32_at(b: &[u8], at: usize) -> Option<i32> {
     u32_at(b, at).map(|v| v as i32)
 }
 pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    Some(u64::from_le_bytes(
+        b.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
-/// True when `head` starts an ELF file of type ET_CORE.
+/// True when `head` starts an ELF file of type ET_CORE. Read by hand:
+/// callers sniff a file's first 18 bytes, and object's header type needs
+/// all 64.
 pub(crate) fn is_core(head: &[u8]) -> bool {
-    head.starts_with(b"\x7fELF")
+    head.starts_with(&elf::ELFMAG)
         && match head.get(5) {
-            Some(1) => u16_at(head, 16) == Some(4),
-            Some(2) => head.get(16..18) == Some(&[0, 4]),
+            Some(&elf::ELFDATA2LSB) => u16_at(head, 16) == Some(elf::ET_CORE),
+            Some(&elf::ELFDATA2MSB) => head.get(16..18) == Some(&elf::ET_CORE.to_be_bytes()[..]),
             _ => false,
         }
+}
+
+/// The program headers of the 64-bit little-endian ELF file `data` that lie
+/// whole in it, and how many of the header's count do not. object's
+/// `program_headers` refuses a table that is not whole, but a cut core (or
+/// the first page of an image kept in a core) keeps the headers before the
+/// cut.
+pub(crate) fn program_headers(data: &[u8]) -> Result<(Vec<&ProgramHeader>, usize), ParseError> {
+    if data.get(4) != Some(&elf::ELFCLASS64) || data.get(5) != Some(&elf::ELFDATA2LSB) {
+        return Err(ParseError::Class);
+    }
+    let header = data
+        .read_at::<Header>(0)
+        .map_err(|()| ParseError::NoHeaders)?;
+    let phoff = header.e_phoff(LE);
+    let phentsize = u64::from(header.e_phentsize(LE));
+    if phentsize < std::mem::size_of::<ProgramHeader>() as u64 {
+        return Err(ParseError::NoHeaders);
+    }
+    // More than 65534 segments: the count is in section 0 (PN_XNUM).
+    let count = header
+        .phnum(LE, data)
+        .unwrap_or(usize::from(header.e_phnum(LE)));
+    // The headers that end in the file: bounded by its length, whatever
+    // the count says.
+    let size = std::mem::size_of::<ProgramHeader>() as u64;
+    let whole = (data.len() as u64)
+        .checked_sub(phoff)
+        .and_then(|room| room.checked_sub(size))
+        .map_or(0, |room| room / phentsize + 1);
+    let whole = usize::try_from(whole).unwrap_or(usize::MAX).min(count);
+    // Each offset is below the file's length: no overflow.
+    let headers = (0..whole as u64)
+        .filter_map(|i| data.read_at::<ProgramHeader>(phoff + i * phentsize).ok())
+        .collect::<Vec<_>>();
+    let cut = count - headers.len();
+    Ok((headers, cut))
 }
 
 /// Reads the core in `file` (the whole file, memory-mapped).
@@ -148,58 +198,45 @@ pub(crate) fn parse(file: &[u8]) -> Result<Core, ParseError> {
     if !is_core(file) {
         return Err(ParseError::NotACore);
     }
-    if file.get(4) != Some(&2) || file.get(5) != Some(&1) {
+    if file.get(4) != Some(&elf::ELFCLASS64) || file.get(5) != Some(&elf::ELFDATA2LSB) {
         return Err(ParseError::Class);
     }
-    let machine = u16_at(file, 18).ok_or(ParseError::NoHeaders)?;
-    let arch = match machine {
-        EM_X86_64 => Arch::X86_64,
-        EM_AARCH64 => Arch::Aarch64,
+    let header = file
+        .read_at::<Header>(0)
+        .map_err(|()| ParseError::NoHeaders)?;
+    let arch = match header.e_machine(LE) {
+        elf::EM_X86_64 => Arch::X86_64,
+        elf::EM_AARCH64 => Arch::Aarch64,
         other => return Err(ParseError::Machine(other)),
     };
-    let phoff = u64_at(file, 32).ok_or(ParseError::NoHeaders)?;
-    let phentsize = usize::from(u16_at(file, 54).ok_or(ParseError::NoHeaders)?);
-    let phnum = usize::from(u16_at(file, 56).ok_or(ParseError::NoHeaders)?);
-    if phentsize < 56 {
+    let (headers, cut_headers) = program_headers(file)?;
+    let phnum = headers.len() + cut_headers;
+    if headers.is_empty() && phnum > 0 {
         return Err(ParseError::NoHeaders);
     }
     let mut core = Core {
         arch: Some(arch),
         ..Core::default()
     };
-    let len = file.len() as u64;
-    let mut notes = Vec::new();
-    let mut cut_headers = 0usize;
-    for i in 0..phnum {
-        let at = phoff.saturating_add((i * phentsize) as u64);
-        let Some(h) = usize::try_from(at)
-            .ok()
-            .and_then(|at| file.get(at..at.checked_add(56)?))
-        else {
-            cut_headers += 1;
-            continue;
-        };
-        let field = |o: usize| u64_at(h, o).unwrap_or(0);
-        let kind = u32_at(h, 0).unwrap_or(0);
-        let load = Load {
-            flags: u32_at(h, 4).unwrap_or(0),
-            offset: field(8),
-            vaddr: field(16),
-            filesz: field(32),
-            memsz: field(40),
-        };
-        match kind {
-            PT_LOAD => core.loads.push(load),
-            PT_NOTE => notes.push(load),
-            _ => {}
-        }
-    }
-    if cut_headers == phnum && phnum > 0 {
-        return Err(ParseError::NoHeaders);
-    }
     if cut_headers > 0 {
         core.lost
             .push(format!("{cut_headers} of {phnum} program headers"));
+    }
+    let len = file.len() as u64;
+    let mut notes = Vec::new();
+    for h in headers {
+        let load = Load {
+            flags: h.p_flags(LE),
+            offset: h.p_offset(LE),
+            vaddr: h.p_vaddr(LE),
+            filesz: h.p_filesz(LE),
+            memsz: h.p_memsz(LE),
+        };
+        match h.p_type(LE) {
+            elf::PT_LOAD => core.loads.push(load),
+            elf::PT_NOTE => notes.push(load),
+            _ => {}
+        }
     }
     for note in notes {
         let end = note.offset.saturating_add(note.filesz.min(MAX_NOTES));
@@ -209,8 +246,9 @@ pub(crate) fn parse(file: &[u8]) -> Result<Core, ParseError> {
             continue;
         }
         if end > len {
-            core.lost.push("the end of the notes".into());
+            lose_end_of_notes(&mut core);
         }
+        // Both ends are within the file, whose length is a usize.
         let bytes = &file[note.offset as usize..end.min(len) as usize];
         read_notes(bytes, arch, &mut core);
     }
@@ -220,7 +258,7 @@ pub(crate) fn parse(file: &[u8]) -> Result<Core, ParseError> {
         .filter(|l| l.filesz > 0 && l.offset.saturating_add(l.filesz) > len)
         .count();
     if missing > 0 {
-        let bytes: u64 = core
+        let bytes = core
             .loads
             .iter()
             .filter(|l| l.filesz > 0)
@@ -229,7 +267,7 @@ pub(crate) fn parse(file: &[u8]) -> Result<Core, ParseError> {
                     .saturating_add(l.filesz)
                     .saturating_sub(len.max(l.offset))
             })
-            .sum();
+            .fold(0u64, u64::saturating_add);
         core.lost.push(format!(
             "{missing} of {} memory segments ({} MB): the file is cut short",
             core.loads.len(),
@@ -246,36 +284,37 @@ pub(crate) fn parse(file: &[u8]) -> Result<Core, ParseError> {
     Ok(core)
 }
 
-/// Notes: namesz, descsz, type, then the name and the description, each
-/// padded to 4 bytes.
+fn lose_end_of_notes(core: &mut Core) {
+    const END: &str = "the end of the notes";
+    if !core.lost.iter().any(|l| l == END) {
+        core.lost.push(END.into());
+    }
+}
+
+/// The CORE notes of a PT_NOTE segment; a note cut short ends the reading.
 fn read_notes(bytes: &[u8], arch: Arch, core: &mut Core) {
-    let mut at = 0usize;
-    while at + 12 <= bytes.len() {
-        let (Some(namesz), Some(descsz), Some(kind)) = (
-            u32_at(bytes, at),
-            u32_at(bytes, at + 4),
-            u32_at(bytes, at + 8),
-        ) else {
-            break;
-        };
-        let name_at = at + 12;
-        let desc_at = name_at.saturating_add((namesz as usize).next_multiple_of(4));
-        let next = desc_at.saturating_add((descsz as usize).next_multiple_of(4));
-        let Some(desc) = bytes.get(desc_at..desc_at.saturating_add(descsz as usize)) else {
-            core.lost.push("the end of the notes".into());
-            break;
-        };
-        let name = bytes.get(name_at..name_at.saturating_add((namesz as usize).min(5)));
-        if name.is_some_and(|n| n.starts_with(b"CORE")) {
-            read_note(kind, desc, arch, core);
+    let Ok(mut notes) = NoteIterator::<Header>::new(LE, CORE_NOTE_ALIGN, bytes) else {
+        return;
+    };
+    loop {
+        match notes.next() {
+            Ok(Some(note)) => {
+                if note.name() == elf::ELF_NOTE_CORE {
+                    read_note(note.n_type(LE), note.desc(), arch, core);
+                }
+            }
+            Ok(None) => break,
+            Err(_) => {
+                lose_end_of_notes(core);
+                break;
+            }
         }
-        at = next;
     }
 }
 
 fn read_note(kind: u32, desc: &[u8], arch: Arch, core: &mut Core) {
     match kind {
-        NT_PRSTATUS => {
+        elf::NT_PRSTATUS => {
             let words = match arch {
                 Arch::X86_64 => X86_64_REGS,
                 Arch::Aarch64 => AARCH64_REGS,
@@ -295,12 +334,12 @@ fn read_note(kind: u32, desc: &[u8], arch: Arch, core: &mut Core) {
                 ..ThreadNote::default()
             });
         }
-        NT_FPREGSET => {
+        elf::NT_PRFPREG => {
             if let Some(thread) = core.threads.last_mut() {
                 thread.fpregs = Some(desc.to_vec());
             }
         }
-        NT_SIGINFO => {
+        elf::NT_SIGINFO => {
             let info = SigInfo {
                 signo: i32_at(desc, 0).unwrap_or(0),
                 code: i32_at(desc, 8).unwrap_or(0),
@@ -312,7 +351,7 @@ fn read_note(kind: u32, desc: &[u8], arch: Arch, core: &mut Core) {
                 thread.siginfo = Some(info);
             }
         }
-        NT_PRPSINFO => {
+        elf::NT_PRPSINFO => {
             let text = |from: usize, to: usize| {
                 let raw = desc.get(from..to.min(desc.len())).unwrap_or(&[]);
                 let end = raw.iter().position(|b| *b == 0).unwrap_or(raw.len());
@@ -325,14 +364,14 @@ fn read_note(kind: u32, desc: &[u8], arch: Arch, core: &mut Core) {
                 args: text(56, 136),
             });
         }
-        NT_AUXV => {
+        elf::NT_AUXV => {
             core.auxv = desc
                 .chunks_exact(16)
                 .map(|p| (u64_at(p, 0).unwrap_or(0), u64_at(p, 8).unwrap_or(0)))
                 .take_while(|(kind, _)| *kind != 0)
                 .collect();
         }
-        NT_FILE => core.files = read_file_note(desc),
+        elf::NT_FILE => core.files = read_file_note(desc),
         _ => {}
     }
 }
@@ -376,7 +415,7 @@ pub(crate) struct Memory<'a> {
 
 impl<'a> Memory<'a> {
     /// `len` bytes at `addr`, when one segment holds all of them in the file.
-    pub fn read(&self, addr: u64, len: usize) -> Option<&'a [u8]> {
+    pub(super) fn read(&self, addr: u64, len: usize) -> Option<&'a [u8]> {
         let load = self
             .loads
             .iter()
@@ -390,7 +429,7 @@ impl<'a> Memory<'a> {
     }
 
     /// The segment that maps `addr` (whether or not the file holds it).
-    pub fn segment(&self, addr: u64) -> Option<&'a Load> {
+    pub(super) fn segment(&self, addr: u64) -> Option<&'a Load> {
         self.loads
             .iter()
             .find(|l| addr >= l.vaddr && addr - l.vaddr < l.memsz)
@@ -430,8 +469,8 @@ pub(super) mod tests {
     fn notes_cut_in_the_middle_keep_the_threads_before_the_cut() {
         let mut status = vec![0u8; PR_REG + X86_64_REGS * 8 + 8];
         status[32..36].copy_from_slice(&77u32.to_le_bytes());
-        let mut bytes = note(NT_PRSTATUS, &status);
-        let second = note(NT_PRSTATUS, &status);
+        let mut bytes = note(elf::NT_PRSTATUS, &status);
+        let second = note(elf::NT_PRSTATUS, &status);
         bytes.extend(&second[..40]);
         let mut core = Core::default();
         read_notes(&bytes, Arch::X86_64, &mut core);

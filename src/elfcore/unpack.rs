@@ -18,7 +18,7 @@ pub(crate) enum Packing {
 }
 
 impl Packing {
-    pub fn sniff(head: &[u8]) -> Option<Packing> {
+    pub(super) fn sniff(head: &[u8]) -> Option<Packing> {
         match head {
             [0x28, 0xb5, 0x2f, 0xfd, ..] => Some(Packing::Zstd),
             [0x04, 0x22, 0x4d, 0x18, ..] => Some(Packing::Lz4),
@@ -27,7 +27,7 @@ impl Packing {
         }
     }
 
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Packing::Zstd => "zstd",
             Packing::Lz4 => "lz4",

@@ -39,7 +39,7 @@ impl Deref for View {
 impl View {
     /// `streams` (at most `head` bytes, padded with zeros), then the first
     /// `len` bytes of `core`.
-    pub fn new(streams: &[u8], head: u64, core: &File, len: u64) -> io::Result<View> {
+    pub(crate) fn new(streams: &[u8], head: u64, core: &File, len: u64) -> io::Result<View> {
         Ok(View {
             inner: imp::Inner::new(streams, head, core, len)?,
         })
@@ -57,13 +57,18 @@ mod imp {
         len: usize,
     }
 
-    // SAFETY: the mapping is read-only after construction and owned by
-    // this value alone.
+    // SAFETY: the raw pointer is the only thing that keeps `Inner` from
+    // being Send: it points to a mapping this value alone owns (unmapped
+    // once, in `drop`), and no thread-local state is tied to it, so the
+    // value may move to and be dropped on another thread.
     unsafe impl Send for Inner {}
+    // SAFETY: after `new` returns, nothing writes through the pointer
+    // (the head is made read-only and the core is mapped read-only), and
+    // `&Inner` only hands out `&[u8]`: shared reads from several threads.
     unsafe impl Sync for Inner {}
 
     impl Inner {
-        pub fn new(streams: &[u8], head: u64, core: &File, len: u64) -> io::Result<Inner> {
+        pub(super) fn new(streams: &[u8], head: u64, core: &File, len: u64) -> io::Result<Inner> {
             let head = usize::try_from(head).map_err(io::Error::other)?;
             let len = usize::try_from(len).map_err(io::Error::other)?;
             let total = head
@@ -72,7 +77,9 @@ mod imp {
             if streams.len() > head {
                 return Err(io::Error::other("streams larger than their area"));
             }
-            // SAFETY: a fresh anonymous mapping of `total` bytes, checked.
+            // SAFETY: asks for a fresh anonymous mapping (no address hint,
+            // no file); it touches no memory of ours, and MAP_FAILED is
+            // checked below.
             let ptr = unsafe {
                 libc::mmap(
                     std::ptr::null_mut(),
@@ -90,13 +97,18 @@ mod imp {
                 ptr: ptr.cast(),
                 len: total,
             };
-            // SAFETY: `streams.len() <= head <= total` bytes of our own
-            // writable mapping.
+            // SAFETY: the destination is the start of our own writable
+            // mapping of `total` bytes and `streams.len() <= head <= total`
+            // (checked above); a fresh mapping cannot overlap `streams`.
             unsafe { std::ptr::copy_nonoverlapping(streams.as_ptr(), inner.ptr, streams.len()) };
             if len > 0 {
-                // SAFETY: replaces the tail of our own mapping (MAP_FIXED
-                // inside a range we hold) with the file, read-only; `head`
-                // is a multiple of the page size.
+                // SAFETY: MAP_FIXED replaces only `[ptr + head, ptr +
+                // total)`, the tail of the mapping made above and owned by
+                // `inner` (no other value points into it), with the file,
+                // read-only. `ptr.add(head)` stays inside that mapping
+                // since `head <= total`. A `head` that is not a multiple of
+                // the page size makes the call fail (checked), not map
+                // elsewhere.
                 let at = unsafe {
                     libc::mmap(
                         inner.ptr.add(head).cast(),
@@ -111,23 +123,30 @@ mod imp {
                     return Err(io::Error::last_os_error());
                 }
             }
-            // SAFETY: our own mapping's first `head` bytes.
+            // SAFETY: changes the protection of our own mapping's first
+            // `head` bytes only; nothing holds a mutable reference into
+            // them. A failure would leave them writable, which is harmless.
             unsafe { libc::mprotect(inner.ptr.cast(), head, libc::PROT_READ) };
             Ok(inner)
         }
 
-        pub fn bytes(&self) -> &[u8] {
-            // SAFETY: `len` bytes mapped readable for the life of `self`.
-            // Reading past the end of a file that shrank after it was
-            // mapped would fault: cores are not rewritten while analysed,
-            // the same assumption every memory-mapped reader makes.
+        pub(super) fn bytes(&self) -> &[u8] {
+            // SAFETY: `ptr` is the non-null start of `len` bytes mapped
+            // readable (and initialized: zero-filled or the file's) for the
+            // life of `self`, which the slice borrows; nothing writes them.
+            // The one condition outside our control: another process
+            // truncating or rewriting the core while it is mapped (a read
+            // past a shrunk file's end faults; a rewrite changes bytes
+            // under a shared slice). Cores are not rewritten while
+            // analysed: the assumption every memory-mapped reader makes.
             unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
         }
     }
 
     impl Drop for Inner {
         fn drop(&mut self) {
-            // SAFETY: unmaps exactly what `new` mapped.
+            // SAFETY: unmaps exactly the range `new` mapped, once; no slice
+            // of it outlives `self` (`bytes` borrows `self`).
             unsafe { libc::munmap(self.ptr.cast(), self.len) };
         }
     }
@@ -151,7 +170,10 @@ mod imp {
             let mut source = core.try_clone()?;
             source.seek(SeekFrom::Start(0))?;
             io::copy(&mut source.take(len), &mut copy)?;
-            // SAFETY: a private temporary file nobody else writes.
+            // SAFETY: the map's bytes must not change while it lives: the
+            // file is an anonymous temporary file of our own (deleted on
+            // close, never written again after the copy), so nothing else
+            // writes or truncates it.
             let map = unsafe { memmap2::Mmap::map(&copy)? };
             Ok(Inner { map })
         }

@@ -34,8 +34,8 @@ pub(crate) struct Streams {
 impl Streams {
     /// Sets the memory list's base now that the core's bytes are known to
     /// start at RVA `head`.
-    pub fn place(&mut self, head: u64) {
-        let base = head + self.first_offset;
+    pub(super) fn place(&mut self, head: u64) {
+        let base = head.saturating_add(self.first_offset);
         self.bytes[self.base_rva_at..self.base_rva_at + 8].copy_from_slice(&base.to_le_bytes());
     }
 }
@@ -379,7 +379,10 @@ fn memory_list(loads: &[Load], file_len: u64) -> (Vec<u8>, u64) {
             continue;
         }
         if load.offset > at {
-            descriptors.push((PADDING_BASE + (padding << 32), load.offset - at));
+            // A hostile number of gaps (over 500 million) wraps around
+            // instead of overflowing.
+            let address = PADDING_BASE.wrapping_add(padding.wrapping_shl(32));
+            descriptors.push((address, load.offset - at));
             padding += 1;
         }
         descriptors.push((load.vaddr, load.filesz));
@@ -412,7 +415,11 @@ fn maps(core: &Core) -> String {
             if load.flags & 1 != 0 { 'x' } else { '-' },
         );
         let (offset, path) = file.map_or((0, ""), |f| {
-            (f.file_offset + (load.vaddr - f.start), f.path.as_str())
+            // NT_FILE's page offsets come from the file: any value.
+            (
+                f.file_offset.wrapping_add(load.vaddr - f.start),
+                f.path.as_str(),
+            )
         });
         let _ = writeln!(
             text,

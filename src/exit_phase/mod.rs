@@ -17,14 +17,17 @@
 use std::collections::BTreeSet;
 
 use crate::model::{
-    offset, Blocked, ExitMarker, ExitStage, Frame, FrameKind, Report, StartupMarker, SymbolSource,
-    Thread, ThreadEnd, Trust,
+    offset, BlockKind, Blocked, ExitMarker, ExitStage, Frame, FrameKind, Report, StartupMarker,
+    SymbolSource, Thread, ThreadEnd, Trust,
 };
 
+mod culprit;
 mod exception;
 mod tables;
 
+pub(crate) use culprit::waits_for;
 pub(crate) use exception::fast_fail_name;
+
 use exception::*;
 use tables::*;
 
@@ -151,7 +154,10 @@ pub(crate) fn wait_depth() -> usize {
 /// calls), as the exit phase decides a thread is blocked. Text traces ask
 /// it to tell a hang's stack from a crash's when the text names no signal.
 pub(crate) fn is_wait_function(name: &str) -> bool {
-    any_match(&TABLES.waits, name)
+    TABLES
+        .waits
+        .iter()
+        .any(|(_, patterns)| any_match(patterns, name))
 }
 
 /// Whether a module is one whose unnamed top frame means "inside a system
@@ -460,15 +466,50 @@ fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {
     if thread.crashing {
         return None;
     }
-    let top = thread.frames.iter().take(tables.wait_depth).enumerate();
-    for (index, frame) in top {
-        if let Some(name) = frame.names().find(|n| any_match(&tables.waits, n)) {
-            return Some(Blocked {
-                frame_index: index,
-                function: name.to_string(),
-                certain: true,
-            });
+    let top: Vec<&Frame> = thread.frames.iter().take(tables.wait_depth).collect();
+    // The group of the first of a frame's names that is a blocking call.
+    fn group_of<'f>(frame: &'f Frame, tables: &Tables) -> Option<(Option<BlockKind>, &'f str)> {
+        frame.names().find_map(|name| {
+            let spelled = crate::summary::signature_name(name);
+            tables
+                .waits
+                .iter()
+                .find(|(_, patterns)| {
+                    any_match(patterns, name) || (spelled != name && any_match(patterns, spelled))
+                })
+                .map(|(kind, _)| (*kind, name))
+        })
+    }
+    if let Some((index, (kind, name))) = top
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| group_of(f, tables).map(|g| (i, g)))
+    {
+        // The kind: the first frame that shows one, down the run of wait
+        // (or unnamed) frames from the wait.
+        let kind = kind.or_else(|| {
+            top[index + 1..]
+                .iter()
+                .map_while(|f| match group_of(f, tables) {
+                    Some((kind, _)) => Some(kind),
+                    None if f.function.is_none() || f.function_guessed => Some(None),
+                    None => None,
+                })
+                .flatten()
+                .next()
+        });
+        // A read of a non-blocking descriptor returns at once: an I/O call
+        // is a wait only while the thread sits in it, where the registers
+        // tell.
+        if kind == Some(BlockKind::Io) && thread.in_system_call == Some(false) {
+            return None;
         }
+        return Some(Blocked {
+            frame_index: index,
+            function: name.to_string(),
+            certain: true,
+            kind,
+        });
     }
     let first = thread.frames.first()?;
     let module = first.module.as_deref()?;
@@ -482,6 +523,7 @@ fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {
             _ => format!("{module} + {}", offset(first.module_offset)),
         },
         certain: false,
+        kind: None,
     })
 }
 

@@ -2,7 +2,7 @@
 //! program's entry, a wait, an abort or a debugger's break-in.
 
 use crate::functions;
-use crate::model::{bare_name, ExitStage, Frame, FrameKind, StartupStage};
+use crate::model::{bare_name, BlockKind, ExitStage, Frame, FrameKind, StartupStage};
 use crate::pattern::{Case, Pattern};
 use serde::Deserialize;
 use std::sync::LazyLock;
@@ -80,8 +80,16 @@ pub(super) struct ProgramFile {
 #[serde(deny_unknown_fields)]
 pub(super) struct WaitsFile {
     depth: usize,
-    functions: Vec<String>,
+    groups: Vec<WaitGroup>,
     system_call_modules: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WaitGroup {
+    #[serde(default)]
+    kind: Option<BlockKind>,
+    functions: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -110,7 +118,8 @@ pub(super) struct Tables {
     pub(super) main_loops: Vec<Pattern>,
     pub(super) runtime_modules: Vec<Pattern>,
     pub(super) wait_depth: usize,
-    pub(super) waits: Vec<Pattern>,
+    /// The blocking calls, by the kind of wait they show.
+    pub(super) waits: Vec<(Option<BlockKind>, Vec<Pattern>)>,
     pub(super) syscall_modules: Vec<Pattern>,
     pub(super) abort_depth: usize,
     pub(super) abort_functions: Vec<Pattern>,
@@ -166,7 +175,12 @@ impl Tables {
             main_loops: list(&file.program.main_loops, Case::Sensitive)?,
             runtime_modules: list(&file.program.runtime_modules, Case::Insensitive)?,
             wait_depth: file.waits.depth,
-            waits: list(&file.waits.functions, Case::Sensitive)?,
+            waits: file
+                .waits
+                .groups
+                .iter()
+                .map(|g| Ok((g.kind, list(&g.functions, Case::Sensitive)?)))
+                .collect::<Result<_, String>>()?,
             syscall_modules: list(&file.waits.system_call_modules, Case::Insensitive)?,
             abort_depth: file.abort.depth,
             abort_functions: list(&file.abort.functions, Case::Sensitive)?,

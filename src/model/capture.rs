@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const CAPTURE_STREAM: u32 = 0x4454_0001;
 
 /// Why the dump was taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CaptureReason {
     /// `run`: the command was still running at its hang timeout.
@@ -36,21 +36,27 @@ impl CaptureReason {
 }
 
 /// The record: what `run` or `attach` knew when it wrote the dump.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Capture {
     pub reason: CaptureReason,
     /// Seconds from the command's start to the dump (`run` only).
     pub after_seconds: Option<f64>,
     /// The crash signal's name (`SIGSEGV`), for a crash.
     pub signal: Option<String>,
-    /// The command `run` ran (as given), or the attached process's command
-    /// line.
+    /// The dumped process's own command line (/proc/PID/cmdline when it
+    /// was stopped), one word per argument: for a process below a wrapper
+    /// (`make test` -> `sh` -> `./prog`), `./prog`'s, not the wrapper's.
+    /// Empty for a core file `run` collected (the core's own record, in
+    /// the report's process, stands in).
     pub command: Vec<String>,
     /// The process the dump is of.
     pub pid: u32,
     /// For a process of `run`'s process tree other than the command
     /// itself: the command's pid (the tree's root).
     pub root_pid: Option<u32>,
+    /// For such a process: the command `run` ran, as it was given.
+    #[serde(default)]
+    pub root_command: Option<Vec<String>>,
     /// The program and version that wrote the record.
     pub tool: String,
     /// What the capture kept beyond the writer's own memory (the wait
@@ -62,7 +68,7 @@ pub struct Capture {
 
 /// The memory a capture kept in its own stream: how many ranges, how many
 /// bytes (bounded: 256 wait objects of 48 bytes, 8 MB of Python state).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KeptMemory {
     pub ranges: usize,
     pub bytes: u64,
@@ -107,7 +113,13 @@ impl Capture {
         };
         let tree = self
             .root_pid
-            .map(|root| format!("; a descendant of the command (pid {root})"))
+            .map(|root| match self.root_command.as_deref() {
+                Some(command) if !command.is_empty() => format!(
+                    "; a descendant of the command `{}` (pid {root})",
+                    crate::printable::shell_words(command)
+                ),
+                _ => format!("; a descendant of the command (pid {root})"),
+            })
             .unwrap_or_default();
         let kept = self
             .kept
@@ -124,9 +136,34 @@ impl Capture {
     }
 }
 
+/// The words of a Linux command line as /proc/PID/cmdline and the dumps'
+/// copy of it hold it: each argument ends with a NUL. An empty argument is
+/// kept (it is `''` to a shell); a program that rewrote its arguments
+/// (setproctitle) may leave one word with spaces, or no final NUL.
+pub fn command_words(raw: &[u8]) -> Vec<String> {
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
+    raw.split(|b| *b == 0)
+        .map(|word| String::from_utf8_lossy(word).into_owned())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_lines_keep_empty_words_and_rewritten_ones() {
+        assert_eq!(command_words(b"./p\0\0a b\0"), ["./p", "", "a b"]);
+        assert_eq!(
+            command_words(b"nginx: worker process"),
+            ["nginx: worker process"]
+        );
+        assert_eq!(command_words(b"\0"), [""]);
+        assert!(command_words(b"").is_empty());
+    }
 
     #[test]
     fn the_record_round_trips_and_bad_bytes_are_refused() {
@@ -134,9 +171,10 @@ mod tests {
             reason: CaptureReason::HangTimeout,
             after_seconds: Some(2.5),
             signal: None,
-            command: vec!["sh".into(), "-c".into(), "./hang_exit".into()],
+            command: vec!["./hang_exit".into(), "a b".into()],
             pid: 42,
             root_pid: Some(40),
+            root_command: Some(vec!["sh".into(), "-c".into(), "./hang_exit 'a b'".into()]),
             tool: "dumptriage 0.1.0".into(),
             kept: None,
         };
@@ -144,9 +182,14 @@ mod tests {
         assert!(capture
             .describe()
             .contains("still running after 2.5 s (hang timeout)"));
-        assert!(capture
-            .describe()
-            .contains("descendant of the command (pid 40)"));
+        let said = capture.describe();
+        assert!(
+            said.contains(r"descendant of the command `sh -c './hang_exit '\''a b'\'''` (pid 40)"),
+            "{said}"
+        );
+        // A record written before `root_command` existed still reads.
+        let old = br#"{"reason":"attach","after_seconds":null,"signal":null,"command":["x"],"pid":1,"root_pid":null,"tool":"dumptriage 0.1.0"}"#;
+        assert_eq!(Capture::from_bytes(old).unwrap().root_command, None);
         let err = Capture::from_bytes(b"\xff{not json").unwrap_err();
         assert!(err.starts_with("unreadable capture record"), "{err}");
     }

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A message of a text log.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Message {
     pub kind: MessageKind,
     /// Its line in the log (from 1).
@@ -23,7 +23,19 @@ pub struct Message {
 
 /// What kind of message it is. The JSON value and the name rules write in
 /// `said` are the kebab-case names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum MessageKind {
     /// CPython's `Fatal Python error: ...` (it then aborts).

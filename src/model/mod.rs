@@ -4,16 +4,21 @@
 //! cannot drift apart. The JSON shape is documented in `docs/json-schema.md`;
 //! changing a field here is changing that contract.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 mod capture;
+mod converted;
 mod hex;
 mod message;
 mod phase;
+pub mod schema;
 mod stack;
 
 pub use capture::*;
-use hex::{hex_list, hex_option, hex_u32, hex_u64};
+pub use converted::*;
+use hex::{
+    de_hex_list, de_hex_option, de_hex_u32, de_hex_u64, hex_list, hex_option, hex_u32, hex_u64,
+};
 pub use message::*;
 pub use phase::*;
 pub use stack::*;
@@ -23,15 +28,18 @@ pub use stack::*;
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// The top-level JSON document: one report per input dump.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Output<'a> {
     pub schema_version: u32,
+    /// The version of every report's `crash_signature`
+    /// ([`crate::signature::VERSION`]).
+    pub crash_signature_version: u32,
     pub summary: &'a Summary,
     pub reports: &'a [Report],
 }
 
 /// A run at a glance: dumps grouped by what went wrong.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub dumps: usize,
     pub analysed: usize,
@@ -43,7 +51,7 @@ pub struct Summary {
     pub errors: Vec<SummaryError>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SummaryGroup {
     /// The rule id for known failures; otherwise the generic rule id or
     /// `unknown crash`, followed by the crash signature.
@@ -60,17 +68,22 @@ pub struct SummaryGroup {
     pub fix: Option<String>,
     pub count: usize,
     pub dumps: Vec<String>,
+    /// With a baseline: how many of these dumps' crash signatures it does
+    /// not have (new failures). `None` without a baseline.
+    pub new: Option<usize>,
+    /// The baseline's issue URLs of these dumps, each once.
+    pub issues: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SummaryError {
     pub path: String,
     pub error: String,
-    pub error_kind: Option<&'static str>,
+    pub error_kind: Option<ErrorKind>,
 }
 
 /// Whether a dump could be analysed at all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
@@ -78,7 +91,7 @@ pub enum Status {
 }
 
 /// The analysis of one minidump, or the reason it could not be analysed.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Report {
     /// The dump's path as the user gave it (or as found under a folder they gave).
     pub path: String,
@@ -88,7 +101,7 @@ pub struct Report {
     /// The kind of that error, a stable name for tools (`truncated`,
     /// `not_minidump`, `internal`, ...: the variants of
     /// [`crate::dump::DumpError`], see [`crate::dump::DumpError::name`]).
-    pub error_kind: Option<&'static str>,
+    pub error_kind: Option<ErrorKind>,
     pub process: Option<Process>,
     pub system: Option<System>,
     /// The exception record; `None` for a live or hang dump.
@@ -104,17 +117,44 @@ pub struct Report {
     /// Known failures this dump matches, the most specific first:
     /// `diagnoses[0]` is the answer.
     pub diagnoses: Vec<Diagnosis>,
-    /// The top meaningful frames of the crashing or blamed thread, used to
-    /// group dumps that no specific signature explains.
+    /// The failure's identity across runs, builds and input kinds (version
+    /// [`crate::signature::VERSION`], src/signature.rs): the crashing or
+    /// blamed thread's frames without runtime machinery, and what a hung
+    /// thread waits for. Groups the dumps no specific signature explains,
+    /// and keys baselines.
     pub crash_signature: Option<String>,
+    /// Some frame of the crash signature had no name and is written as
+    /// `module+offset`: a rebuild of that module changes the signature.
+    #[serde(default)]
+    pub crash_signature_offsets: bool,
+    /// Set when a baseline was given (`--baseline`) and the dump failed:
+    /// whether its crash signature is in it, and the entry's issue and note.
+    #[serde(default)]
+    pub baseline: Option<BaselineMatch>,
     /// Why the dump was taken, when `run` or `attach` wrote it.
     pub capture: Option<Capture>,
     /// What the report was read from: a minidump, or a stack trace in text.
     pub source: Source,
 }
 
+/// A stable short name the program itself defines (`error_kind`): one of
+/// its own names when it made the report, an owned copy when it read a
+/// report back (`dumptriage merge`).
+pub type ErrorKind = std::borrow::Cow<'static, str>;
+
+/// A failed dump's crash signature against the baseline (`--baseline`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BaselineMatch {
+    /// The baseline has the signature: a known failure, tracked elsewhere.
+    pub known: bool,
+    /// The entry's issue URL.
+    pub issue: Option<String>,
+    /// The entry's note.
+    pub note: Option<String>,
+}
+
 /// What a report was read from.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Source {
     pub kind: SourceKind,
     /// For text: the trace's format as detected (`gdb`, `faulthandler`, ...).
@@ -134,14 +174,16 @@ pub struct Source {
     /// For text: the messages around the trace that say what happened (a
     /// runtime's fatal error, the C library's heap check, an exit status, a
     /// test summary), in the order of the log.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
     /// For text: the report has no stack, only the log's messages.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub messages_only: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     #[default]
@@ -149,17 +191,23 @@ pub enum SourceKind {
     Text,
     /// A Linux core file (plain or compressed).
     Core,
+    /// A Windows Error Reporting `Report.wer` with no dump beside it: its
+    /// problem signature only (the faulting module and offset, the code).
+    Wer,
 }
 
 impl Report {
-    /// A report for a dump that could not be analysed: `kind` is the error's
-    /// stable name, `error` the one line that explains it.
-    pub fn failed(path: String, kind: &'static str, error: String) -> Self {
+    /// The one place a report is made: what an input said is for its
+    /// reader to fill in (`Report { threads, ..Report::new(path, source) }`:
+    /// a reader states only what it read); every field classification fills
+    /// (the exit phase, the diagnoses, the crash signature, the baseline)
+    /// starts here, empty, for `exit_phase::classify` and the matcher.
+    pub fn new(path: String, source: Source) -> Self {
         Report {
             path,
-            status: Status::Error,
-            error: Some(error),
-            error_kind: Some(kind),
+            status: Status::Ok,
+            error: None,
+            error_kind: None,
             process: None,
             system: None,
             exception: None,
@@ -169,9 +217,22 @@ impl Report {
             warnings: Vec::new(),
             exit_phase: ExitPhase::default(),
             diagnoses: Vec::new(),
-            capture: None,
-            source: Source::default(),
             crash_signature: None,
+            crash_signature_offsets: false,
+            baseline: None,
+            capture: None,
+            source,
+        }
+    }
+
+    /// A report for a dump that could not be analysed: `kind` is the error's
+    /// stable name, `error` the one line that explains it.
+    pub fn failed(path: String, kind: &'static str, error: String) -> Self {
+        Report {
+            status: Status::Error,
+            error: Some(error),
+            error_kind: Some(ErrorKind::Borrowed(kind)),
+            ..Report::new(path, Source::default())
         }
     }
 
@@ -219,7 +280,7 @@ impl Report {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, schemars::JsonSchema, Deserialize)]
 pub struct Process {
     /// File name of the main executable (`python.exe`), when the module list has one.
     pub name: Option<String>,
@@ -235,7 +296,7 @@ pub struct Process {
     pub uptime_seconds: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct System {
     /// "Windows NT", "Linux", "Mac OS X", ...
     pub os: String,
@@ -246,24 +307,28 @@ pub struct System {
     pub cpu_count: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Exception {
     /// The raw code: an NTSTATUS on Windows (`0xc0000005`), a signal number elsewhere.
-    #[serde(serialize_with = "hex_u32")]
+    #[serde(serialize_with = "hex_u32", deserialize_with = "de_hex_u32")]
+    #[schemars(with = "hex::Hex")]
     pub code: u32,
     /// The decoded reason (`EXCEPTION_ACCESS_VIOLATION_READ`, `SIGSEGV / SEGV_MAPERR`).
     pub name: String,
     /// The faulting address (for access violations the address accessed).
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
+    #[schemars(with = "hex::Hex")]
     pub address: u64,
     /// For a memory access fault (access violation, in-page error,
     /// SIGSEGV, SIGBUS): the data address the faulting instruction touched.
-    #[serde(serialize_with = "hex_option")]
+    #[serde(serialize_with = "hex_option", deserialize_with = "de_hex_option")]
+    #[schemars(with = "Option<hex::Hex>")]
     pub access_address: Option<u64>,
     /// The exception record's parameters (ExceptionInformation) as the
     /// writer stored them: for 0xC0000409 the fast-fail code first, for
     /// 0xE06D7363 the C++ exception's magic, object and ThrowInfo.
-    #[serde(serialize_with = "hex_list")]
+    #[serde(serialize_with = "hex_list", deserialize_with = "de_hex_list")]
+    #[schemars(with = "Vec<hex::Hex>")]
     pub parameters: Vec<u64>,
     /// Set when the crash is an abort, the process ending itself on purpose
     /// (fail-fast, SIGABRT, `abort`/`std::terminate`/`_purecall` on the
@@ -293,17 +358,18 @@ pub struct Exception {
 
 /// A C++ exception whose dispatch was still under way when the process
 /// crashed: the exception record the system built for it on the stack.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct CppInFlight {
     /// The type thrown (`onnxruntime::OnnxRuntimeException`).
     pub cpp_type: String,
     /// Where the record is, in the crashing thread's stack.
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
+    #[schemars(with = "hex::Hex")]
     pub record_address: u64,
 }
 
 /// Whether a signature describes a crash or a hang.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Crash,
@@ -320,7 +386,7 @@ impl Kind {
 }
 
 /// One matched rule of the signature database.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Diagnosis {
     /// The rule id (`hip-unregister-fatbinary-hang`). Not to be confused
     /// with a report's `crash_signature`, which names unexplained crashes.
@@ -337,7 +403,7 @@ pub struct Diagnosis {
     /// The rule's exit is a thread's own exit, not the process's: the
     /// teardown it names ran as one thread ended (thread-local destructors
     /// of a worker), while nothing shows the process exiting.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub thread_exit: bool,
     /// Set when the rule asks for exit and nothing establishes it (nor
     /// rules it out): why. The diagnosis is then a possible finding only,
@@ -353,6 +419,68 @@ pub struct Diagnosis {
     pub fix: String,
     pub workaround: Option<String>,
     pub references: Vec<String>,
+    /// How the version the dump records compares with the release that
+    /// carries the fix, when the rule names one (`[fixed]`).
+    pub version_check: Option<VersionCheck>,
+    /// The thread the diagnosed thread's wait leads to (the holder of what
+    /// it waits for, that one's holder, ...: the last of the chain), where
+    /// the dump tells: the thread to fix.
+    pub waits_for: Option<WaitsFor>,
+}
+
+/// A rule's fix compared with the version in the dump (issue 39).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct VersionCheck {
+    /// The component the fix is in (`ONNX Runtime`).
+    pub component: String,
+    /// The module the version was read from, or the one found without one.
+    pub module: Option<String>,
+    pub module_version: Option<String>,
+    /// The first release that carries the fix; `None` when no source
+    /// establishes one.
+    pub fixed_in: Option<String>,
+    /// The change that fixed it.
+    pub fix: String,
+    /// What establishes `fixed_in`.
+    pub source: Option<String>,
+    pub verdict: VersionVerdict,
+    /// The whole as one sentence, as the text report shows it.
+    pub summary: String,
+}
+
+/// Which side of the fix the dump's version is on, or why that is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionVerdict {
+    /// Older than the release with the fix: upgrading fixes it.
+    PredatesFix,
+    /// The fix is in: the failure is something else.
+    HasFix,
+    /// The version is too coarse to tell (it names the release series only).
+    Undecided,
+    /// The module is there, without a version.
+    NoVersion,
+    /// None of the component's modules is in the dump.
+    NoModule,
+    /// No source establishes which release carries the fix.
+    ReleaseUnknown,
+}
+
+/// The end of a wait chain, said in one line: `waits for thread 7
+/// "uploader", blocked in `Queue.get` at uploader_hang.py:9`.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WaitsFor {
+    /// The threads the wait leads to, in order; the last is the culprit.
+    pub chain: Vec<u32>,
+    pub thread_id: u32,
+    pub thread_name: Option<String>,
+    /// What that thread is blocked in or running: the call its own code
+    /// made (a Python function such as `Queue.get`, or the blocking call).
+    pub blocked_in: Option<String>,
+    /// Where its own code made that call: `file:line` (the file's name).
+    pub at: Option<String>,
+    /// The whole line, as the text report shows it.
+    pub summary: String,
 }
 
 impl Diagnosis {
@@ -375,14 +503,14 @@ impl Diagnosis {
 
 /// A rule's `[[match]]` table: its place in the file and its label (the
 /// table's `label`, else its conditions in a few words).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Alternative {
     pub index: usize,
     pub label: String,
 }
 
 /// One fact a diagnosis rests on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Evidence {
     pub thread_id: Option<u32>,
     pub frame_index: Option<usize>,
@@ -390,7 +518,7 @@ pub struct Evidence {
 }
 
 /// Whether symbols were found for a module.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ModuleSymbols {
     /// Some source named the module's functions (see `Module::symbol_source`).
@@ -404,12 +532,13 @@ pub enum ModuleSymbols {
     NotNeeded,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Module {
     pub name: String,
     /// The full path the dump records (`C:\Windows\System32\ntdll.dll`).
     pub path: String,
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
+    #[schemars(with = "hex::Hex")]
     pub base: u64,
     pub size: u64,
     pub version: Option<String>,
@@ -430,11 +559,12 @@ pub struct Module {
     pub unwind_info: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnloadedModule {
     pub name: String,
     pub path: String,
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
+    #[schemars(with = "hex::Hex")]
     pub base: u64,
     pub size: u64,
     pub code_id: Option<String>,
@@ -459,7 +589,23 @@ pub fn file_name(path: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::bare_name;
+    use super::{bare_name, without_symbol_version};
+
+    #[test]
+    fn symbol_versions_are_not_shown() {
+        for (name, shown) in [
+            ("__libc_start_main@@GLIBC_2.34", "__libc_start_main"),
+            ("memcpy@GLIBC_2.2.5", "memcpy"),
+            ("pthread_cond_wait@@GLIBC_2.3.2", "pthread_cond_wait"),
+            ("_Sleep@4", "_Sleep@4"),
+            ("@plt", "@plt"),
+            ("operator new(unsigned long)", "operator new(unsigned long)"),
+            ("f@@", "f@@"),
+            ("a@b c", "a@b c"),
+        ] {
+            assert_eq!(without_symbol_version(name), shown, "{name}");
+        }
+    }
 
     #[test]
     fn bare_names() {

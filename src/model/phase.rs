@@ -1,11 +1,11 @@
 //! The exit-phase facts of a report: which threads exit, start or wait,
 //! at which stage, as `exit_phase::classify` finds them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The exit-phase facts of a dump: computed from the stacks by
 /// `exit_phase::classify`.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct ExitPhase {
     /// Some thread is running process exit (see the thread's `exiting`).
     pub process_exiting: bool,
@@ -27,7 +27,7 @@ pub struct ExitPhase {
 
 /// Why a thread is considered to be starting up: the innermost start-up
 /// frame.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct StartupMarker {
     pub frame_index: usize,
     pub stage: StartupStage,
@@ -36,7 +36,7 @@ pub struct StartupMarker {
 }
 
 /// The kind of start-up work a frame shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum StartupStage {
     #[serde(rename = "process start-up")]
     ProcessStartup,
@@ -68,7 +68,7 @@ impl std::fmt::Display for StartupStage {
 
 /// Why a thread is considered to be ending (its own exit, not the
 /// process's): the innermost frame of its teardown.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadEnd {
     pub frame_index: usize,
     /// The frame's function (`__call_tls_dtors`, `pthread_exit`, ...).
@@ -79,7 +79,7 @@ pub struct ThreadEnd {
 }
 
 /// Why a thread is considered to be exiting: the innermost exit-time frame.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct ExitMarker {
     pub frame_index: usize,
     /// What the frame shows ("CRT exit", "DllMain during process detach", ...).
@@ -89,7 +89,7 @@ pub struct ExitMarker {
 }
 
 /// The stage of process exit a frame shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum ExitStage {
     #[serde(rename = "process exit")]
     ProcessExit,
@@ -147,39 +147,91 @@ impl std::fmt::Display for ExitStage {
 }
 
 /// The wait a thread is blocked in.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Blocked {
     pub frame_index: usize,
     pub function: String,
     /// False when inferred from an unsymbolized system-call frame.
     pub certain: bool,
+    /// What kind of wait the calls show (`None` when they do not say: a
+    /// bare futex or handle wait).
+    pub kind: Option<BlockKind>,
+}
+
+/// What a blocking call waits for, as the call itself shows it (the
+/// exit-phase table's wait groups): the user's first question about a
+/// blocked thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    Sleep,
+    Io,
+    Child,
+    Signal,
+    Lock,
+    Condition,
+    Join,
+    Semaphore,
+    Gpu,
+}
+
+impl BlockKind {
+    /// The words the text report uses.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BlockKind::Sleep => "sleep",
+            BlockKind::Io => "I/O wait",
+            BlockKind::Child => "wait for a child process",
+            BlockKind::Signal => "wait for a signal",
+            BlockKind::Lock => "lock wait",
+            BlockKind::Condition => "condition variable wait",
+            BlockKind::Join => "thread join",
+            BlockKind::Semaphore => "semaphore wait",
+            BlockKind::Gpu => "GPU fence wait",
+        }
+    }
+}
+
+impl Blocked {
+    /// `__GI___poll (I/O wait)`: the function, with the kind of wait when
+    /// the calls show it.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            Some(kind) => format!("{} ({})", self.function, kind.describe()),
+            None => self.function.clone(),
+        }
+    }
 }
 
 /// What a blocked thread waits for, and who holds it, where the dump can
 /// tell: Linux futex waits (a mutex, a thread to join, a condition
 /// variable), Windows critical sections (the loader lock among them), SRW
 /// locks, condition variables and handle waits.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Wait {
     pub kind: WaitKind,
     /// The wait object's address (the mutex, the joined thread's tid word,
     /// the critical section).
-    #[serde(serialize_with = "super::hex::hex_option")]
+    #[serde(
+        serialize_with = "super::hex::hex_option",
+        deserialize_with = "super::hex::de_hex_option"
+    )]
+    #[schemars(with = "Option<super::hex::Hex>")]
     pub address: Option<u64>,
     /// The thread that holds the lock, or the thread being joined, when
     /// the dump tells (its id).
     pub holder: Option<u32>,
     /// The owner the lock records when that thread is not in the dump: it
     /// ended while holding it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gone_owner: Option<u32>,
     /// How the object was found when not from the wait's own registers
     /// (a validated critical section on the wait's stack).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<String>,
     /// The module whose image holds the object, with the offset
     /// (`applog.dll+0x5090`: a global of that module), when one does.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_module: Option<String>,
     /// What could not be told, and why (never a guess).
     pub note: Option<String>,
@@ -213,7 +265,7 @@ impl Wait {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum WaitKind {
     Mutex,

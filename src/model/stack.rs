@@ -1,11 +1,11 @@
 //! Threads and their frames: how each frame was found, where its name
 //! came from, and the functions inlined into it.
 
-use super::hex::{hex_option, hex_u64};
+use super::hex::{de_hex_option, de_hex_u64, hex_option, hex_u64};
 use super::phase::{Blocked, ExitMarker, StartupMarker, ThreadEnd, Wait};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct Thread {
     pub id: u32,
     /// From the ThreadNames stream (Windows) or the dump writer's own record.
@@ -30,9 +30,14 @@ pub struct Thread {
     pub blocked: Option<Blocked>,
     /// What it waits for, where the dump tells.
     pub wait: Option<Wait>,
+    /// Whether the thread sat in a system call when the dump was written,
+    /// where its registers tell (Linux: the kernel's restart code in the
+    /// return register); `None` elsewhere (text traces, Windows).
+    #[serde(skip)]
+    pub in_system_call: Option<bool>,
     /// A Python thread that holds the GIL (read from the interpreter's
     /// state in the dump); absent from JSON when it does not.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub holds_gil: bool,
     /// Why the stack is short or empty, when it is (`missing_context`, ...); `ok` otherwise.
     pub walk: Walk,
@@ -45,32 +50,66 @@ pub struct Thread {
     /// The general-purpose registers of the crashing thread (what a
     /// debugger's `r` shows), in the CPU's own order; empty for the other
     /// threads and when the dump has no valid context.
-    #[serde(serialize_with = "super::hex::register_list")]
+    #[serde(
+        serialize_with = "super::hex::register_list",
+        deserialize_with = "super::hex::de_register_list"
+    )]
+    #[schemars(with = "std::collections::BTreeMap<String, super::hex::Hex>")]
     pub registers: Vec<(String, u64)>,
+}
+
+impl Thread {
+    /// The one place a thread is made: what the input shows of it (name,
+    /// frames, registers, what it waits for) is for its reader to fill in
+    /// (`Thread { frames, ..Thread::new(id) }`); what classification decides
+    /// (`exiting`, `exiting_in_stack`, `starting`, `blocked`) starts here,
+    /// unset, for `exit_phase::classify`.
+    pub fn new(id: u32) -> Thread {
+        Thread {
+            id,
+            name: None,
+            crashing: false,
+            exiting: None,
+            exiting_in_stack: None,
+            starting: None,
+            blocked: None,
+            wait: None,
+            ending: None,
+            in_system_call: None,
+            holds_gil: false,
+            walk: Walk::Ok,
+            frames: Vec::new(),
+            stack_search: Vec::new(),
+            registers: Vec::new(),
+        }
+    }
 }
 
 /// A return address found in a thread's stack memory by searching it, not by
 /// walking it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StackHit {
     /// Where it was found, from the thread's stack pointer.
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
+    #[schemars(with = "super::hex::Hex")]
     pub stack_offset: u64,
     /// Found deeper in the stack than the last walked frame.
     pub below_walk: bool,
     /// The return address.
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
+    #[schemars(with = "super::hex::Hex")]
     pub address: u64,
     pub module: String,
     /// The function the address returns into.
     pub function: String,
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
+    #[schemars(with = "super::hex::Hex")]
     pub function_offset: u64,
     pub symbol_source: SymbolSource,
 }
 
 /// Whether a thread's stack could be walked, and if not, why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Walk {
     Ok,
@@ -94,7 +133,7 @@ impl Walk {
 }
 
 /// How the stack walker found a frame, from most to least reliable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trust {
     /// As a text trace printed it (a debugger's, a runtime's): no walk here.
@@ -128,7 +167,7 @@ impl Trust {
 }
 
 /// Where a frame's function name came from, from most to least precise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SymbolSource {
     /// A Breakpad .sym file (from a store, a symbol server or its cache).
@@ -162,11 +201,12 @@ impl SymbolSource {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Frame {
     pub index: usize,
     /// The absolute instruction address.
-    #[serde(serialize_with = "hex_u64")]
+    #[serde(serialize_with = "hex_u64", deserialize_with = "de_hex_u64")]
+    #[schemars(with = "super::hex::Hex")]
     pub instruction: u64,
     /// File name of the loaded module holding the address (`test_app.exe`).
     pub module: Option<String>,
@@ -175,9 +215,11 @@ pub struct Frame {
     /// the address: the function it names may end before the address.
     /// Rules match such names only where they say so.
     pub function_guessed: bool,
-    #[serde(serialize_with = "hex_option")]
+    #[serde(serialize_with = "hex_option", deserialize_with = "de_hex_option")]
+    #[schemars(with = "Option<super::hex::Hex>")]
     pub module_offset: Option<u64>,
-    #[serde(serialize_with = "hex_option")]
+    #[serde(serialize_with = "hex_option", deserialize_with = "de_hex_option")]
+    #[schemars(with = "Option<super::hex::Hex>")]
     pub function_offset: Option<u64>,
     pub file: Option<String>,
     pub line: Option<u32>,
@@ -186,7 +228,8 @@ pub struct Frame {
     /// When no loaded module holds the address but an unloaded one did: its name.
     pub unloaded_module: Option<String>,
     /// Offset of the address in that unloaded module.
-    #[serde(serialize_with = "hex_option")]
+    #[serde(serialize_with = "hex_option", deserialize_with = "de_hex_option")]
+    #[schemars(with = "Option<super::hex::Hex>")]
     pub unloaded_module_offset: Option<u64>,
     /// Functions inlined at this address, innermost first.
     pub inlines: Vec<InlineFrame>,
@@ -196,7 +239,9 @@ pub struct Frame {
 }
 
 /// What a frame is a frame of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, schemars::JsonSchema, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FrameKind {
     #[default]
@@ -247,6 +292,28 @@ impl Frame {
     }
 }
 
+/// A function name without the ELF symbol version a symbol table may
+/// give it (`__libc_start_main@@GLIBC_2.34` -> `__libc_start_main`,
+/// `memcpy@GLIBC_2.2.5` -> `memcpy`): how it is shown. Only a version
+/// (a letter or `_` after the `@`) goes; a 32-bit Windows name's
+/// argument size (`_Sleep@4`) stays.
+pub fn without_symbol_version(name: &str) -> &str {
+    let Some(at) = name.find('@').filter(|&at| at > 0) else {
+        return name;
+    };
+    let version = name[at..].trim_start_matches('@');
+    let is_version = name[at..].len() - version.len() <= 2
+        && version.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'));
+    if is_version {
+        &name[..at]
+    } else {
+        name
+    }
+}
+
 /// A function name without its parameter list (`exit(int)` -> `exit`), for
 /// symbol files that keep C++ signatures. MSVC's quoted names
 /// (`` `dynamic atexit destructor for 'x'' ``) are kept whole.
@@ -268,7 +335,7 @@ pub fn bare_name(name: &str) -> &str {
     name
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct InlineFrame {
     pub function: String,
     pub file: Option<String>,

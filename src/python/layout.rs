@@ -17,7 +17,7 @@ impl Layout {
         TABLES.get_or_init(|| toml::from_str(include_str!("offsets.toml")).unwrap_or_default())
     }
 
-    pub fn for_version(major: u32, minor: u32) -> Option<Layout> {
+    pub(crate) fn for_version(major: u32, minor: u32) -> Option<Layout> {
         let fields = Self::all().get(&format!("{major}.{minor}"))?.clone();
         Some(Layout {
             major,
@@ -26,30 +26,30 @@ impl Layout {
         })
     }
 
-    pub fn get(&self, name: &str) -> Option<u64> {
+    pub(crate) fn get(&self, name: &str) -> Option<u64> {
         self.fields.get(name).copied()
     }
 
-    pub fn need(&self, name: &str) -> Result<u64, String> {
+    pub(crate) fn need(&self, name: &str) -> Result<u64, String> {
         self.get(name)
             .ok_or_else(|| format!("no offset {name} for CPython {}.{}", self.major, self.minor))
     }
 
     /// 3.11+: `_PyInterpreterFrame`s; 3.10: frame objects.
-    pub fn is_interpreter_frame(&self) -> bool {
+    pub(crate) fn is_interpreter_frame(&self) -> bool {
         self.fields.contains_key("frame_previous")
     }
 
     /// 3.12+: C-stack shim frames mark each entry into the evaluator.
-    pub fn has_shims(&self) -> bool {
+    pub(crate) fn has_shims(&self) -> bool {
         self.version_at_least(3, 12)
     }
 
-    pub fn version_at_least(&self, major: u32, minor: u32) -> bool {
+    pub(crate) fn version_at_least(&self, major: u32, minor: u32) -> bool {
         (self.major, self.minor) >= (major, minor)
     }
 
-    pub fn version(&self) -> String {
+    pub(crate) fn version(&self) -> String {
         format!("{}.{}", self.major, self.minor)
     }
 }
@@ -73,7 +73,7 @@ const GLOBALS_MAGIC: &[u8; 4] = b"PYG1";
 
 impl Globals {
     /// The record a capture keeps, for the interpreter of `layout`.
-    pub fn to_record(self, layout: &Layout) -> Vec<u8> {
+    pub(crate) fn to_record(self, layout: &Layout) -> Vec<u8> {
         let mut out = GLOBALS_MAGIC.to_vec();
         out.extend((layout.major as u16).to_le_bytes());
         out.extend((layout.minor as u16).to_le_bytes());
@@ -83,7 +83,7 @@ impl Globals {
         out
     }
 
-    pub fn from_record(raw: &[u8]) -> Option<(u32, u32, Globals)> {
+    pub(crate) fn from_record(raw: &[u8]) -> Option<(u32, u32, Globals)> {
         if raw.get(..4)? != GLOBALS_MAGIC {
             return None;
         }

@@ -26,12 +26,12 @@ impl Memory for Recording {
         let end = address.checked_add(len as u64)?;
         // Already kept (a range starting at or before it covers it).
         if let Some((start, bytes)) = self.kept.borrow().range(..=address).next_back() {
-            if end <= start + bytes.len() as u64 {
+            if end <= start.saturating_add(bytes.len() as u64) {
                 let at = (address - start) as usize;
                 return Some(bytes[at..at + len].to_vec());
             }
         }
-        if *self.used.borrow() + len > BUDGET {
+        if self.used.borrow().saturating_add(len) > BUDGET {
             return None;
         }
         let mut bytes = vec![0u8; len];
@@ -67,10 +67,6 @@ fn modules(pid: u32) -> Vec<LoadedModule> {
 /// when the process is not CPython. What the budget or unreadable memory
 /// cut shows in the analysis as a stack cut short, with its reason.
 pub(crate) fn keep(pid: u32) -> Vec<u8> {
-    // For measuring what keeping costs (scripts/bench-python.sh).
-    if std::env::var_os("DUMPTRIAGE_NO_PYTHON_MEMORY").is_some() {
-        return Vec::new();
-    }
     let modules = modules(pid);
     if modules.is_empty() {
         return Vec::new();

@@ -12,6 +12,7 @@
 //! runs cannot be matched to evaluator frames (no native names), they are
 //! put above the first one, or on top, and a warning says so.
 
+mod joins;
 mod layout;
 mod lines;
 #[cfg(target_os = "linux")]
@@ -66,7 +67,11 @@ fn globals(module: &LoadedModule) -> Result<Globals, String> {
     use object::{Object, ObjectSegment, ObjectSymbol};
     let file = std::fs::File::open(&module.path)
         .map_err(|e| format!("cannot read {}: {e}", module.path))?;
-    // SAFETY: a read-only map of a file we opened.
+    // SAFETY: sound while nobody truncates or writes the binary during
+    // the map's life. We never write it; package managers replace a
+    // library by renaming a new file into place, which leaves the mapped
+    // bytes alone. Rewriting it in place meanwhile is the condition left,
+    // as for every memory-mapped reader.
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| e.to_string())?;
     let elf = object::File::parse(&*map).map_err(|e| e.to_string())?;
     if let (Some(want), Ok(Some(have))) = (&module.code_id, elf.build_id()) {
@@ -205,9 +210,13 @@ pub(crate) fn annotate(report: &mut Report, modules: &[LoadedModule], memory: &d
         ));
     }
     let ids: Vec<u32> = report.threads.iter().map(|t| t.id).collect();
-    for py in &state.threads {
-        let native = py.native_id.or_else(|| pthread_tid(memory, py.ident, &ids));
-        let Some(thread) = report.threads.iter_mut().find(|t| native == Some(t.id)) else {
+    let tids: Vec<Option<u32>> = state
+        .threads
+        .iter()
+        .map(|py| py.native_id.filter(|id| ids.contains(id)))
+        .collect();
+    for (py, native) in state.threads.iter().zip(&tids) {
+        let Some(thread) = report.threads.iter_mut().find(|t| *native == Some(t.id)) else {
             report.warnings.push(format!(
                 "a Python thread (ident {:#x}, {} frames) is not one of the dump's threads",
                 py.ident,
@@ -232,22 +241,12 @@ pub(crate) fn annotate(report: &mut Report, modules: &[LoadedModule], memory: &d
             ));
         }
     }
+    // Which thread a join (Thread.join, threading._shutdown) waits for.
+    joins::resolve(report, &state, &tids);
 }
 
 /// The evaluator: one native frame per run of Python frames (its inlined
 /// wrapper `_PyEval_EvalFrame` is not counted).
-/// Where glibc's `struct pthread` (a `pthread_t` points to it) keeps the
-/// thread's id on x86-64 (glibc 2.17 to 2.40): how 3.10, which records only
-/// the pthread_t, is matched to the dump's threads. A value that is not
-/// one of them matches nothing.
-const PTHREAD_TID: u64 = 0x2d0;
-
-fn pthread_tid(memory: &dyn Memory, ident: u64, ids: &[u32]) -> Option<u32> {
-    let raw = memory.read(ident.checked_add(PTHREAD_TID)?, 4)?;
-    let tid = u32::from_le_bytes(raw.try_into().ok()?);
-    ids.contains(&tid).then_some(tid)
-}
-
 const EVALUATOR: &str = "_PyEval_EvalFrameDefault";
 
 /// Puts `py`'s frames among `frames`: each run (from an entry frame up)
@@ -354,7 +353,7 @@ mod tests {
     /// fuzz seed (one 3.11 thread) walked with every version's layout.
     #[test]
     fn mutated_memory_never_panics() {
-        let seed = include_bytes!("../../tests/data/fuzz/read_python/seed-one-thread-311.bin");
+        let seed = include_bytes!("../../fuzz/regressions/read_python/seed-one-thread-311.bin");
         let mut state = 0x9e37_79b9_u64;
         let mut next = move || {
             state ^= state << 13;

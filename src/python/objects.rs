@@ -1,5 +1,5 @@
-//! Attributes of Python objects in memory: an instance's `str` attribute
-//! (a thread's `threading.Thread._name`), through the instance layouts of
+//! Attributes of Python objects in memory: an instance's attributes (a
+//! thread's `threading.Thread._name`, `_daemonic`, `_tstate_lock`), through the instance layouts of
 //! CPython 3.10 (a `__dict__` at `tp_dictoffset`), 3.11 (managed dict and
 //! values before the object), 3.12 (one tagged dict-or-values pointer
 //! before it) and 3.13 (values inline after it), and the dict tables
@@ -15,7 +15,43 @@ const MAX_ENTRIES: u64 = 4096;
 
 impl Walker<'_> {
     /// The `str` value of attribute `name` of the instance `object`.
-    pub fn attribute_str(&self, object: u64, name: &str) -> Option<String> {
+    pub(super) fn attribute_str(&self, object: u64, name: &str) -> Option<String> {
+        self.string_object(self.attribute(object, name)?)
+    }
+
+    /// Whether the type of `object` is named `name` (its `tp_name`).
+    pub(super) fn is_type_named(&self, object: u64, name: &str) -> bool {
+        let layout = self.layout;
+        let Some(kind) = layout
+            .get("object_type")
+            .and_then(|o| self.u64(object.wrapping_add(o)))
+        else {
+            return false;
+        };
+        let Some(text) = layout
+            .get("type_name")
+            .and_then(|o| self.u64(kind.wrapping_add(o)))
+        else {
+            return false;
+        };
+        // The name and its NUL: `bool` is not `boolean`.
+        self.memory
+            .read(text, name.len() + 1)
+            .is_some_and(|bytes| bytes[..name.len()] == *name.as_bytes() && bytes[name.len()] == 0)
+    }
+
+    /// The value of a `bool` object (True and False are ints whose first
+    /// digit is 1 and 0, in every version read).
+    pub(super) fn bool_object(&self, object: u64) -> Option<bool> {
+        if !self.is_type_named(object, "bool") {
+            return None;
+        }
+        let digit = self.u32(object.wrapping_add(self.layout.get("long_digits")?))?;
+        Some(digit != 0)
+    }
+
+    /// The object attribute `name` of the instance `object` points to.
+    pub(super) fn attribute(&self, object: u64, name: &str) -> Option<u64> {
         let layout = self.layout;
         let kind = self.u64(object.wrapping_add(layout.get("object_type")?))?;
         let flags = self.u64(kind.wrapping_add(layout.get("type_flags")?))?;
@@ -61,7 +97,7 @@ impl Walker<'_> {
             }
             self.dict_lookup(self.u64(object.checked_add(offset as u64)?)?, name)
         }?;
-        self.string_object(value)
+        Some(value)
     }
 
     /// The value for the `str` key `name` in the dict object `dict`.

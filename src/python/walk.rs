@@ -18,6 +18,12 @@ pub(crate) trait Memory {
     fn read(&self, address: u64, len: usize) -> Option<Vec<u8>>;
 }
 
+/// Where glibc's `struct pthread` (a `pthread_t` points to it) keeps the
+/// thread's id on x86-64 (glibc 2.17 to 2.40): how 3.10, which records only
+/// the pthread_t, is matched to the dump's threads. Read during the walk,
+/// so a capture keeps it; a value that is not one of the dump's threads
+/// matches nothing.
+const PTHREAD_TID: u64 = 0x2d0;
 const MAX_INTERPRETERS: usize = 16;
 const MAX_THREADS: usize = 1024;
 const MAX_FRAMES: usize = 2048;
@@ -42,7 +48,8 @@ pub(crate) struct PyFrame {
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PyThread {
-    /// The OS thread id (3.11+), to match the dump's threads.
+    /// The OS thread id (3.11+; 3.10: from glibc's `struct pthread`), to
+    /// match the dump's threads.
     pub native_id: Option<u32>,
     /// `threading.get_ident()`: the pthread_t.
     pub ident: u64,
@@ -52,6 +59,15 @@ pub(crate) struct PyThread {
     pub cut: Option<String>,
     /// Its `threading.Thread` name, when its stack shows the Thread.
     pub name: Option<String>,
+    /// Its `threading.Thread` object (`self` of `Thread._bootstrap`).
+    pub thread_object: Option<u64>,
+    /// `Thread.daemon`: the interpreter does not wait for a daemon thread
+    /// at exit.
+    pub daemon: Option<bool>,
+    /// What `Thread.join` and `threading._shutdown` wait on to join it
+    /// (3.10 to 3.12): the native lock (a semaphore on Linux) of its
+    /// `_tstate_lock`, which the thread holds until it ends.
+    pub join_lock: Option<u64>,
     /// The GIL is taken and this thread took it last.
     pub holds_gil: bool,
 }
@@ -69,16 +85,16 @@ pub(crate) struct Walker<'a> {
 }
 
 impl Walker<'_> {
-    pub fn u64(&self, address: u64) -> Option<u64> {
+    pub(super) fn u64(&self, address: u64) -> Option<u64> {
         let b = self.memory.read(address, 8)?;
         Some(u64::from_le_bytes(b.try_into().ok()?))
     }
 
-    pub fn u8(&self, address: u64) -> Option<u8> {
+    pub(super) fn u8(&self, address: u64) -> Option<u8> {
         self.memory.read(address, 1).map(|b| b[0])
     }
 
-    pub fn u32(&self, address: u64) -> Option<u32> {
+    pub(super) fn u32(&self, address: u64) -> Option<u32> {
         let b = self.memory.read(address, 4)?;
         Some(u32::from_le_bytes(b.try_into().ok()?))
     }
@@ -87,7 +103,7 @@ impl Walker<'_> {
         self.layout.get(name)
     }
 
-    pub fn state(&self, runtime: u64) -> Result<PyState, String> {
+    pub(super) fn state(&self, runtime: u64) -> Result<PyState, String> {
         let f = |name: &str| {
             self.field(name)
                 .ok_or_else(|| format!("no offset {name} for this version"))
@@ -163,6 +179,9 @@ impl Walker<'_> {
                 .and_then(|id| u32::try_from(id).ok()),
             ..PyThread::default()
         };
+        if layout.get("tstate_native_thread_id").is_none() && thread.ident != 0 {
+            thread.native_id = self.u32(thread.ident.wrapping_add(PTHREAD_TID));
+        }
         let top = if let Some(o) = layout.get("tstate_current_frame") {
             self.u64(tstate.wrapping_add(o))
         } else if let (Some(c), Some(o)) = (
@@ -219,8 +238,8 @@ impl Walker<'_> {
                 py.entry = true;
             }
         }
-        // Its `threading.Thread` name: `self` of Thread._bootstrap.
-        thread.name = thread
+        // Its `threading.Thread`: `self` of Thread._bootstrap.
+        thread.thread_object = thread
             .frames
             .iter()
             .rev()
@@ -234,9 +253,32 @@ impl Walker<'_> {
                             | "Thread._bootstrap_inner"
                     )
             })
-            .and_then(|f| f.first_local)
-            .and_then(|this| self.attribute_str(this, "_name"));
+            .and_then(|f| f.first_local);
+        if let Some(this) = thread.thread_object {
+            thread.name = self.attribute_str(this, "_name");
+            thread.daemon = self
+                .attribute(this, "_daemonic")
+                .and_then(|v| self.bool_object(v));
+            thread.join_lock = self.join_lock(this);
+        }
         thread
+    }
+
+    /// The native lock of a Thread's `_tstate_lock` (3.10 to 3.12; 3.13
+    /// joins through a thread handle instead). `_thread.lock` is
+    /// `{PyObject_HEAD; PyThread_type_lock lock_lock; ...}`
+    /// (Modules/_threadmodule.c): the lock is the word after the 16-byte
+    /// object header.
+    fn join_lock(&self, thread: u64) -> Option<u64> {
+        const LOCK_LOCK: u64 = 16;
+        if self.layout.version_at_least(3, 13) {
+            return None;
+        }
+        let lock = self.attribute(thread, "_tstate_lock")?;
+        if !self.is_type_named(lock, "_thread.lock") {
+            return None;
+        }
+        self.u64(lock.wrapping_add(LOCK_LOCK)).filter(|l| *l != 0)
     }
 
     /// One frame: its Python frame (None for a shim) and the next older.
@@ -332,12 +374,12 @@ impl Walker<'_> {
 
     /// A `str` object's text (compact strings: every `str` CPython makes
     /// for names and file names).
-    pub fn string(&self, address: u64) -> Option<String> {
+    pub(super) fn string(&self, address: u64) -> Option<String> {
         self.string_object(self.u64(address)?)
     }
 
     /// The text of the `str` object at `object`.
-    pub fn string_object(&self, object: u64) -> Option<String> {
+    pub(super) fn string_object(&self, object: u64) -> Option<String> {
         let layout = self.layout;
         if !self.is_a(object, self.globals.str_type) {
             return None;

@@ -4,10 +4,11 @@ use std::io::{self, Write};
 
 use crate::model::{Output, Report, SCHEMA_VERSION};
 
-pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let summary = crate::summary::summarize(reports);
     let output = Output {
         schema_version: SCHEMA_VERSION,
+        crash_signature_version: crate::signature::VERSION,
         summary: &summary,
         reports,
     };

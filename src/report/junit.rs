@@ -20,8 +20,9 @@ use quick_xml::Writer;
 use super::text;
 use crate::model::{Report, Status};
 
-pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
-    let failures = reports.iter().filter(|r| failed(r)).count();
+pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+    let failures = reports.iter().filter(|r| failed(r) && !known(r)).count();
+    let skipped = reports.iter().filter(|r| failed(r) && known(r)).count();
     let errors = reports.iter().filter(|r| r.status == Status::Error).count();
     let mut xml = Writer::new(out);
     xml.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
@@ -29,7 +30,11 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     xml.write_event(Event::Start(BytesStart::new("testsuites")))?;
     newline(&mut xml, 2)?;
     let tests = reports.len().to_string();
-    let (failures, errors) = (failures.to_string(), errors.to_string());
+    let (failures, errors, skipped) = (
+        failures.to_string(),
+        errors.to_string(),
+        skipped.to_string(),
+    );
     let timestamp = timestamp();
     xml.write_event(Event::Start(element(
         "testsuite",
@@ -40,7 +45,7 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
             ("tests", &tests),
             ("failures", &failures),
             ("errors", &errors),
-            ("skipped", "0"),
+            ("skipped", &skipped),
             ("time", "0"),
             ("timestamp", &timestamp),
             ("hostname", "localhost"),
@@ -64,6 +69,21 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
                 element("error", &[("message", error), ("type", "unreadable dump")]),
                 None,
             ))
+        } else if failed(report) && known(report) {
+            // A failure the baseline knows: reported, with its issue, as a
+            // skipped case, so that it does not fail the suite.
+            let b = report.baseline.as_ref();
+            let mut message = match report.diagnoses.first() {
+                Some(d) => format!("known failure {}: {}", d.name(), d.title),
+                None => "known failure: crash matching no known signature".to_string(),
+            };
+            if let Some(issue) = b.and_then(|b| b.issue.as_deref()) {
+                message.push_str(&format!(", tracked at {issue}"));
+            }
+            if let Some(note) = b.and_then(|b| b.note.as_deref()) {
+                message.push_str(&format!(": {note}"));
+            }
+            Some((element("skipped", &[("message", &message)]), None))
         } else if failed(report) {
             let (message, kind) = match report.diagnoses.first() {
                 Some(d) => {
@@ -74,6 +94,10 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
                     (message, d.kind.as_str())
                 }
                 None => ("crash matching no known signature".to_string(), "crash"),
+            };
+            let message = match &report.baseline {
+                Some(_) => format!("{message} (new: its crash signature is not in the baseline)"),
+                None => message,
             };
             let body = text::render_report(report, text::Paint { enabled: false });
             Some((
@@ -152,6 +176,11 @@ fn xml_chars(text: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(text)
     }
+}
+
+/// A failure the baseline has.
+fn known(report: &Report) -> bool {
+    report.baseline.as_ref().is_some_and(|b| b.known)
 }
 
 /// A dump fails its test case when a crash or hang was diagnosed.

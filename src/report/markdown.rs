@@ -16,7 +16,7 @@ const SUMMARY_LIMIT: usize = 1 << 20;
 /// Room kept for the note that says what was left out.
 const NOTE_ROOM: usize = 1024;
 
-pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
     let summary = summarize(reports);
     let mut s = String::new();
     let _ = writeln!(
@@ -28,7 +28,15 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
         summary.failed
     );
     if !summary.groups.is_empty() {
-        s.push_str("| Diagnosis | Kind | Dumps | Fix |\n| --- | --- | ---: | --- |\n");
+        // A baseline column only when a baseline was given.
+        let baselined = summary.groups.iter().any(|g| g.new.is_some());
+        if baselined {
+            s.push_str(
+                "| Diagnosis | Kind | Dumps | Baseline | Fix |\n| --- | --- | ---: | --- | --- |\n",
+            );
+        } else {
+            s.push_str("| Diagnosis | Kind | Dumps | Fix |\n| --- | --- | ---: | --- |\n");
+        }
         for g in &summary.groups {
             let name = match (&g.signature, g.known) {
                 (Some(id), true) => format!("**`{}`** {}", cell(id), cell(&g.title)),
@@ -36,7 +44,19 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
             };
             let kind = g.kind.map_or("", |k| k.as_str());
             let fix = g.fix.as_deref().map(cell).unwrap_or_default();
-            let _ = writeln!(s, "| {name} | {kind} | {} | {fix} |", g.count);
+            if baselined {
+                let mut standing = match g.new {
+                    None => String::new(),
+                    Some(0) => "known".to_string(),
+                    Some(n) => format!("**{n} new**"),
+                };
+                for issue in &g.issues {
+                    standing.push_str(&format!(" <br>{}", cell(issue)));
+                }
+                let _ = writeln!(s, "| {name} | {kind} | {} | {standing} | {fix} |", g.count);
+            } else {
+                let _ = writeln!(s, "| {name} | {kind} | {} | {fix} |", g.count);
+            }
         }
         s.push('\n');
     }
@@ -58,6 +78,14 @@ pub fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> {
             (_, Some(d)) => format!("{} ({})", d.name(), d.kind.as_str()),
             (_, None) if report.crashed() => "crash, no known signature".to_string(),
             (_, None) => "no failure found".to_string(),
+        };
+        let headline = match &report.baseline {
+            Some(b) if b.known => match &b.issue {
+                Some(issue) => format!("{headline}: known, {issue}"),
+                None => format!("{headline}: known"),
+            },
+            Some(_) => format!("{headline}: NEW"),
+            None => headline,
         };
         let body = text::render_report(report, text::Paint { enabled: false });
         let fence = fence_for(&body);

@@ -14,19 +14,24 @@ use crate::summary::summarize;
 mod frames;
 mod modules;
 mod paint;
+pub(crate) use frames::frame_text;
 use frames::render_thread;
 use modules::{render_modules, render_registers};
 pub use paint::Paint;
 
 /// The summary table first (when there is more than one dump), then each
 /// dump's report.
-pub fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
     render_each(reports, paint, out, render_report)
 }
 
 /// As [`render`], each dump only with its diagnosis, exception and the
 /// thread the diagnosis is about (`--brief`): what a person reads first.
-pub fn render_brief(reports: &[Report], paint: Paint, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render_brief(
+    reports: &[Report],
+    paint: Paint,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     render_each(reports, paint, out, render_brief_report)
 }
 
@@ -106,7 +111,15 @@ fn render_summary(summary: &Summary, p: Paint) -> String {
             (Some(id), true) => format!("{} - {}", p.red(id), clean(&g.title)),
             _ => clean(&g.key),
         };
-        let _ = writeln!(s, "  {:>5}  {label}", g.count);
+        let baseline = match g.new {
+            None => String::new(),
+            Some(0) => format!("  [{}]", p.green("known")),
+            Some(n) => format!("  [{}]", p.red(&format!("{n} new"))),
+        };
+        let _ = writeln!(s, "  {:>5}  {label}{baseline}", g.count);
+        for issue in &g.issues {
+            let _ = writeln!(s, "         tracked at {}", clean(issue));
+        }
         if let Some(fix) = &g.fix {
             if g.known {
                 wrap_into(&mut s, "         fix: ", fix);
@@ -195,7 +208,7 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
             .capture
             .as_ref()
             .filter(|c| !c.command.is_empty())
-            .map(|c| c.command.join(" "))
+            .map(|c| crate::printable::shell_words(&c.command))
             .or_else(|| process.command_line.clone());
         if let Some(command) = command {
             let _ = writeln!(s, "Command:   {}", clean(&command));
@@ -206,6 +219,18 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
                 "Source:    a Linux core file ({})",
                 clean(report.source.format.as_deref().unwrap_or("ELF core"))
             );
+        } else if report.source.kind == SourceKind::Wer {
+            let _ = writeln!(
+                s,
+                "Source:    a Windows Error Reporting report ({}), without a dump",
+                clean(report.source.format.as_deref().unwrap_or("Report.wer"))
+            );
+        } else if let Some(format) = (report.source.kind == SourceKind::Minidump)
+            .then_some(report.source.format.as_ref())
+            .flatten()
+        {
+            // A minidump that says what it was made from (`convert`).
+            let _ = writeln!(s, "Source:    a minidump, {}", clean(format));
         }
         if let Some(time) = &process.dump_time {
             let _ = write!(s, "Dumped:    {}", clean(time));
@@ -223,14 +248,22 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         .as_ref()
         .filter(|_| report.source.kind != SourceKind::Text)
     {
-        let version = sys.os_version.as_deref().map(clean).unwrap_or_default();
-        let cpus = if sys.cpu_count == 1 { "CPU" } else { "CPUs" };
+        // What the dump does not record (a core file records neither the
+        // kernel's version nor the CPU count) is said to be unknown.
+        let version = sys
+            .os_version
+            .as_deref()
+            .map_or_else(|| "(version unknown)".to_string(), clean);
+        let cpus = match sys.cpu_count {
+            0 => "CPU count unknown".to_string(),
+            1 => "1 CPU".to_string(),
+            n => format!("{n} CPUs"),
+        };
         let _ = write!(
             s,
-            "System:    {} {version}, {} ({} {cpus})",
+            "System:    {} {version}, {} ({cpus})",
             clean(&sys.os),
             clean(&sys.cpu),
-            sys.cpu_count
         );
         if let Some(info) = &sys.cpu_info {
             let _ = write!(s, " {}", p.dim(&clean(info)));
@@ -238,6 +271,7 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         s.push('\n');
     }
     render_exception(&mut s, report, p);
+    render_signature(&mut s, report, p);
     for warning in &report.warnings {
         let _ = writeln!(s, "{} {}", p.yellow("warning:"), clean(warning));
     }
@@ -256,6 +290,36 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     }
     render_modules(&mut s, report);
     s
+}
+
+/// The crash signature, and where the baseline has it: the issue that
+/// tracks it, or that it is new.
+fn render_signature(s: &mut String, report: &Report, p: Paint) {
+    if let Some(signature) = &report.crash_signature {
+        let _ = writeln!(s, "Signature: {}", clean(signature));
+        if report.crash_signature_offsets {
+            let _ = writeln!(
+                s,
+                "           {}",
+                p.dim("frames without a name are module+offset: a rebuild changes this signature")
+            );
+        }
+    }
+    if let Some(b) = &report.baseline {
+        let line = if b.known {
+            let mut line = p.green("known").to_string();
+            if let Some(issue) = &b.issue {
+                line.push_str(&format!(", tracked at {}", clean(issue)));
+            }
+            if let Some(note) = &b.note {
+                line.push_str(&format!(": {}", clean(note)));
+            }
+            line
+        } else {
+            format!("{}: its signature is not in the baseline", p.red("new"))
+        };
+        let _ = writeln!(s, "Baseline:  {line}");
+    }
 }
 
 /// Seconds as people read them: `42.0 s`, `3 min 12 s`, `5 h 3 min`.
@@ -282,7 +346,7 @@ fn render_exception(s: &mut String, report: &Report, p: Paint) {
                 .unwrap_or_default();
             // A text trace names the crash, not where it happened.
             let at = match report.source.kind {
-                SourceKind::Text => String::new(),
+                SourceKind::Text | SourceKind::Wer => String::new(),
                 SourceKind::Minidump | SourceKind::Core => format!(" at {}", hex(e.address)),
             };
             let _ = writeln!(
@@ -386,9 +450,15 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         p.red(&best.name()),
         p.bold(&format!("- {}", clean(&best.title)))
     );
+    // The thread its wait leads to, on the same line: the one to fix.
+    let waits_for = best
+        .waits_for
+        .as_ref()
+        .map(|w| format!(" {}", clean(&w.summary)))
+        .unwrap_or_default();
     let _ = writeln!(
         s,
-        "    {}{}, confidence {:.2}, {}",
+        "    {}{}, confidence {:.2}, {}{waits_for}",
         best.kind.as_str(),
         if best.generic { " (generic)" } else { "" },
         best.confidence,
@@ -421,6 +491,12 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
     }
     wrap_into(s, "    What happens: ", &best.summary);
     wrap_into(s, "    Fix: ", &best.fix);
+    if let Some(check) = &best.version_check {
+        wrap_into(s, "    Version: ", &check.summary);
+        if let Some(source) = &check.source {
+            let _ = writeln!(s, "      (release: {})", clean(source));
+        }
+    }
     if let Some(workaround) = &best.workaround {
         wrap_into(s, "    Workaround: ", workaround);
     }

@@ -129,6 +129,26 @@ pub fn page(rule: &Rule) -> String {
         }
         s.push_str("```\n\n");
     }
+    if let Some(fixed) = &rule.fixed {
+        s.push_str("## Fixed in\n\n");
+        let modules = fixed.module_names.join("`, `");
+        match (&fixed.release, &fixed.source) {
+            (Some((_, release)), Some(source)) => {
+                let _ = writeln!(
+                    s,
+                    "{} {release} ([source]({source})) carries the fix (<{}>); reports compare it with the version of `{modules}` in the dump.\n",
+                    fixed.component, fixed.fix
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    s,
+                    "The fix is <{}>; which {} release first carries it is not established. Reports show the version of `{modules}` in the dump and say so.\n",
+                    fixed.fix, fixed.component
+                );
+            }
+        }
+    }
     s.push_str("## References\n\n");
     for reference in &rule.references {
         let _ = writeln!(s, "- <{reference}>");

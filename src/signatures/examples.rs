@@ -10,7 +10,7 @@ use super::exception::ExceptionCode;
 use super::schema::{ExampleSpec, Expect};
 use crate::model::{
     Capture, CaptureReason, Exception, Frame, Module, ModuleSymbols, Process, Report, StackHit,
-    Status, SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
+    SymbolSource, System, Thread, Trust, UnloadedModule,
 };
 
 /// The source of an example that names the messages of a text log: a text
@@ -106,13 +106,8 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             });
         }
         threads.push(Thread {
-            id: spec.id,
             name: spec.name.clone(),
             crashing: spec.crashing,
-            exiting: None,
-            exiting_in_stack: None,
-            starting: None,
-            blocked: None,
             wait: spec.waits_for.as_ref().map(|w| crate::model::Wait {
                 kind: w.kind,
                 address: Some(0x5000_0000 + u64::from(spec.id) * 0x40),
@@ -122,12 +117,9 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 in_module: None,
                 note: None,
             }),
-            ending: None,
-            holds_gil: false,
-            walk: Walk::Ok,
             stack_search,
-            registers: Vec::new(),
             frames,
+            ..Thread::new(spec.id)
         });
     }
     let crashing: Vec<u32> = example
@@ -179,10 +171,6 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         return Err("access needs an exception".to_string());
     }
     Ok(Report {
-        path: String::new(),
-        status: Status::Ok,
-        error: None,
-        error_kind: None,
         process: Some(Process::default()),
         system: Some(System {
             os: if windows { "Windows NT" } else { "Linux" }.to_string(),
@@ -224,11 +212,6 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 symbol_source: SymbolSource::None,
             })
             .collect(),
-        warnings: Vec::new(),
-        exit_phase: Default::default(),
-        diagnoses: Vec::new(),
-        crash_signature: None,
-        source: said_source(&example.said),
         capture: example.captured.map(|reason| Capture {
             reason,
             after_seconds: (reason != CaptureReason::Attach).then_some(60.0),
@@ -236,9 +219,11 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             command: vec!["example".to_string()],
             pid: 1,
             root_pid: None,
+            root_command: None,
             tool: "signatures test".to_string(),
             kept: None,
         }),
+        ..Report::new(String::new(), said_source(&example.said))
     })
 }
 

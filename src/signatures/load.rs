@@ -286,6 +286,10 @@ fn validate(
             ));
         }
     }
+    let fixed = spec
+        .fixed
+        .as_ref()
+        .and_then(|f| super::versions::compile(f, &mut |k, r| problems.push(problem(k, r))));
     if spec.alternatives.is_empty() {
         problems.push(problem(
             "match",
@@ -313,6 +317,7 @@ fn validate(
             fix: spec.fix,
             workaround: spec.workaround,
             references: spec.references,
+            fixed,
             alternatives,
             examples: spec.examples,
             origin: file.to_string(),

@@ -27,7 +27,7 @@ use waits::{holder_phrase, wait_facts};
 /// possible ones (docs/signatures.md, "When exit is not established"),
 /// specific rules before generic ones, then the more specific match, then
 /// the higher confidence.
-pub fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
+pub(crate) fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
     let mut found: Vec<(u32, Diagnosis)> = rules
         .iter()
         .filter_map(|rule| {
@@ -142,6 +142,11 @@ fn match_conditions(
         fix: rule.fix.trim().to_string(),
         workaround: rule.workaround.as_ref().map(|w| w.trim().to_string()),
         references: rule.references.clone(),
+        version_check: rule
+            .fixed
+            .as_ref()
+            .map(|fixed| super::versions::check(fixed, report)),
+        waits_for: crate::exit_phase::waits_for(report, thread.id),
     })
 }
 
@@ -205,7 +210,8 @@ fn thread_conditions(
                 Some(blocked.frame_index),
                 format!(
                     "thread {} is blocked in {}{how}{holder}",
-                    thread.id, blocked.function
+                    thread.id,
+                    blocked.describe()
                 ),
             );
             if !blocked.certain {

@@ -12,6 +12,7 @@ pub(crate) mod matcher;
 mod names;
 pub(crate) mod rule;
 pub(crate) mod schema;
+pub(crate) mod versions;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -18,12 +18,28 @@ pub struct Rule {
     pub fix: String,
     pub workaround: Option<String>,
     pub references: Vec<String>,
+    /// Which release carries the fix, when the rule says.
+    pub fixed: Option<Fixed>,
     pub alternatives: Vec<Conditions>,
     pub examples: Vec<ExampleSpec>,
     /// Where the rule came from (`signatures/x.toml`, or `built-in`).
     pub origin: String,
     /// The file's text, for `signatures show`.
     pub text: String,
+}
+
+/// A rule's `[fixed]` table, compiled.
+#[derive(Debug)]
+pub struct Fixed {
+    pub component: String,
+    /// The module patterns, as written (for the report).
+    pub module_names: Vec<String>,
+    pub modules: Vec<Pattern>,
+    pub release_digits: Option<usize>,
+    pub fix: String,
+    /// The release's numbers (`1.25.0` -> 1, 25, 0) and its text.
+    pub release: Option<(Vec<u64>, String)>,
+    pub source: Option<String>,
 }
 
 #[derive(Debug)]

@@ -20,10 +20,32 @@ pub(crate) struct RuleFile {
     pub fix: String,
     pub workaround: Option<String>,
     pub references: Vec<String>,
+    /// Which release of which component carries the fix (issue 39).
+    pub fixed: Option<FixedSpec>,
     #[serde(rename = "match")]
     pub alternatives: Vec<MatchSpec>,
     #[serde(default)]
     pub examples: Vec<ExampleSpec>,
+}
+
+/// `[fixed]`: the component the fix is in, the modules whose version is
+/// that component's, the fix and the first release that carries it, with
+/// the source that says so.
+#[derive(Debug, Deserialize)]
+pub(crate) struct FixedSpec {
+    pub component: String,
+    pub modules: Vec<String>,
+    /// How many leading numbers of those modules' versions are the
+    /// component's release (onnxruntime.dll: 2, its file version goes on
+    /// with the build date). Default: as many as `release` has.
+    pub release_digits: Option<usize>,
+    /// The change that fixed it (https).
+    pub fix: String,
+    /// The first release that carries the fix; absent when no source
+    /// establishes one.
+    pub release: Option<String>,
+    /// The source that establishes `release` (https).
+    pub source: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -81,7 +81,7 @@ fn check_sym(path: &Path, expected: &DebugId) -> Result<(), Refusal> {
 }
 
 impl BreakpadSupplier {
-    pub fn new(
+    pub(super) fn new(
         locations: Vec<Location>,
         finder: Arc<Finder>,
         handed: Handed,
@@ -97,7 +97,7 @@ impl BreakpadSupplier {
 
     /// The module's .sym file, opened, from the first place that has one
     /// that reads.
-    pub fn find(&self, identity: &Identity, log: &mut Log) -> Option<SymFile> {
+    pub(super) fn find(&self, identity: &Identity, log: &mut Log) -> Option<SymFile> {
         // Breakpad names the store folder after the debug file, or the code
         // file when the debug file is empty (MinGW builds without a PDB).
         let recorded = identity
@@ -162,7 +162,7 @@ impl BreakpadSupplier {
         for (shown, path) in found {
             match SymFile::open(&path, &id, name, &self.index, log) {
                 Ok(file) => {
-                    log.file = Some(shown);
+                    log.named_by(shown, &path);
                     return Some(file);
                 }
                 Err(e) => log.corrupt(&shown, &e.to_string()),

@@ -73,7 +73,7 @@ impl Finder {
     /// the run's private folder, or a `file.ptr` whose `PATH:` is a local
     /// absolute path (never a network share). The caller checks whatever
     /// is found against the module's identity.
-    pub fn find(&self, root: &Path, rel: &Rel) -> Option<PathBuf> {
+    pub(super) fn find(&self, root: &Path, rel: &Rel) -> Option<PathBuf> {
         let stored = rel
             .two_tier()
             .filter(|_| self.is_two_tier(root))

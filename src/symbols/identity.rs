@@ -12,7 +12,7 @@ use minidump::Module;
 
 use crate::model::file_name;
 
-pub use debugid::{CodeId, DebugId};
+pub(crate) use debugid::{CodeId, DebugId};
 
 /// A module's identity, detached from any one dump so that lookups made for
 /// one dump are shared with every other dump of the run holding the same

@@ -21,6 +21,8 @@ use std::time::UNIX_EPOCH;
 
 use memmap2::Mmap;
 
+use super::index_writes::IndexWrites;
+
 /// Where indexes are kept and which files get one.
 #[derive(Clone, Debug, Default)]
 pub struct IndexSettings {
@@ -30,6 +32,9 @@ pub struct IndexSettings {
     /// Files smaller than this are read without an index: one would save
     /// little.
     pub min_size: u64,
+    /// The indexes being made on other threads, waited for by whoever
+    /// owns the run.
+    pub writes: IndexWrites,
 }
 
 impl IndexSettings {
@@ -115,7 +120,7 @@ impl SourceStamp {
 
 /// What a header names: which kind of index, made from what.
 #[derive(Clone, Copy, Debug)]
-pub struct Kind<'a> {
+pub(super) struct Kind<'a> {
     pub magic: &'a [u8; 8],
     pub version: u32,
     pub sections: usize,
@@ -129,7 +134,7 @@ pub(crate) struct Broken(pub String);
 pub(crate) struct PageBits(Vec<AtomicU64>);
 
 impl PageBits {
-    pub fn new(pages: usize) -> PageBits {
+    pub(super) fn new(pages: usize) -> PageBits {
         PageBits((0..pages.div_ceil(64)).map(|_| AtomicU64::new(0)).collect())
     }
 
@@ -168,7 +173,7 @@ impl Mapped {
     /// Opens the index at `path` of kind `kind`, made for a source stamped
     /// `stamp` with identity `id`. `Err` says why it cannot be used
     /// (stale, truncated, corrupt, another version or kind).
-    pub fn open(
+    pub(super) fn open(
         path: &Path,
         kind: Kind<'_>,
         stamp: SourceStamp,
@@ -176,8 +181,12 @@ impl Mapped {
     ) -> Result<Mapped, Broken> {
         let broken = |why: &str| Broken(why.to_string());
         let file = fs::File::open(path).map_err(|e| Broken(e.to_string()))?;
-        // SAFETY: a read-only private map. A file changed underneath is
-        // caught by the checksums of the pages read.
+        // SAFETY: sound while nobody truncates or writes the index during
+        // the map's life. Indexes are only ever written under a temporary
+        // name and renamed into place (`write` below), so a run making a
+        // new one replaces the name, not the bytes mapped here. (The page
+        // checksums catch a corrupt or stale file, not a concurrent
+        // writer.)
         let map = unsafe { Mmap::map(&file) }.map_err(|e| Broken(e.to_string()))?;
         if map.len() < HEADER || &map[..8] != kind.magic {
             return Err(broken("not an index file"));
@@ -236,23 +245,23 @@ impl Mapped {
     }
 
     /// Marks the index unusable and says why.
-    pub fn fail(&self, why: String) -> Broken {
+    pub(super) fn fail(&self, why: String) -> Broken {
         self.broken.store(true, Ordering::Relaxed);
         Broken(why)
     }
 
     /// Where section `n` lies in the file, and its length.
-    pub fn section(&self, n: usize) -> (usize, usize) {
+    pub(super) fn section(&self, n: usize) -> (usize, usize) {
         self.sections.get(n).copied().unwrap_or_default()
     }
 
     /// The number of `size`-byte entries of section `n`.
-    pub fn count(&self, n: usize, size: usize) -> usize {
+    pub(super) fn count(&self, n: usize, size: usize) -> usize {
         self.section(n).1 / size
     }
 
     /// `len` bytes at `offset` of the file, their pages checked.
-    pub fn bytes(&self, offset: usize, len: usize) -> Result<&[u8], Broken> {
+    pub(super) fn bytes(&self, offset: usize, len: usize) -> Result<&[u8], Broken> {
         if self.broken.load(Ordering::Relaxed) {
             return Err(Broken("already found corrupt".into()));
         }
@@ -275,7 +284,7 @@ impl Mapped {
     }
 
     /// Entry `n` of section `section`, whose entries are `size` bytes.
-    pub fn entry(&self, section: usize, size: usize, n: usize) -> Result<&[u8], Broken> {
+    pub(super) fn entry(&self, section: usize, size: usize, n: usize) -> Result<&[u8], Broken> {
         if n >= self.count(section, size) {
             return Err(self.fail(format!("entry {n} past the end of section {section}")));
         }
@@ -283,7 +292,7 @@ impl Mapped {
     }
 
     /// `len` bytes at `offset` of section `section`.
-    pub fn within(&self, section: usize, offset: u64, len: usize) -> Result<&[u8], Broken> {
+    pub(super) fn within(&self, section: usize, offset: u64, len: usize) -> Result<&[u8], Broken> {
         let (at, size) = self.section(section);
         let offset = usize::try_from(offset)
             .ok()
@@ -325,7 +334,7 @@ impl Mapped {
 /// stamped `stamp` with identity `id`) to `path`: beside its final name,
 /// then renamed, so a reader never sees a half-written index and two runs
 /// building it do not mix their bytes.
-pub fn write(
+pub(super) fn write(
     path: &Path,
     kind: Kind<'_>,
     stamp: SourceStamp,

@@ -8,10 +8,17 @@ pub(super) struct Log {
     pub mismatched: bool,
     pub corrupt: bool,
     pub file: Option<String>,
+    /// The local copy of `file` (a download's, in the cache).
+    pub local: Option<std::path::PathBuf>,
 }
 
 impl Log {
-    pub fn tried(&mut self, line: String) {
+    /// Names came from `shown` (a path or URL), read from `path`.
+    pub(super) fn named_by(&mut self, shown: String, path: &std::path::Path) {
+        self.file = Some(shown);
+        self.local = Some(path.to_path_buf());
+    }
+    pub(super) fn tried(&mut self, line: String) {
         self.tried.push(line);
     }
     pub(crate) fn mismatch(&mut self, path: &str, what: &str, file_has: &str, module_has: &str) {
@@ -22,7 +29,7 @@ impl Log {
         self.warnings.push(line);
         self.mismatched = true;
     }
-    pub fn corrupt(&mut self, path: &str, why: &str) {
+    pub(super) fn corrupt(&mut self, path: &str, why: &str) {
         let line = format!("{path}: unreadable or corrupt ({why}): file ignored");
         self.tried.push(line.clone());
         self.warnings.push(line);
@@ -74,7 +81,7 @@ pub(super) enum Refusal {
 
 impl Log {
     /// Notes a refused file under the name it is shown by.
-    pub fn refused(&mut self, shown: &str, refusal: &Refusal) {
+    pub(super) fn refused(&mut self, shown: &str, refusal: &Refusal) {
         match refusal {
             Refusal::Mismatch {
                 what,

@@ -19,28 +19,34 @@ mod breakpad;
 mod find;
 mod finder;
 pub(crate) mod identity;
+mod index_writes;
 mod indexfile;
 mod location;
 mod log;
 pub mod native;
 pub(crate) mod ntpath;
 mod paths;
+mod places;
 pub(crate) mod provider;
 mod safe_name;
 pub(crate) mod server;
 pub(crate) mod sources;
 mod symfile;
 pub(crate) mod unwind;
+mod used;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use index_writes::IndexWrites;
 pub(crate) use location::Location;
 pub(crate) use provider::DumpSymbols;
-pub(crate) use server::{Limits, DEFAULT_MAX_DOWNLOAD};
+pub use server::Limits;
+pub(crate) use server::DEFAULT_MAX_DOWNLOAD;
 pub(crate) use sources::Sources;
-pub(crate) use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
+pub use symfile::DEFAULT_MIN_SIZE as DEFAULT_INDEX_MIN_SIZE;
+pub use used::UsedFile;
 
 use server::{is_url, Server};
 
@@ -89,6 +95,10 @@ pub struct SymbolConfig {
     /// The smallest .sym file indexed, in bytes
     /// (`DUMPTRIAGE_SYMBOL_INDEX_MIN`).
     pub index_min_size: u64,
+    /// The indexes of big PDB and DWARF files the run is making on other
+    /// threads: shared by the config's clones, for its owner to wait for
+    /// once the reports are out.
+    pub index_writes: IndexWrites,
 }
 
 impl Default for SymbolConfig {
@@ -109,6 +119,7 @@ impl Default for SymbolConfig {
             system: true,
             symbol_index: true,
             index_min_size: symfile::DEFAULT_MIN_SIZE,
+            index_writes: IndexWrites::default(),
         }
     }
 }
@@ -191,6 +202,40 @@ impl SymbolConfig {
             }
         }
         Ok(warnings)
+    }
+
+    /// Every symbol server these settings name: `--symbols` URLs (and
+    /// `debuginfod+URL`), `_NT_SYMBOL_PATH`'s servers, `DEBUGINFOD_URLS`
+    /// (what `doctor` asks whether they answer).
+    pub fn server_urls(&self) -> Vec<String> {
+        let mut urls: Vec<String> = Vec::new();
+        for entry in &self.stores {
+            let text = entry.to_string_lossy();
+            let url = debuginfod_url(&text).unwrap_or(&text);
+            if is_url(url) {
+                urls.push(url.to_string());
+            }
+        }
+        for element in self
+            .nt_symbol_path
+            .as_deref()
+            .map(ntpath::parse)
+            .unwrap_or_default()
+        {
+            if let ntpath::Element::Server { url, .. } = element {
+                urls.push(url);
+            }
+        }
+        urls.extend(
+            self.debuginfod_urls
+                .as_deref()
+                .unwrap_or("")
+                .split_whitespace()
+                .filter(|u| is_url(u))
+                .map(str::to_string),
+        );
+        urls.dedup();
+        urls
     }
 
     /// Builds the sources shared by every dump of the run. Each symbol file
@@ -346,6 +391,7 @@ impl SymbolConfig {
                 .filter(|_| self.symbol_index)
                 .map(|dir| dir.to_path_buf()),
             min_size: self.index_min_size,
+            writes: self.index_writes.clone(),
         };
         Sources::new(locations, self.system, notes, scratch, index)
             .with_debug_dirs(self.dump_dirs.clone())
@@ -405,6 +451,7 @@ mod tests {
             let sources = config.sources();
             assert!(sources.uses_network());
             assert!(!sources
+                .places
                 .locations
                 .iter()
                 .any(|l| matches!(l, Location::Server(_) | Location::Folder(_))));
@@ -428,6 +475,7 @@ mod tests {
         };
         let sources = config.sources();
         assert!(!sources
+            .places
             .locations
             .iter()
             .any(|l| matches!(l, Location::Folder(_))));
@@ -440,7 +488,7 @@ mod tests {
         };
         let sources = config.sources();
         assert!(sources.notes().is_empty());
-        assert!(sources.locations.iter().any(|l| matches!(l,
+        assert!(sources.places.locations.iter().any(|l| matches!(l,
             Location::Folder(d) if *d == Path::new("/home/u/.cache/dumptriage/symbols"))));
     }
 }

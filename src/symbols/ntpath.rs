@@ -22,7 +22,7 @@ pub(crate) enum Element {
     Cache(PathBuf),
 }
 
-pub fn parse(value: &str) -> Vec<Element> {
+pub(crate) fn parse(value: &str) -> Vec<Element> {
     let mut out = Vec::new();
     for raw in value.split(';').map(str::trim).filter(|e| !e.is_empty()) {
         let parts: Vec<&str> = raw.split('*').collect();

@@ -28,7 +28,13 @@ use super::safe_name::{hex_id, plain};
 /// Maps a file read-only.
 pub(super) fn map_file(path: &Path) -> std::io::Result<Mmap> {
     let file = std::fs::File::open(path)?;
-    // SAFETY: read-only private map; see native::pdb.
+    // SAFETY: a map is sound while nobody truncates or writes the file
+    // during its life. This program never writes a file it maps: what it
+    // adds to a symbols cache is written under a temporary name and renamed
+    // into place (server.rs, indexfile.rs), which replaces the name, not
+    // the mapped bytes. Another program rewriting a symbol file or binary
+    // in place during the analysis is the condition left, as for every
+    // memory-mapped reader; the other maps of `symbols` say the same.
     unsafe { Mmap::map(&file) }
 }
 
@@ -92,12 +98,12 @@ impl Rel {
     }
 
     /// The path below `root`, in this spelling.
-    pub fn under(&self, root: &Path) -> PathBuf {
+    pub(super) fn under(&self, root: &Path) -> PathBuf {
         self.parts.iter().fold(root.to_path_buf(), |p, c| p.join(c))
     }
 
     /// For messages: `a/b/c`.
-    pub fn shown(&self) -> String {
+    pub(super) fn shown(&self) -> String {
         self.parts.join("/")
     }
 
@@ -128,7 +134,7 @@ impl Rel {
     /// The name symstore /compress gives the file: its last character
     /// replaced by `_` (`ntdll.pdb` -> `ntdll.pd_`), a CAB archive holding
     /// it. `None` for paths not of a store's layout.
-    pub fn compressed(&self) -> Option<Rel> {
+    pub(super) fn compressed(&self) -> Option<Rel> {
         let last = self.parts.last()?;
         if !self.store || last.ends_with('_') {
             return None;
@@ -140,7 +146,7 @@ impl Rel {
     }
 
     /// The `file.ptr` beside the file: a pointer store's redirect.
-    pub fn pointer(&self) -> Option<Rel> {
+    pub(super) fn pointer(&self) -> Option<Rel> {
         if !self.store {
             return None;
         }
@@ -181,7 +187,7 @@ pub(super) enum DebuginfodKind {
 }
 
 impl DebuginfodKind {
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             DebuginfodKind::Debuginfo => "debuginfo",
             DebuginfodKind::Executable => "executable",

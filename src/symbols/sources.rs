@@ -26,11 +26,11 @@ use futures_util::lock::Mutex as AsyncMutex;
 
 use super::breakpad::{self, BreakpadSupplier, Handed};
 use super::find;
-use super::finder::Finder;
 use super::identity::{Format, Identity};
 use super::location::{BinaryInfo, FoundBinary, Location};
 use super::log::Log;
 use super::native::NativeSymbols;
+use super::places::Places;
 use super::symfile::{IndexSettings, SymFile};
 use super::unwind::elf::ElfUnwinder;
 use super::unwind::{self, Unwinder};
@@ -52,6 +52,9 @@ pub struct Resolution {
     pub pe_binary_searched: bool,
     /// The file or URL names come from.
     pub file: Option<String>,
+    /// The local file names were read from (for a URL, its copy in the
+    /// cache).
+    pub local_file: Option<PathBuf>,
     pub status: ModuleSymbols,
     pub tried: Vec<String>,
     pub warnings: Vec<String>,
@@ -74,12 +77,8 @@ type Slot = Arc<AsyncMutex<Option<Arc<Resolution>>>>;
 
 /// The symbol sources of one run, shared by every dump (and thread) in it.
 pub struct Sources {
-    pub(super) locations: Vec<Location>,
-    /// Look beside the module paths the dump records, and in the system's
-    /// debug directories (for dumps of this machine's processes).
-    pub(super) system: bool,
-    /// Folder look-ups, each folder listed once per run.
-    pub(super) finder: Arc<Finder>,
+    /// Where files are looked for; what the look-ups in `find` read.
+    pub(super) places: Places,
     /// .sym files a code-id look-up found, for the Breakpad supplier.
     handed: Handed,
     breakpad: BreakpadSupplier,
@@ -92,17 +91,9 @@ pub struct Sources {
     /// Unwind tables read from the binaries, by module identity (None:
     /// none found).
     unwinders: Mutex<HashMap<Identity, Option<Arc<dyn Unwinder>>>>,
-    /// Where big PDB and DWARF files get their index.
-    pub(super) index: IndexSettings,
-    /// Folders whose `*.debug` files are matched to modules by build id
-    /// (the dumps' folders), and those files' build ids once read.
-    debug_dirs: Vec<PathBuf>,
-    debug_files: std::sync::OnceLock<Vec<(Vec<u8>, PathBuf)>>,
+    /// Binaries found after the search, for unwinding (by identity).
+    later_binaries: Mutex<HashMap<Identity, PathBuf>>,
 }
-
-/// At most this many `*.debug` files of one folder are read for their
-/// build id: a folder of dumps holds a few.
-const DEBUG_FILES_PER_DIR: usize = 256;
 
 impl Sources {
     pub fn new(
@@ -112,74 +103,29 @@ impl Sources {
         scratch: Option<tempfile::TempDir>,
         index: IndexSettings,
     ) -> Sources {
-        let finder = Arc::new(Finder::default());
+        let places = Places::new(locations, system, index);
         let handed = Handed::default();
         let breakpad = BreakpadSupplier::new(
-            locations.clone(),
-            finder.clone(),
+            places.locations.clone(),
+            places.finder.clone(),
             handed.clone(),
-            index.clone(),
+            places.index.clone(),
         );
         Sources {
-            locations,
-            system,
-            finder,
+            places,
             handed,
             breakpad,
             resolutions: Mutex::new(HashMap::new()),
             notes,
             scratch: Mutex::new(scratch),
             unwinders: Mutex::new(HashMap::new()),
-            index,
-            debug_dirs: Vec::new(),
-            debug_files: std::sync::OnceLock::new(),
+            later_binaries: Mutex::new(HashMap::new()),
         }
     }
 
     pub(crate) fn with_debug_dirs(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.debug_dirs = dirs;
+        self.places.debug_dirs = dirs;
         self
-    }
-
-    /// The `*.debug` files of the symbol folders and the dumps' folders
-    /// whose build id is `build_id`: a separate debug file named for its
-    /// binary (`abort.debug`) rather than laid out by build id. Each folder
-    /// is listed and its files' ids read once per run.
-    pub(crate) fn debug_files_with_build_id(&self, build_id: &[u8]) -> Vec<PathBuf> {
-        let files = self.debug_files.get_or_init(|| {
-            let mut dirs: Vec<&PathBuf> = self.debug_dirs.iter().collect();
-            dirs.extend(self.locations.iter().filter_map(|l| match l {
-                Location::Folder(dir) => Some(dir),
-                _ => None,
-            }));
-            let mut found = Vec::new();
-            for dir in dirs {
-                let Ok(entries) = std::fs::read_dir(dir) else {
-                    continue;
-                };
-                let mut names: Vec<PathBuf> = entries
-                    .filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|e| e == "debug") && p.is_file())
-                    .collect();
-                names.sort();
-                for path in names.into_iter().take(DEBUG_FILES_PER_DIR) {
-                    let id = super::paths::map_file(&path)
-                        .ok()
-                        .and_then(|map| super::native::elf::read_identity(&map).ok())
-                        .and_then(|info| info.build_id);
-                    if let Some(id) = id {
-                        found.push((id, path));
-                    }
-                }
-            }
-            found
-        });
-        files
-            .iter()
-            .filter(|(id, _)| id == build_id)
-            .map(|(_, path)| path.clone())
-            .collect()
     }
 
     /// Removes the run's private folders (downloads without a cache, files
@@ -188,7 +134,7 @@ impl Sources {
         if let Ok(mut scratch) = self.scratch.lock() {
             scratch.take();
         }
-        self.finder.remove_unpacked();
+        self.places.finder.remove_unpacked();
     }
 
     /// Warnings about the run's set-up (no cache, ...).
@@ -199,7 +145,8 @@ impl Sources {
     /// Whether any source can reach the network (only when a URL was given).
     #[cfg(test)]
     pub(crate) fn uses_network(&self) -> bool {
-        self.locations
+        self.places
+            .locations
             .iter()
             .any(|l| matches!(l, Location::Server(_) | Location::Debuginfod(_)))
     }
@@ -267,17 +214,46 @@ impl Sources {
 
     fn binary_with(&self, resolution: &Resolution, log: &mut Log) -> Option<PathBuf> {
         let identity = &resolution.identity;
-        match identity.format() {
+        let found = match identity.format() {
             Format::Pe => match (&resolution.binary, resolution.pe_binary_searched) {
                 (Some(path), _) => Some(path.clone()),
                 (None, true) => None,
-                (None, false) => find::pe::binary(self, identity, log).map(|(path, _)| path),
+                (None, false) => {
+                    find::pe::binary(&self.places, identity, log).map(|(path, _)| path)
+                }
             },
             Format::Elf => resolution
                 .binary
                 .clone()
-                .or_else(|| find::elf::binary(self, identity, log)),
+                .or_else(|| find::elf::binary(&self.places, identity, log)),
+        };
+        if let (Some(path), None) = (&found, &resolution.binary) {
+            if let Ok(mut later) = self.later_binaries.lock() {
+                later.insert(identity.clone(), path.clone());
+            }
         }
+        found
+    }
+
+    /// Every search result of the run so far, with the binary found for
+    /// unwinding after it (if any).
+    pub(super) fn resolved(&self) -> Vec<(Arc<Resolution>, Option<PathBuf>)> {
+        let slots: Vec<Slot> = match self.resolutions.lock() {
+            Ok(map) => map.values().cloned().collect(),
+            Err(poisoned) => poisoned.into_inner().values().cloned().collect(),
+        };
+        let later = match self.later_binaries.lock() {
+            Ok(map) => map.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        slots
+            .iter()
+            .filter_map(|slot| slot.try_lock()?.clone())
+            .map(|resolution| {
+                let binary = later.get(&resolution.identity).cloned();
+                (resolution, binary)
+            })
+            .collect()
     }
 
     fn lock_unwinders(
@@ -297,7 +273,7 @@ impl Sources {
 
         // 1. A Windows module without a debug id: find its binary by code id.
         if format == Format::Pe && identity.debug_id.is_none() {
-            binary = find::pe::binary(self, &identity, &mut log);
+            binary = find::pe::binary(&self.places, &identity, &mut log);
             binary_searched = true;
             if let Some((path, BinaryInfo::Pe(info))) = &binary {
                 if let Some((name, id)) = &info.pdb {
@@ -311,7 +287,12 @@ impl Sources {
                 }
             }
             if identity.debug_id.is_none() {
-                breakpad::code_id_lookup(&self.locations, &self.handed, &mut identity, &mut log);
+                breakpad::code_id_lookup(
+                    &self.places.locations,
+                    &self.handed,
+                    &mut identity,
+                    &mut log,
+                );
             }
         }
 
@@ -329,9 +310,9 @@ impl Sources {
 
         // 3. Native debug information.
         let native: Option<Arc<dyn NativeSymbols>> = match format {
-            Format::Pe => find::pdb::pdb(self, &identity, &mut log),
+            Format::Pe => find::pdb::pdb(&self.places, &identity, &mut log),
             Format::Elf => {
-                let (native, elf_binary) = find::elf::debug_info(self, &identity, &mut log);
+                let (native, elf_binary) = find::elf::debug_info(&self.places, &identity, &mut log);
                 binary_searched = true;
                 if binary.is_none() {
                     binary = elf_binary;
@@ -345,12 +326,12 @@ impl Sources {
 
         // 4. Export tables.
         if format == Format::Pe && !binary_searched {
-            binary = find::pe::binary(self, &identity, &mut log);
+            binary = find::pe::binary(&self.places, &identity, &mut log);
             binary_searched = true;
         }
         let native: Option<Arc<dyn NativeSymbols>> = match binary {
             Some((ref path, BinaryInfo::Pe(ref mut info))) if !info.exports.is_empty() => {
-                log.file = Some(path.display().to_string());
+                log.named_by(path.display().to_string(), path);
                 Some(Arc::new(std::mem::take(&mut info.exports)))
             }
             Some((ref path, BinaryInfo::Elf(ref mut info))) => {
@@ -360,7 +341,7 @@ impl Sources {
                     std::mem::take(&mut info.dynsym)
                 };
                 (!table.is_empty()).then(|| {
-                    log.file = Some(path.display().to_string());
+                    log.named_by(path.display().to_string(), path);
                     Arc::new(table) as Arc<dyn NativeSymbols>
                 })
             }
@@ -400,6 +381,7 @@ fn finish(
         binary: binary.map(|b| b.0),
         pe_binary_searched,
         file: log.file,
+        local_file: log.local,
         status,
         tried: log.tried,
         warnings: log.warnings,

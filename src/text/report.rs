@@ -6,7 +6,7 @@
 
 use crate::model::{
     Blocked, Exception, Frame, FrameKind, Message, Module, ModuleSymbols, Process, Report, Source,
-    SourceKind, Status, SymbolSource, System, Thread, Walk,
+    SourceKind, SymbolSource, System, Thread,
 };
 
 use super::evidence::{exit_evidence, exit_ruled_out};
@@ -94,6 +94,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
                 frame_index: 0,
                 function: format!("{name} (all {samples} samples there)"),
                 certain: true,
+                kind: None,
             })
         });
         threads.push(thread);
@@ -172,20 +173,10 @@ pub(super) fn from_messages(
 
 fn thread(id: u32, name: Option<String>, crashing: bool, frames: Vec<Frame>) -> Thread {
     Thread {
-        id,
         name,
         crashing,
-        exiting: None,
-        exiting_in_stack: None,
-        starting: None,
-        blocked: None,
-        wait: None,
-        ending: None,
-        holds_gil: false,
-        walk: Walk::Ok,
         frames,
-        stack_search: Vec::new(),
-        registers: Vec::new(),
+        ..Thread::new(id)
     }
 }
 
@@ -222,10 +213,6 @@ fn assemble(
         })
     });
     Report {
-        path: String::new(),
-        status: Status::Ok,
-        error: None,
-        error_kind: None,
         process: Some(Process::default()),
         system: Some(System {
             os: if windows {
@@ -261,13 +248,8 @@ fn assemble(
                 unwind_info: None,
             })
             .collect(),
-        unloaded_modules: Vec::new(),
         warnings,
-        exit_phase: Default::default(),
-        diagnoses: Vec::new(),
-        crash_signature: None,
-        capture: None,
-        source,
+        ..Report::new(String::new(), source)
     }
 }
 

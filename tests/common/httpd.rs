@@ -2,7 +2,6 @@
 //! by URL path and counts the requests it gets. It can also misbehave the
 //! ways real servers do: never answer, stop in the middle of a file, send
 //! a file slowly, or send one without saying how long it is.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -58,6 +57,8 @@ impl Httpd {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
                 if let Behaviour::Silent = behaviour {
+                    // Connections count as requests: none is read.
+                    count.fetch_add(1, Ordering::SeqCst);
                     held.lock().unwrap().push(stream);
                     continue;
                 }

@@ -1,10 +1,57 @@
 //! Helpers shared by the integration tests: they run the real binary.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod capture;
+pub mod cores;
+pub mod cpu;
+pub mod golden;
+pub mod httpd;
+#[cfg(target_os = "linux")]
+pub mod programs;
+#[cfg(target_os = "linux")]
+pub mod pyenv;
+pub mod shims;
 pub mod skip;
+pub mod symbol_fixtures;
+pub mod synth;
+
+/// How long a test waits for something that must happen (a program
+/// reaching the state under test, a thread blocking) before it says it
+/// never happened. Not a measure of speed: each wait ends as soon as the
+/// thing happens, and no test asserts how long anything took (on a machine
+/// busy with other work, that measures the load).
+pub const HANG_GUARD: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits until the process `pid` has reached the state a test looks at:
+/// every thread but `spinning` of them asleep (state S), at five looks in
+/// a row 20 ms apart. A test that slept a fixed time instead would look too
+/// early on a busy machine.
+pub fn wait_until_asleep(pid: u32, spinning: usize) {
+    let started = std::time::Instant::now();
+    let mut calm = 0;
+    while calm < 5 {
+        let states: Vec<char> = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+            .filter_map(|stat| stat.rsplit_once(") ")?.1.chars().next())
+            .collect();
+        let asleep = states.iter().filter(|s| **s == 'S').count();
+        calm = if !states.is_empty() && asleep + spinning >= states.len() {
+            calm + 1
+        } else {
+            0
+        };
+        assert!(
+            started.elapsed() < HANG_GUARD,
+            "process {pid}: its threads never went to sleep ({states:?})"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
 
 /// The specific signatures of the interface (ids kept stable), each with a
 /// sample dump.
@@ -63,7 +110,7 @@ pub fn shared_dir() -> PathBuf {
     assert!(
         dir.join("corpus/public").is_dir(),
         "{} is missing: the public dumps and the JUnit schema are read from ../shared \
-         beside the checkout (see README, \"Test data\")",
+         beside the checkout (see CONTRIBUTING.md, \"Test data\")",
         dir.display()
     );
     dir
@@ -161,13 +208,10 @@ pub fn tool(program: &str, args: &[&std::ffi::OsStr]) {
 /// it must say `says` on standard error and leave one dump, returned.
 pub fn run_to_dump(program: &Path, dumps: &Path, says: &str) -> PathBuf {
     std::fs::create_dir_all(dumps).unwrap();
-    let out = bin()
-        .args(["run", "--format", "json", "--dump-dir"])
-        .arg(dumps)
-        .arg("--")
-        .arg(program)
-        .output()
-        .unwrap();
+    let out = capture::Capture::run(program)
+        .json()
+        .dump_dir(dumps)
+        .output();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(says), "{stderr}");
     std::fs::read_dir(dumps)
@@ -180,7 +224,6 @@ pub fn run_to_dump(program: &Path, dumps: &Path, says: &str) -> PathBuf {
 /// A diagnosis as expectation files name it: its rule id, or `possibly: ID`
 /// when it is a possible finding only (exit not established, issue 23), so
 /// an answer that turns possible cannot pass unnoticed.
-#[allow(dead_code)]
 pub fn diagnosis_name(diagnosis: &serde_json::Value) -> String {
     let id = diagnosis["signature"].as_str().unwrap_or("");
     match diagnosis["possible"].as_str() {
@@ -190,7 +233,6 @@ pub fn diagnosis_name(diagnosis: &serde_json::Value) -> String {
 }
 
 /// The `.dmp` files of a folder, sorted.
-#[allow(dead_code)]
 pub fn dumps_in(dir: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
@@ -200,6 +242,54 @@ pub fn dumps_in(dir: &Path) -> Vec<PathBuf> {
         .collect();
     found.sort();
     found
+}
+
+/// The variable that tells a test it runs alone, in a process of its own:
+/// set by [`run_alone`] to the test's name.
+const ALONE: &str = "DUMPTRIAGE_TEST_ALONE";
+
+/// This test binary again, to run only the ignored test `name` (its path
+/// in the binary: `module::function`): for a test that measures its whole
+/// process (peak memory) or sets its environment, which the tests running
+/// beside it in this process would disturb.
+pub fn this_binary_running(name: &str) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().expect("the test binary's path"));
+    cmd.args([
+        name,
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(ALONE, name);
+    cmd
+}
+
+/// Runs the ignored test `name` alone in a child process (see
+/// [`this_binary_running`]); its output is passed on, and its failure is
+/// this test's.
+pub fn run_alone(name: &str) {
+    let out = this_binary_running(name)
+        .output()
+        .expect("run the test binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprint!("{stderr}");
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{name}, alone in its own process: {}\n{stdout}",
+        out.status
+    );
+}
+
+/// The first line of a test that [`run_alone`] runs: it fails when run any
+/// other way (`--ignored` with the other tests in one process).
+pub fn assert_alone(name: &str) {
+    assert_eq!(
+        std::env::var(ALONE).as_deref(),
+        Ok(name),
+        "{name} measures its whole process: it is run alone by another test"
+    );
 }
 
 /// gdb's `gcore` of a live process into `to` (which must then exist).

@@ -6,6 +6,45 @@ use std::sync::OnceLock;
 
 const FLAGS: [&str; 3] = ["-g", "-O0", "-fno-omit-frame-pointer"];
 
+/// Each program: the file built (a `.so` is a shared library), its source,
+/// and what follows the source on gcc's command line. Libraries come before
+/// the programs linked with them; `-Wl,-rpath,$ORIGIN` finds them beside.
+const BUILDS: [(&str, &str, &[&str]); 16] = [
+    ("libpal.so", "libpal.c", &["-lpthread"]),
+    (
+        "libamdhip64.so",
+        "libamdhip64.c",
+        &["-L.", "-lpal", "-Wl,-rpath,$ORIGIN", "-lpthread"],
+    ),
+    (
+        "hip_exit_hang",
+        "hip_exit_hang.c",
+        &["-L.", "-lamdhip64", "-Wl,-rpath,$ORIGIN", "-lpthread"],
+    ),
+    ("libplugin.so", "libplugin.c", &[]),
+    ("unload_crash", "unload_crash.c", &["-ldl"]),
+    ("exit_lock_hang", "exit_lock_hang.c", &["-lpthread"]),
+    ("exit_deadlock", "exit_deadlock.c", &["-lpthread"]),
+    ("deadlock", "deadlock.c", &["-lpthread"]),
+    ("exit_status", "exit_status.c", &[]),
+    // Stripped: not even `main` has a name.
+    ("stripped_main", "stripped_main.c", &["-s", "-lpthread"]),
+    (
+        "healthy_gpu_daemon",
+        "healthy_gpu_daemon.c",
+        &["-L.", "-lamdhip64", "-Wl,-rpath,$ORIGIN", "-lpthread"],
+    ),
+    ("vfork_stuck", "vfork_stuck.c", &["-lpthread"]),
+    (
+        "registry_unload_crash",
+        "registry_unload_crash.cpp",
+        &["-ldl", "-lstdc++"],
+    ),
+    ("exit_waits", "exit_waits.c", &["-lpthread"]),
+    ("rt_signals", "rt_signals.c", &["-lpthread"]),
+    ("eintr_waits", "eintr_waits.c", &["-lpthread"]),
+];
+
 /// Builds every test program once per test binary; returns their folder.
 pub fn programs() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
@@ -13,102 +52,31 @@ pub fn programs() -> &'static Path {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("capture-programs");
         std::fs::create_dir_all(&out).unwrap();
-        let rpath = "-Wl,-rpath,$ORIGIN";
-        gcc(
-            &out,
-            &["-fPIC", "-shared", "-o", "libpal.so"],
-            &[src.join("libpal.c")],
-            &["-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-fPIC", "-shared", "-o", "libamdhip64.so"],
-            &[src.join("libamdhip64.c")],
-            &["-L.", "-lpal", rpath, "-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-o", "hip_exit_hang"],
-            &[src.join("hip_exit_hang.c")],
-            &["-L.", "-lamdhip64", rpath, "-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-fPIC", "-shared", "-o", "libplugin.so"],
-            &[src.join("libplugin.c")],
-            &[],
-        );
-        gcc(
-            &out,
-            &["-o", "unload_crash"],
-            &[src.join("unload_crash.c")],
-            &["-ldl"],
-        );
-        gcc(
-            &out,
-            &["-o", "exit_lock_hang"],
-            &[src.join("exit_lock_hang.c")],
-            &["-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-o", "exit_deadlock"],
-            &[src.join("exit_deadlock.c")],
-            &["-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-o", "deadlock"],
-            &[src.join("deadlock.c")],
-            &["-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-o", "exit_status"],
-            &[src.join("exit_status.c")],
-            &[],
-        );
-        // Stripped: not even `main` has a name.
-        gcc(
-            &out,
-            &["-s", "-o", "stripped_main"],
-            &[src.join("stripped_main.c")],
-            &["-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-o", "healthy_gpu_daemon"],
-            &[src.join("healthy_gpu_daemon.c")],
-            &["-L.", "-lamdhip64", rpath, "-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-o", "vfork_stuck"],
-            &[src.join("vfork_stuck.c")],
-            &["-lpthread"],
-        );
-        gcc(
-            &out,
-            &["-o", "rt_signals"],
-            &[src.join("rt_signals.c")],
-            &["-lpthread"],
-        );
+        for (built, source, rest) in BUILDS {
+            let shared: &[&str] = if built.ends_with(".so") {
+                &["-fPIC", "-shared"]
+            } else {
+                &[]
+            };
+            gcc(&out, shared, built, &src.join(source), rest);
+        }
         out
     })
 }
 
-fn gcc(dir: &Path, args: &[&str], sources: &[PathBuf], libs: &[&str]) {
+fn gcc(dir: &Path, shared: &[&str], built: &str, source: &Path, rest: &[&str]) {
     let out = Command::new("gcc")
         .current_dir(dir)
         .args(FLAGS)
-        .args(args)
-        .args(sources)
-        .args(libs)
+        .args(shared)
+        .args(["-o", built])
+        .arg(source)
+        .args(rest)
         .output()
         .expect("gcc must be installed to build tests/programs");
     assert!(
         out.status.success(),
-        "gcc {args:?} failed: {}",
+        "gcc -o {built} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }

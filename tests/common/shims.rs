@@ -1,6 +1,5 @@
 //! LD_PRELOAD shims that watch or change what the real binary asks of the
 //! C library: which paths it opens, and whether the user has a home.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 

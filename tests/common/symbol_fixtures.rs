@@ -4,17 +4,18 @@
 //! libfakeexit.so with its split debug file; the identities and function
 //! offsets below are what that script printed), stores, CAB archives and
 //! the runs of the binary. Each test file uses some of them.
-#![allow(dead_code)]
 
 use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
 
-use super::common::{bin, data};
+use super::httpd::Httpd;
 use super::shims;
 use super::synth::{self, WinModule};
+use super::{bin, data};
 
 pub const HIP_BASE: u64 = 0x7ffa_2000_0000;
 
@@ -83,13 +84,7 @@ pub fn ms_store(root: &Path) {
             .join(HIP_CODE_ID)
             .join("fakehip.dll"),
     );
-    copy(
-        &native("fakehip.pdb"),
-        &root
-            .join("fakehip.pdb")
-            .join(HIP_DEBUG_ID)
-            .join("fakehip.pdb"),
-    );
+    copy(&native("fakehip.pdb"), &pdb_dir(root).join("fakehip.pdb"));
 }
 
 pub struct Run {
@@ -133,38 +128,99 @@ pub fn named_from_the_pdb(run: &Run) {
     assert_eq!(run.frame0()["symbol_source"], "pdb");
 }
 
-/// Writes `dump` to `dir` and analyses it with `args` (JSON), the
-/// environment's `_NT_SYMBOL_PATH` removed unless `env` sets it.
-pub fn analyze(dir: &Path, dump: &[u8], args: &[&str], env: &[(&str, &str)]) -> Run {
-    let path = dir.join("crash.dmp");
-    std::fs::write(&path, dump).unwrap();
-    let mut cmd = bin();
-    cmd.args(["analyze", "--format", "json"])
-        .args(args)
-        .arg(&path);
-    for (key, value) in env {
-        cmd.env(key, value);
-    }
-    let out = cmd.output().unwrap();
-    let doc = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
-    Run { doc, out }
+/// One `dumptriage analyze` of a synthesized dump, written to the test's
+/// folder as `crash.dmp`, with the symbol sources the test names in order:
+/// the run every symbol test makes. The environment's symbol servers are
+/// removed ([`bin`]) unless [`Analysis::env`] sets them.
+pub struct Analysis {
+    path: PathBuf,
+    dump: Vec<u8>,
+    args: Vec<OsString>,
+    env: Vec<(OsString, OsString)>,
 }
 
-pub fn text(dir: &Path, dump: &[u8], args: &[&str]) -> String {
-    let path = dir.join("crash.dmp");
-    std::fs::write(&path, dump).unwrap();
-    let out = bin().arg("analyze").args(args).arg(&path).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
+impl Analysis {
+    /// `dump`, to be written into `dir`.
+    pub fn of(dir: &Path, dump: &[u8]) -> Analysis {
+        Analysis {
+            path: dir.join("crash.dmp"),
+            dump: dump.to_vec(),
+            args: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    /// The fake HIP module (with its CodeView record) crashed in
+    /// `__run_exit_handlers`, which only its PDB and .sym name: what most
+    /// symbol tests analyse.
+    pub fn hip(dir: &Path) -> Analysis {
+        Analysis::of(dir, &hip_dump(true, RUN_EXIT_HANDLERS + 4))
+    }
+
+    /// `--symbols SOURCE`: a folder, a store, a server's URL.
+    pub fn symbols(self, source: impl AsRef<OsStr>) -> Analysis {
+        self.arg("--symbols").arg(source)
+    }
+
+    /// `--symbols-cache CACHE`: where what servers send is kept.
+    pub fn cache(self, cache: &Path) -> Analysis {
+        self.arg("--symbols-cache").arg(cache)
+    }
+
+    /// `--symbols URL --symbols-cache CACHE`: the test's server, and where
+    /// what it sends is kept.
+    pub fn server(self, server: &Httpd, cache: &Path) -> Analysis {
+        self.symbols(&server.url).cache(cache)
+    }
+
+    /// `--symbols-timeout SECONDS`.
+    pub fn timeout(self, seconds: u32) -> Analysis {
+        self.arg("--symbols-timeout").arg(seconds.to_string())
+    }
+
+    /// Any other option.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Analysis {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// A variable of the run's environment.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Analysis {
+        self.env
+            .push((key.as_ref().to_owned(), value.as_ref().to_owned()));
+        self
+    }
+
+    fn output(&self, format: &[&str]) -> Output {
+        std::fs::write(&self.path, &self.dump).unwrap();
+        bin()
+            .arg("analyze")
+            .args(format)
+            .args(&self.args)
+            .arg(&self.path)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .unwrap()
+    }
+
+    /// Runs it with `--format json`.
+    pub fn run(&self) -> Run {
+        let out = self.output(&["--format", "json"]);
+        let doc = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        Run { doc, out }
+    }
+
+    /// Runs it with the default format, text; the report.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.output(&[]).stdout).into_owned()
+    }
 }
 
 /// Writes a Breakpad .sym for the fakehip module (its MODULE line, then
 /// `records`) into the store at `root`, and returns its path.
 pub fn write_hip_sym(root: &Path, records: &str) -> PathBuf {
-    let sym = root
-        .join("fakehip.pdb")
-        .join(HIP_DEBUG_ID)
-        .join("fakehip.sym");
+    let sym = pdb_dir(root).join("fakehip.sym");
     std::fs::create_dir_all(sym.parent().unwrap()).unwrap();
     std::fs::write(
         &sym,
@@ -373,6 +429,8 @@ pub fn cab_archive(
     cab
 }
 
+/// Where a store keeps the files of fakehip's PDB build:
+/// `ROOT/fakehip.pdb/DEBUGID/`.
 pub fn pdb_dir(root: &Path) -> PathBuf {
     root.join("fakehip.pdb").join(HIP_DEBUG_ID)
 }

@@ -1,5 +1,4 @@
 //! Minidumps built in the test, for situations no public dump shows.
-#![allow(dead_code)]
 
 use minidump_synth::{
     amd64_context, DumpString, Exception, Memory, Module, SynthMinidump, SystemInfo, Thread,

@@ -1,10 +1,12 @@
 # Prints every thread's frames as gdb sees them, one per line, for
 # tests/cores.rs to compare with dumptriage's walk of the same core:
 #   THREAD <lwp>
-#   <kind> <pc> <function start or 0> <name or ??>
+#   <kind> <pc> <function start or 0> <shared library or -> <name or ??>
 # kind is normal, inline, tailcall (gdb rebuilds those from DWARF
 # call-site records, not from memory), sigtramp or other; pc is gdb's
-# (a caller's is its return address).
+# (a caller's is its return address); the shared library is the one of
+# gdb's list (the dynamic linker's) that holds the pc: `-` for the program
+# and for a library gdb does not know.
 import re
 
 import gdb
@@ -42,9 +44,16 @@ for inferior in gdb.inferiors():
         depth = 0
         while frame is not None and depth < 256:
             pc = frame.pc()
-            lookup = pc if depth == 0 else pc - 1
+            lookup = pc if depth == 0 else max(pc - 1, 0)
             kind = KINDS.get(frame.type(), "other")
-            print("%s %d %d %s" % (kind, pc, start_of(frame, lookup), frame.name() or "??"))
+            try:
+                solib = gdb.solib_name(lookup) or "-"
+            except (gdb.error, OverflowError):
+                solib = "-"
+            print(
+                "%s %d %d %s %s"
+                % (kind, pc, start_of(frame, lookup), solib.replace(" ", "_"), frame.name() or "??")
+            )
             try:
                 frame = frame.older()
             except gdb.error:

@@ -46,7 +46,7 @@ const MAX_CORES: usize = 8;
 impl CoreWatch {
     /// Reads kernel.core_pattern. `None` (with the reason) when cores do
     /// not land in a folder `run` can search.
-    pub fn new(cwd: &Path) -> Result<CoreWatch, String> {
+    pub(super) fn new(cwd: &Path) -> Result<CoreWatch, String> {
         let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern")
             .map_err(|e| format!("cannot read kernel.core_pattern: {e}"))?;
         let pattern = pattern.trim();
@@ -81,7 +81,7 @@ impl CoreWatch {
 
     /// The limit the command starts with: its hard limit (in the child,
     /// before exec).
-    pub fn raised(&self) -> rlimit {
+    pub(super) fn raised(&self) -> rlimit {
         rlimit {
             rlim_cur: self.original.rlim_max,
             rlim_max: self.original.rlim_max,
@@ -89,14 +89,14 @@ impl CoreWatch {
     }
 
     /// The limit the command would have had.
-    pub fn original(&self) -> rlimit {
+    pub(super) fn original(&self) -> rlimit {
         self.original
     }
 
     /// The cores written since the start by processes of process group
     /// `pgrp` other than `command`, moved into `dump_dir` as
     /// `NAME_PID_YYMMDD_HHMMSS.core`.
-    pub fn collect(&self, pgrp: u32, command: u32, dump_dir: &Path) -> Vec<DescendantCore> {
+    pub(super) fn collect(&self, pgrp: u32, command: u32, dump_dir: &Path) -> Vec<DescendantCore> {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };

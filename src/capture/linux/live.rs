@@ -12,8 +12,9 @@ use minidump_writer::minidump_writer::MinidumpWriterConfig;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use super::procfs::{describe_threads, read_status, thread_states};
-use crate::capture::types::CaptureError;
+use super::procfs::{describe_threads, ended, read_status, thread_states};
+use super::signals::how_it_ended;
+use crate::capture::types::{CaptureError, StopOptions};
 
 /// Signals whose default action is a crash dump worth catching.
 pub(in crate::capture) const CRASH_SIGNALS: [c_int; 5] = [
@@ -63,7 +64,7 @@ pub(in crate::capture) fn check_attachable(pid: u32) -> Result<(), CaptureError>
         });
     }
     if matches!(status.state, 'Z' | 'X') {
-        return Err(CaptureError::Exited(pid));
+        return Err(exited(pid));
     }
     if status.tracer != 0 {
         return Err(already_traced(pid, status.tracer));
@@ -87,12 +88,22 @@ fn already_traced(pid: u32, tracer_thread: u32) -> CaptureError {
     }
 }
 
+/// The error for a process that ended before it was stopped: how it
+/// ended, from its zombie where it is still there (issue 36: "exited by
+/// itself with status 3", not "it is a zombie").
+pub(in crate::capture) fn exited(pid: u32) -> CaptureError {
+    CaptureError::Exited {
+        pid,
+        how: how_it_ended(ended(pid).flatten()),
+    }
+}
+
 /// The reason minidump-writer could suspend no thread: it still writes a
 /// dump, of zero threads, when every ptrace attach fails.
 pub(in crate::capture) fn why_no_threads(pid: u32) -> CaptureError {
     match read_status(&format!("/proc/{pid}/status")) {
-        Err(_) => CaptureError::NoSuchProcess(pid),
-        Ok(status) if matches!(status.state, 'Z' | 'X') => CaptureError::Exited(pid),
+        Err(_) => exited(pid),
+        Ok(status) if matches!(status.state, 'Z' | 'X') => exited(pid),
         Ok(status) if status.tracer != 0 => already_traced(pid, status.tracer),
         Ok(_) => {
             let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
@@ -116,38 +127,42 @@ pub(in crate::capture) fn why_no_threads(pid: u32) -> CaptureError {
 /// minidump-writer waits for each thread it attaches to without a time
 /// limit, and a thread in uninterruptible sleep (a driver call, a vfork)
 /// does not stop until it wakes: so the process is group-stopped first, and
-/// a thread still running after `stop_limit` aborts the capture, with the
+/// a thread still running after `stop.limit` aborts the capture, with the
 /// process continued as it was.
 pub(in crate::capture) fn write_live_dump(
     pid: u32,
     file: &mut File,
     path: &Path,
-    stop_limit: Duration,
+    stop: StopOptions,
 ) -> Result<(), CaptureError> {
     // Read while the threads still sit in their waits (a stop interrupts
     // them): the futex words they wait on, for the analysis to name who
     // holds them (the dump's memory lists do not hold a program's data).
     let objects = wait_objects(pid);
-    write_live_dump_keeping(pid, file, path, stop_limit, &objects)
+    let was_stopped = read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T');
+    write_live_dump_keeping(pid, file, path, stop, &objects, was_stopped)
 }
 
 /// As [`write_live_dump`], with the wait objects read earlier (by `run`,
-/// before it interrupted the threads it traces).
+/// before it stopped the process). With `leave_stopped`, the process is
+/// stopped again once the writer has continued it (it was stopped before,
+/// or is let go later); otherwise the writer's SIGCONT lets it go on, or
+/// take the SIGTERM `run` queued while it was stopped.
 pub(in crate::capture) fn write_live_dump_keeping(
     pid: u32,
     file: &mut File,
     path: &Path,
-    stop_limit: Duration,
+    stop: StopOptions,
     objects: &[u8],
+    leave_stopped: bool,
 ) -> Result<(), CaptureError> {
-    let was_stopped = read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T');
-    group_stop(pid, stop_limit, was_stopped)?;
+    group_stop(pid, stop.limit, leave_stopped)?;
     // What the Python stacks need, read while the process is stopped.
-    let python = crate::python::live::keep(pid);
+    let python = python_memory(pid, stop);
     // The main thread stands in as the blamed thread until the analysis
     // names the right one (capture::record_blamed_thread).
     let written = MinidumpWriterConfig::new(pid as pid_t, pid as pid_t).write(file);
-    if was_stopped {
+    if leave_stopped {
         let _ = kill(Pid::from_raw(pid as pid_t), Signal::SIGSTOP);
     }
     written.map(drop).map_err(|e| CaptureError::Writer {
@@ -156,6 +171,16 @@ pub(in crate::capture) fn write_live_dump_keeping(
     })?;
     append_kept(path, &[objects, &python].concat());
     Ok(())
+}
+
+/// The memory the Python stacks of `pid` need, unless `stop` says not to
+/// keep it.
+pub(in crate::capture) fn python_memory(pid: u32, stop: StopOptions) -> Vec<u8> {
+    if stop.python_memory {
+        crate::python::live::keep(pid)
+    } else {
+        Vec::new()
+    }
 }
 
 /// Adds the memory a capture kept (wait objects, Python state) to the dump
@@ -218,13 +243,24 @@ pub(in crate::capture) fn wait_objects(pid: u32) -> Vec<u8> {
 }
 
 /// Sends SIGSTOP to the process and waits, up to `limit`, until every
-/// thread is stopped. Otherwise the process is continued (unless it was
-/// stopped before) and the threads that did not stop are named.
-fn group_stop(pid: u32, limit: Duration, was_stopped: bool) -> Result<(), CaptureError> {
+/// thread is stopped. Otherwise the process is continued (unless
+/// `keep_stopped`: it was stopped before, or is let go later) and the
+/// threads that did not stop are named.
+pub(in crate::capture) fn group_stop(
+    pid: u32,
+    limit: Duration,
+    keep_stopped: bool,
+) -> Result<(), CaptureError> {
+    if ended(pid).is_some() {
+        return Err(exited(pid));
+    }
     let process = Pid::from_raw(pid as pid_t);
-    kill(process, Signal::SIGSTOP).map_err(|e| CaptureError::Refused {
-        pid,
-        why: format!("cannot stop it: {e}"),
+    kill(process, Signal::SIGSTOP).map_err(|e| match e {
+        nix::errno::Errno::ESRCH => exited(pid),
+        e => CaptureError::Refused {
+            pid,
+            why: format!("cannot stop it: {e}"),
+        },
     })?;
     let deadline = Instant::now() + limit;
     loop {
@@ -238,7 +274,7 @@ fn group_stop(pid: u32, limit: Duration, was_stopped: bool) -> Result<(), Captur
         }
         if Instant::now() >= deadline {
             let threads = describe_threads(pid, &running);
-            if !was_stopped {
+            if !keep_stopped {
                 let _ = kill(process, Signal::SIGCONT);
             }
             return Err(CaptureError::NotStopped {

@@ -25,10 +25,18 @@
 //!    the faulting thread takes the queued signal and the process dies of
 //!    it, as it would have.
 //!
-//! Stopping a process for a dump (SIGSTOP, ptrace attach, SIGCONT) makes a
-//! thread blocked in epoll_wait (and the other calls signal(7) lists under
-//! "interruption ... by stop signals") return EINTR once, exactly as gcore
-//! does: see README, "attach".
+//! 4. At the hang timeout every thread is interrupted (PTRACE_INTERRUPT),
+//!    and the process is left group-stopped as it is detached, so that no
+//!    thread runs before the dump is written (trace.rs, `hang`); the other
+//!    processes to dump are stopped with SIGSTOP before the first dump.
+//!    Each gets SIGTERM while it is stopped, and takes it when the writer
+//!    continues it after its dump (with --no-kill, all are continued once
+//!    the last dump is written).
+//!
+//! Any stop makes a thread blocked in epoll_wait (and the other calls
+//! signal(7) lists under "interruption ... by stop signals") return EINTR:
+//! under `run` the program sees that only once its dump is written; after
+//! `attach` it goes on with it, exactly as after gcore (docs/capture.md).
 
 mod cores;
 mod crash_context;
@@ -49,7 +57,7 @@ use nix::sys::ptrace;
 use nix::sys::signal::{kill, pthread_sigmask, SigSet, SigmaskHow, Signal};
 use nix::unistd::Pid;
 
-use super::types::{CaptureError, DescendantCore, RunOptions, Supervised};
+use super::types::{CaptureError, DescendantCore, Notice, RunOptions, Supervised};
 pub(super) use live::{check_attachable, why_no_threads, write_live_dump};
 pub(super) use procfs::{command_line, process_name};
 
@@ -95,13 +103,14 @@ const FORWARDED: [Signal; 4] = [
 
 pub(super) fn supervise(
     options: &RunOptions,
+    notice: &dyn Fn(Notice),
 ) -> Result<(Supervised, Vec<DescendantCore>), CaptureError> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     // Crashes of the processes the command starts: through the cores the
     // kernel writes (cores.rs); none where the pattern hides them.
     let cores = cores::CoreWatch::new(&cwd).ok();
     let own_group = !std::io::IsTerminal::is_terminal(&std::io::stdin());
-    let (end, pid) = supervise_command(options, cores.as_ref(), own_group)?;
+    let (end, pid) = supervise_command(options, cores.as_ref(), own_group, notice)?;
     let group = if own_group {
         pid as u32
     } else {
@@ -117,6 +126,7 @@ fn supervise_command(
     options: &RunOptions,
     cores: Option<&cores::CoreWatch>,
     own_group: bool,
+    notice: &dyn Fn(Notice),
 ) -> Result<(Supervised, pid_t), CaptureError> {
     let mut signals = Signals::block(&[
         Signal::SIGCHLD,
@@ -129,9 +139,10 @@ fn supervise_command(
     // Orphans of the command's tree become our children, not init's: a hang
     // finds and ends all of them (tree.rs).
     if let Err(e) = tree::become_subreaper() {
-        eprintln!(
-            "dumptriage: warning: cannot keep the command's orphaned processes in its tree ({e}): a hang may leave some of them running"
-        );
+        notice(Notice::Warning(format!(
+            "cannot keep the command's orphaned processes in its tree ({e}): a hang may leave \
+             some of them running"
+        )));
     }
     let started = Instant::now();
     let child = spawn(
@@ -145,17 +156,18 @@ fn supervise_command(
         pid,
         threads: BTreeSet::from([pid]),
         traced: false,
+        group_stopped: false,
         delivered: HashMap::new(),
         dump_dir: options.dump_dir.clone(),
-        stop_limit: options.stop_limit,
+        stop: options.stop,
         core_limit: cores.map(|c| c.original()),
     };
     match tracer.start() {
         Ok(None) => {}
         Ok(Some(status)) => return Ok((Supervised::Exited(status), pid)),
-        Err(e) => eprintln!(
-            "dumptriage: warning: cannot trace the command ({e}): a crash will not be captured"
-        ),
+        Err(e) => notice(Notice::Warning(format!(
+            "cannot trace the command ({e}): a crash will not be captured"
+        ))),
     }
     let deadline = options.hang_timeout.map(|t| started + t);
     loop {
@@ -167,7 +179,12 @@ fn supervise_command(
         let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if timeout == Some(Duration::ZERO) {
             return Ok((
-                tracer.hang(started.elapsed(), options.no_kill, options.kill_after)?,
+                tracer.hang(
+                    started.elapsed(),
+                    options.no_kill,
+                    options.kill_after,
+                    notice,
+                )?,
                 pid,
             ));
         }

@@ -5,6 +5,9 @@ use std::io;
 
 use libc::c_int;
 
+use super::signals::exit_status;
+use crate::capture::types::ExitStatus;
+
 /// The fields of /proc/PID/status (or /proc/PID/task/TID/status) we use.
 #[derive(Debug, Default)]
 pub(super) struct ProcStatus {
@@ -105,15 +108,92 @@ pub(super) fn describe_threads(pid: u32, tids: &[u32]) -> String {
         .join(", ")
 }
 
-/// A process's command line (/proc/PID/cmdline), empty when unreadable.
+/// A process's command line (/proc/PID/cmdline), one word per argument;
+/// empty when unreadable (a zombie has none).
 pub(in crate::capture) fn command_line(pid: u32) -> Vec<String> {
     std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|bytes| {
-            bytes
-                .split(|b| *b == 0)
-                .filter(|arg| !arg.is_empty())
-                .map(|arg| String::from_utf8_lossy(arg).into_owned())
-                .collect()
-        })
+        .map(|bytes| crate::model::command_words(&bytes))
         .unwrap_or_default()
+}
+
+/// Whether process `pid` has ended, and how: `None` while it lives
+/// (running or stopped); for a zombie, its status from /proc/PID/stat;
+/// `Some(None)` when it is gone (its parent collected the status).
+pub(super) fn ended(pid: u32) -> Option<Option<ExitStatus>> {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(text) => zombie_status(&text),
+        Err(_) => Some(None),
+    }
+}
+
+/// A zombie's status from its stat line: field 52, `exit_code`, in
+/// waitpid's form (Linux 3.5 and later). The command name (field 2) may
+/// hold spaces and parentheses: the fields after it start after the last
+/// `)`, with the state (field 3).
+fn zombie_status(stat: &str) -> Option<Option<ExitStatus>> {
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    if !matches!(fields.first()?.chars().next()?, 'Z' | 'X') {
+        return None;
+    }
+    Some(
+        fields
+            .get(52 - 3)
+            .and_then(|code| code.parse::<c_int>().ok())
+            .and_then(exit_status),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stat line of state `state`, exit_code `code` and a command name
+    /// that looks like the end of the name.
+    fn stat_line(state: char, code: i32) -> String {
+        let mut fields = vec!["0"; 52];
+        fields[0] = "4242";
+        fields[1] = "(a) Z (b)";
+        let state = state.to_string();
+        fields[2] = &state;
+        let code = code.to_string();
+        fields[51] = &code;
+        fields.join(" ")
+    }
+
+    /// Issue 36: a process that ended before it was stopped is said to
+    /// have exited by itself, with its status, not to "be a zombie".
+    #[test]
+    fn a_zombie_tells_how_it_ended() {
+        assert_eq!(
+            zombie_status(&stat_line('Z', 7 << 8)),
+            Some(Some(ExitStatus::Code(7)))
+        );
+        assert_eq!(
+            zombie_status(&stat_line('Z', libc::SIGKILL)),
+            Some(Some(ExitStatus::Signal(libc::SIGKILL)))
+        );
+        assert_eq!(zombie_status(&stat_line('S', 0)), None);
+        assert_eq!(zombie_status(&stat_line('T', 0)), None);
+        // Before Linux 3.5 the field is missing: ended, status unknown.
+        assert_eq!(zombie_status("1 (x) Z 0 0"), Some(None));
+        assert_eq!(zombie_status("garbage"), None);
+    }
+
+    /// The real thing: a child that exited with status 7 and is not yet
+    /// reaped.
+    #[test]
+    fn a_real_zombie_has_its_exit_status() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "exit 7"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while ended(pid).is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(ended(pid), Some(Some(ExitStatus::Code(7))));
+        child.wait().unwrap();
+        assert_eq!(ended(pid), Some(None));
+    }
 }

@@ -23,7 +23,7 @@ pub(super) struct Signals {
 }
 
 impl Signals {
-    pub fn block(list: &[Signal]) -> nix::Result<Signals> {
+    pub(super) fn block(list: &[Signal]) -> nix::Result<Signals> {
         let mut set = SigSet::empty();
         for &signal in list {
             set.add(signal);
@@ -40,7 +40,7 @@ impl Signals {
     }
 
     /// Waits until a signal is ready or `timeout` passes.
-    pub fn wait(&mut self, timeout: Option<Duration>) -> Result<(), CaptureError> {
+    pub(super) fn wait(&mut self, timeout: Option<Duration>) -> Result<(), CaptureError> {
         // Round up, so the loop never spins on a sub-millisecond rest.
         let timeout = match timeout {
             None => PollTimeout::NONE,
@@ -57,7 +57,7 @@ impl Signals {
     }
 
     /// Every signal received since the last call.
-    pub fn read(&mut self) -> Vec<libc::signalfd_siginfo> {
+    pub(super) fn read(&mut self) -> Vec<libc::signalfd_siginfo> {
         let mut out = Vec::new();
         while let Ok(Some(info)) = self.fd.read_signal() {
             out.push(info);
@@ -98,10 +98,51 @@ pub(in crate::capture) fn exit_like(status: ExitStatus) -> ! {
     }
 }
 
+/// How a process ended, from a status in waitpid's form; `None` for a
+/// stop.
+pub(super) fn exit_status(status: c_int) -> Option<ExitStatus> {
+    if libc::WIFEXITED(status) {
+        Some(ExitStatus::Code(libc::WEXITSTATUS(status)))
+    } else if libc::WIFSIGNALED(status) {
+        Some(ExitStatus::Signal(libc::WTERMSIG(status)))
+    } else {
+        None
+    }
+}
+
+/// "exited by itself with status 3", "was ended by SIGTERM": how a process
+/// that was not stopped in time ended, for [`CaptureError::Exited`].
+/// `None`: it is gone and its status was collected by its parent.
+pub(super) fn how_it_ended(status: Option<ExitStatus>) -> String {
+    match status {
+        Some(ExitStatus::Code(code)) => format!("exited by itself with status {code}"),
+        Some(ExitStatus::Signal(signal)) => format!("was ended by {}", signal_name(signal)),
+        None => "ended by itself (its parent collected its exit status)".to_string(),
+    }
+}
+
 /// The name of a signal (`SIGSEGV`), for messages.
 pub(in crate::capture) fn signal_name(signal: c_int) -> String {
     match Signal::try_from(signal) {
         Ok(known) => known.as_str().to_string(),
         Err(_) => format!("signal {signal}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_end_is_said_with_its_status() {
+        // waitpid's forms: exit(3), and death by SIGTERM.
+        let exited = exit_status(3 << 8);
+        assert_eq!(exited, Some(ExitStatus::Code(3)));
+        assert_eq!(how_it_ended(exited), "exited by itself with status 3");
+        let killed = exit_status(libc::SIGTERM);
+        assert_eq!(how_it_ended(killed), "was ended by SIGTERM");
+        // A stop is no end.
+        assert_eq!(exit_status(0x137f), None);
+        assert!(how_it_ended(None).starts_with("ended by itself"));
     }
 }

@@ -15,16 +15,19 @@ use nix::unistd::Pid;
 
 use super::crash_context::crash_context;
 use super::live::{
-    append_kept, error_chain, wait_objects, why_no_threads, write_live_dump_keeping, CRASH_SIGNALS,
-    PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
+    append_kept, error_chain, group_stop, python_memory, wait_objects, why_no_threads,
+    write_live_dump_keeping, CRASH_SIGNALS, PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
 };
-use super::procfs::process_name;
-use super::procfs::{describe_threads, read_status, signal_bit, thread_states};
-use super::signals::signal_name;
+use super::procfs::{
+    command_line, describe_threads, ended, process_name, read_status, signal_bit, thread_states,
+};
+use super::signals::{exit_status, how_it_ended, signal_name};
 use super::tree;
 use crate::capture::naming::new_dump_file;
 use crate::capture::postprocess::check_has_threads;
-use crate::capture::types::{CaptureError, ExitStatus, Supervised, MAX_TREE_DUMPS};
+use crate::capture::types::{
+    CaptureError, ExitStatus, Notice, StopOptions, Supervised, Written, MAX_TREE_DUMPS,
+};
 
 pub(super) struct Tracer {
     pub pid: pid_t,
@@ -34,8 +37,11 @@ pub(super) struct Tracer {
     /// When each signal was last delivered to the command.
     pub delivered: HashMap<c_int, Instant>,
     pub dump_dir: PathBuf,
-    /// How long threads get to stop for a capture.
-    pub stop_limit: Duration,
+    /// How threads are stopped for a capture.
+    pub stop: StopOptions,
+    /// The command is in a group stop (Ctrl-Z, SIGSTOP) it was not
+    /// continued from: a capture leaves it stopped.
+    pub group_stopped: bool,
     /// The core size limit the command had before `run` raised it for its
     /// descendants (cores.rs): given back before the command dies of a
     /// crash the tracer dumped.
@@ -54,7 +60,7 @@ type StopOutcome = (Stopped, BTreeSet<pid_t>);
 impl Tracer {
     /// Turns the post-exec SIGTRAP stop of a PTRACE_TRACEME child into a
     /// PTRACE_SEIZE. Returns the exit status if the command ended at once.
-    pub fn start(&mut self) -> Result<Option<ExitStatus>, CaptureError> {
+    pub(super) fn start(&mut self) -> Result<Option<ExitStatus>, CaptureError> {
         let pid = self.pid;
         let ours = std::process::id();
         let tracer = read_status(&format!("/proc/{pid}/status")).map(|s| s.tracer);
@@ -101,6 +107,10 @@ impl Tracer {
         }
         self.threads.insert(tid);
         let signal = libc::WSTOPSIG(status);
+        if !(status >> 16 == libc::PTRACE_EVENT_STOP && is_stop_signal(signal)) {
+            // Any other stop is of a thread that ran: no group stop holds.
+            self.group_stopped = false;
+        }
         match status >> 16 {
             0 => {
                 self.delivered.insert(signal, Instant::now());
@@ -112,7 +122,9 @@ impl Tracer {
             libc::PTRACE_EVENT_STOP if is_stop_signal(signal) => {
                 // A group stop (Ctrl-Z, SIGSTOP): stay stopped, but let the
                 // kernel tell us about SIGCONT.
+                self.group_stopped = true;
                 resume(Resume::Listen, tid, 0);
+                return Ok(None);
             }
             libc::PTRACE_EVENT_CLONE => {
                 if let Ok(new) = ptrace::getevent(Pid::from_raw(tid)) {
@@ -188,7 +200,7 @@ impl Tracer {
         }
         waiting.retain(|&tid| ptrace::interrupt(Pid::from_raw(tid)).is_ok());
         let mut stopped = Stopped::new();
-        let give_up = Instant::now() + self.stop_limit;
+        let give_up = Instant::now() + self.stop.limit;
         while !waiting.is_empty() && Instant::now() < give_up {
             let Some((tid, status)) = wait_any(libc::WNOHANG)? else {
                 std::thread::sleep(Duration::from_millis(1));
@@ -234,7 +246,7 @@ impl Tracer {
         CaptureError::NotStopped {
             pid: self.pid as u32,
             threads: describe_threads(self.pid as u32, &tids),
-            limit: self.stop_limit,
+            limit: self.stop.limit,
         }
     }
 
@@ -262,9 +274,23 @@ impl Tracer {
         Ok(())
     }
 
-    /// Lets go of stopped threads, each with the signal it was about to get.
-    fn detach(&mut self, stopped: &Stopped) {
-        for (&tid, &signal) in stopped {
+    /// Lets go of every thread, `stopped` being all of them, and leaves the
+    /// process group-stopped and untraced, without one of its threads
+    /// having run: for minidump-writer, which must be the tracer itself.
+    ///
+    /// SIGSTOP is queued while every thread is held in a ptrace stop. A
+    /// thread let go goes on in the kernel's signal handling, where it
+    /// takes that SIGSTOP, or joins the group stop another thread began
+    /// with it, before it could return to its program. Let go without it
+    /// (issue 36), a thread interrupted in epoll_wait returns EINTR to its
+    /// program at once, and one that treats that as the end exits the
+    /// process before the dump is written. A thread held in a
+    /// signal-delivery-stop goes last, with its signal: a handler's frame
+    /// is set up, and runs only when the process is continued.
+    fn detach_into_group_stop(&mut self, stopped: &Stopped) {
+        let _ = kill(Pid::from_raw(self.pid), Signal::SIGSTOP);
+        let (plain, signalled): (Vec<_>, Vec<_>) = stopped.iter().partition(|(_, &s)| s == 0);
+        for (&tid, &signal) in plain.into_iter().chain(signalled) {
             resume(Resume::Detach, tid, signal);
         }
         self.threads.clear();
@@ -302,7 +328,8 @@ impl Tracer {
             Err(error) => return self.crash_undumped(tid, signal, error),
         };
         let context = crash_context(Pid::from_raw(pid), Pid::from_raw(tid));
-        let stopped = match self.stop_threads(Some(tid))? {
+        let command = command_line(pid as u32);
+        let mut stopped = match self.stop_threads(Some(tid))? {
             Ok((stopped, missing)) if missing.is_empty() => stopped,
             Ok((stopped, missing)) => {
                 // A thread would not stop: no dump. The crash goes on as it
@@ -325,11 +352,13 @@ impl Tracer {
             }
         };
         // What the Python stacks need, while every thread is stopped.
-        let python = crate::python::live::keep(pid as u32);
+        let python = python_memory(pid as u32, self.stop);
+        // The crash signal waits, queued, until minidump-writer continues
+        // the process; the faulting thread stops in its place.
         // SAFETY: syscall(2) with the documented tgkill arguments.
         unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, signal) };
-        resume(Resume::Detach, tid, libc::SIGSTOP);
-        self.detach(&stopped);
+        stopped.insert(tid, libc::SIGSTOP);
+        self.detach_into_group_stop(&stopped);
         let mut config = MinidumpWriterConfig::new(pid, tid);
         if let Some(context) = context {
             config.set_crash_context(minidump_writer::CrashContextExt { inner: context });
@@ -346,7 +375,10 @@ impl Tracer {
             .and_then(|()| check_has_threads(&path, || why_no_threads(pid as u32)))
             .map(|()| {
                 append_kept(&path, &python);
-                path.clone()
+                Written {
+                    path: path.clone(),
+                    command,
+                }
             });
         if dump.is_err() {
             let _ = std::fs::remove_file(&path);
@@ -368,24 +400,44 @@ impl Tracer {
     /// the command itself included when it is one), then, unless
     /// `no_kill`, ends the whole tree: SIGTERM, and SIGKILL for what is
     /// left after `kill_after`. Nothing of the tree is left running.
-    pub fn hang(
+    ///
+    /// No thread of a process to dump runs again before its dump is
+    /// written (issue 36): the command and every process to dump are
+    /// stopped first, all of them before the first dump, and each stays
+    /// stopped until the tree is ended (or, with `no_kill`, let go).
+    pub(super) fn hang(
         &mut self,
         after: Duration,
         no_kill: bool,
         kill_after: Duration,
+        notice: &dyn Fn(Notice),
     ) -> Result<Supervised, CaptureError> {
         let pid = self.pid;
         let stuck = tree::stuck(&tree::tree(pid as u32), MAX_TREE_DUMPS);
-        // The command's wait objects, before its threads are interrupted
-        // below (an interrupted futex wait is restarted, and no longer
-        // says which futex).
-        let root_objects = wait_objects(pid as u32);
+        // Read while the threads still sit in their calls: the futex words
+        // they wait on (an interrupted futex wait is restarted, and no
+        // longer says which futex), and each process's command line.
+        let kept: Vec<(u32, Vec<u8>, Vec<String>)> = stuck
+            .iter()
+            .map(|m| (m.pid, wait_objects(m.pid), command_line(m.pid)))
+            .collect();
         let mut dumps = Vec::new();
-        // The command's own threads are ours (traced): stopped and let go
-        // first, so that a dump of it, or the end of the tree, can follow.
+        // The processes held stopped for their dumps, and those of them that
+        // were stopped before (Ctrl-Z): `no_kill` leaves these stopped.
+        let mut held = Vec::new();
+        let mut stopped_before = Vec::new();
+        // The command's own threads are ours (traced): each is interrupted,
+        // then the process is left group-stopped for the writer.
         if self.traced {
+            let was_stopped = self.group_stopped;
             match self.stop_threads(None)? {
-                Ok((stopped, missing)) if missing.is_empty() => self.detach(&stopped),
+                Ok((stopped, missing)) if missing.is_empty() => {
+                    self.detach_into_group_stop(&stopped);
+                    held.push(pid as u32);
+                    if was_stopped {
+                        stopped_before.push(pid as u32);
+                    }
+                }
                 Ok((stopped, missing)) => {
                     // A thread would not stop (uninterruptible sleep): no
                     // dump of the command, and nothing may stay traced.
@@ -401,23 +453,83 @@ impl Tracer {
                         dumps.push((pid as u32, Err(error)));
                     }
                 }
-                Err(status) => return Ok(Supervised::Exited(status)),
+                Err(status) => {
+                    notice(Notice::Note(format!(
+                        "process {pid} {} at the hang timeout, before it was stopped: no minidump",
+                        how_it_ended(Some(status))
+                    )));
+                    return Ok(Supervised::Exited(status));
+                }
             }
         }
         let root_ended = dumps.iter().any(|(p, _)| *p == pid as u32) && !no_kill;
+        // The other processes to dump are stopped too, and every one is
+        // waited for until all its threads are, before the first dump is
+        // written: none goes on (and changes what another one waits for)
+        // while another is written.
         for member in &stuck {
-            if dumps.iter().any(|(p, _)| *p == member.pid) {
+            let untraced = member.pid != pid as u32 || !self.traced;
+            if !untraced || ended(member.pid).is_some() || held.contains(&member.pid) {
                 continue;
             }
-            let objects = if member.pid == pid as u32 {
-                root_objects.clone()
-            } else {
-                wait_objects(member.pid)
-            };
-            dumps.push((member.pid, self.dump_live(member.pid, &objects)));
+            if is_stopped(member.pid) {
+                stopped_before.push(member.pid);
+                held.push(member.pid);
+            } else if kill(Pid::from_raw(member.pid as pid_t), Signal::SIGSTOP).is_ok() {
+                held.push(member.pid);
+            }
         }
-        if !no_kill {
-            tree::end_all_below(std::process::id(), kill_after);
+        let mut unstoppable = Vec::new();
+        for &process in &held {
+            // One that will not stop is let go at once, unless `no_kill`
+            // lets everything go at the end.
+            if let Err(error) = group_stop(process, self.stop.limit, no_kill) {
+                unstoppable.push((process, error));
+            }
+        }
+        // To be ended: SIGTERM waits, queued, while the process is
+        // stopped, and is what it takes first when the writer continues it
+        // after its dump: its interrupted calls never return to it.
+        let terminated: Vec<u32> = if no_kill {
+            Vec::new()
+        } else {
+            held.iter()
+                .copied()
+                .filter(|p| !unstoppable.iter().any(|(u, _)| u == p))
+                .filter(|&p| kill(Pid::from_raw(p as pid_t), Signal::SIGTERM).is_ok())
+                .collect()
+        };
+        let to_dump: Vec<_> = kept
+            .into_iter()
+            .filter(|(member, _, _)| !dumps.iter().any(|(p, _)| p == member))
+            .collect();
+        // With `no_kill`, each is stopped again after its dump until the
+        // last is written; the last goes on when its writer continues it.
+        let last = to_dump
+            .iter()
+            .map(|(member, _, _)| *member)
+            .rfind(|member| !unstoppable.iter().any(|(u, _)| u == member));
+        for (member, objects, command) in to_dump {
+            if let Some(at) = unstoppable.iter().position(|(p, _)| *p == member) {
+                dumps.push((member, Err(unstoppable.remove(at).1)));
+                continue;
+            }
+            let leave_stopped =
+                no_kill && (Some(member) != last || stopped_before.contains(&member));
+            let dump = self
+                .dump_live(member, &objects, leave_stopped)
+                .map(|path| Written { path, command });
+            dumps.push((member, dump));
+        }
+        if no_kill {
+            let go_on = held
+                .iter()
+                .filter(|&&p| Some(p) != last && !stopped_before.contains(&p));
+            for &process in go_on {
+                let _ = kill(Pid::from_raw(process as pid_t), Signal::SIGCONT);
+            }
+        } else {
+            tree::end_all_below(std::process::id(), kill_after, &terminated);
             if !root_ended {
                 let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
                 self.wait_for_end(libc::SIGKILL)?;
@@ -432,10 +544,17 @@ impl Tracer {
         })
     }
 
-    /// A dump of a live process of the tree, not traced by us.
-    fn dump_live(&self, pid: u32, objects: &[u8]) -> Result<PathBuf, CaptureError> {
+    /// A dump of a live process of the tree, not traced by us; with
+    /// `leave_stopped`, it is stopped again once it is written.
+    fn dump_live(
+        &self,
+        pid: u32,
+        objects: &[u8],
+        leave_stopped: bool,
+    ) -> Result<PathBuf, CaptureError> {
         let (mut file, path) = new_dump_file(&self.dump_dir, pid, &process_name(pid))?;
-        let written = write_live_dump_keeping(pid, &mut file, &path, self.stop_limit, objects);
+        let written =
+            write_live_dump_keeping(pid, &mut file, &path, self.stop, objects, leave_stopped);
         drop(file);
         match written.and_then(|()| check_has_threads(&path, || why_no_threads(pid))) {
             Ok(()) => Ok(path),
@@ -453,9 +572,11 @@ impl Tracer {
     /// SIGKILL) is an error, not an endless wait.
     fn wait_for_end(&mut self, expected: c_int) -> Result<ExitStatus, CaptureError> {
         let deadline = Instant::now() + PROCESS_END_TIMEOUT;
-        // While the threads are traced, each one's exit must be reaped too,
-        // or the process's own end is never reported.
-        let target = if self.traced { -1 } else { self.pid };
+        // While threads are traced (by us, or left to us by the writer:
+        // threads that ended while it held them), each one's exit must be
+        // reaped too, or the process's own end is never reported. Other
+        // children reaped here are orphans of the tree, which are ending.
+        let target = -1;
         loop {
             match wait_for(target, libc::__WALL, deadline) {
                 Ok((tid, status)) => {
@@ -495,16 +616,6 @@ fn is_stop_signal(signal: c_int) -> bool {
         signal,
         libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
     )
-}
-
-fn exit_status(status: c_int) -> Option<ExitStatus> {
-    if libc::WIFEXITED(status) {
-        Some(ExitStatus::Code(libc::WEXITSTATUS(status)))
-    } else if libc::WIFSIGNALED(status) {
-        Some(ExitStatus::Signal(libc::WTERMSIG(status)))
-    } else {
-        None
-    }
 }
 
 /// The ways a stopped tracee is restarted or let go.
@@ -596,4 +707,9 @@ fn wait_for(pid: pid_t, flags: c_int, deadline: Instant) -> Result<(pid_t, c_int
         std::thread::sleep(pause.min(deadline - now));
         pause = (pause * 2).min(Duration::from_millis(10));
     }
+}
+
+/// Whether process `pid` is stopped (Ctrl-Z, SIGSTOP), by its main thread.
+fn is_stopped(pid: u32) -> bool {
+    read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T')
 }

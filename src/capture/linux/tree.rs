@@ -71,9 +71,12 @@ pub(super) fn stuck(tree: &[Member], max: usize) -> Vec<Member> {
 /// Ends every process below `ancestor` (the wrapper itself: with the
 /// subreaper, that is every process the command started), as timeout(1)
 /// with `-k` does: SIGTERM, then SIGKILL for what is left after `grace`.
-/// Returns how many needed SIGKILL. Zombies count as ended (their parent,
-/// or the wrapper, reaps them).
-pub(super) fn end_all_below(ancestor: u32, grace: Duration) -> usize {
+/// SIGCONT follows SIGTERM, as with timeout(1): a stopped process (one
+/// stopped for its dump) takes its SIGTERM before any of its interrupted
+/// calls returns to it. `terminated` had their SIGTERM already (a second
+/// one would run a handler twice). Returns how many needed SIGKILL.
+/// Zombies count as ended (their parent, or the wrapper, reaps them).
+pub(super) fn end_all_below(ancestor: u32, grace: Duration, terminated: &[u32]) -> usize {
     let signal_all = |signal: Signal| -> usize {
         let alive: Vec<u32> = tree(ancestor)
             .into_iter()
@@ -82,7 +85,14 @@ pub(super) fn end_all_below(ancestor: u32, grace: Duration) -> usize {
             .filter(|&pid| alive(pid))
             .collect();
         for &pid in &alive {
-            let _ = kill(Pid::from_raw(pid as pid_t), signal);
+            if signal != Signal::SIGTERM || !terminated.contains(&pid) {
+                let _ = kill(Pid::from_raw(pid as pid_t), signal);
+            }
+        }
+        if signal == Signal::SIGTERM {
+            for &pid in &alive {
+                let _ = kill(Pid::from_raw(pid as pid_t), Signal::SIGCONT);
+            }
         }
         alive.len()
     };

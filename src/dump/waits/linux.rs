@@ -133,7 +133,10 @@ pub(super) fn find_waits(state: &ProcessState, memory: &dyn Memory, report: &mut
                     )
                 }
             }
-            (_, Some(address), Some(_)) => match read_u32(memory, address + 8) {
+            (_, Some(address), Some(_)) => match address
+                .checked_add(8)
+                .and_then(|owner| read_u32(memory, owner))
+            {
                 Some(0) => Wait::unknown(kind, Some(address), "the mutex records no owner"),
                 Some(owner) if ids.contains(&owner) => Wait::held(kind, address, owner),
                 Some(owner) => Wait {

@@ -27,11 +27,11 @@ pub(super) fn kept_objects(raw: Option<&[u8]>) -> Vec<(u64, Vec<u8>)> {
     while raw.len() >= 12 {
         let address = u64::from_le_bytes(raw[..8].try_into().expect("8 bytes"));
         let len = u32::from_le_bytes(raw[8..12].try_into().expect("4 bytes")) as usize;
-        let Some(bytes) = raw.get(12..12 + len) else {
+        let Some(end) = len.checked_add(12).filter(|end| *end <= raw.len()) else {
             break;
         };
-        out.push((address, bytes.to_vec()));
-        raw = &raw[12 + len..];
+        out.push((address, raw[12..end].to_vec()));
+        raw = &raw[end..];
     }
     out
 }

@@ -224,7 +224,7 @@ fn section_at(memory: &dyn Memory, address: u64) -> Option<Section> {
     if address == 0 || !address.is_multiple_of(8) {
         return None;
     }
-    let raw = memory.read(address, 0x28)?;
+    let raw = memory.read(address, 0x28).filter(|raw| raw.len() >= 0x28)?;
     let u64_at = |at: usize| u64::from_le_bytes(raw[at..at + 8].try_into().expect("8 bytes"));
     let i32_at = |at: usize| i32::from_le_bytes(raw[at..at + 4].try_into().expect("4 bytes"));
     let (debug_info, lock_count, recursion, owner) =
@@ -253,7 +253,10 @@ fn section_at(memory: &dyn Memory, address: u64) -> Option<Section> {
     let debug_checked = match debug_info {
         0 | u64::MAX => false,
         record if !record.is_multiple_of(8) => return None,
-        record => match memory.read(record, 0x20) {
+        record => match memory
+            .read(record, 0x20)
+            .filter(|debug| debug.len() >= 0x20)
+        {
             Some(debug) => {
                 let u64_in =
                     |at: usize| u64::from_le_bytes(debug[at..at + 8].try_into().expect("8 bytes"));

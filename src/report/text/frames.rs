@@ -29,7 +29,7 @@ pub(super) fn render_thread(s: &mut String, thread: &Thread, all: &[Thread], p: 
         );
     }
     if let Some(blocked) = &thread.blocked {
-        let _ = write!(header, " [blocked in {}]", clean(&blocked.function));
+        let _ = write!(header, " [blocked in {}]", clean(&blocked.describe()));
     }
     if thread.holds_gil {
         header.push_str(" [holds the GIL]");
@@ -164,7 +164,7 @@ fn render_stack_search(s: &mut String, thread: &Thread, p: Paint) {
 
 /// `module!function + offset [file : line]`, or `module + offset` without
 /// symbols, or the bare address (and the unloaded module it falls in).
-fn frame_text(frame: &Frame, p: Paint) -> String {
+pub(crate) fn frame_text(frame: &Frame, p: Paint) -> String {
     if frame.kind == FrameKind::Python {
         return format!(
             "[python] {}{}",
@@ -240,7 +240,7 @@ fn describe_thread(id: u32, all: &[Thread]) -> String {
         .map(|n| format!(" \"{}\"", clean(n)))
         .unwrap_or_default();
     let doing = match (&thread.blocked, thread.frames.first()) {
-        (Some(blocked), _) => format!(" (blocked in {})", clean(&blocked.function)),
+        (Some(blocked), _) => format!(" (blocked in {})", clean(&blocked.describe())),
         (None, Some(top)) => match top.names().next() {
             Some(function) => format!(" (at {})", clean(function)),
             None => String::new(),

@@ -27,4 +27,7 @@ impl Paint {
     pub(super) fn yellow(self, text: &str) -> String {
         self.wrap("33", text)
     }
+    pub(super) fn green(self, text: &str) -> String {
+        self.wrap("32", text)
+    }
 }

@@ -47,7 +47,8 @@ pub(super) fn wait_facts(
                 blocked.frame_index,
                 format!(
                     "thread {id}, which holds what thread {} waits for, is itself blocked in {}",
-                    thread.id, blocked.function
+                    thread.id,
+                    blocked.describe()
                 ),
             ));
         }

@@ -15,9 +15,9 @@ use super::super::native::elf::{self, Dwarf, ElfInfo};
 use super::super::native::index::{Loader, Planned};
 use super::super::native::NativeSymbols;
 use super::super::paths::{self, map_file, DebuginfodKind};
+use super::super::places::Places;
 use super::super::safe_name;
 use super::super::server::Fetched;
-use super::super::sources::Sources;
 use crate::model::SymbolSource;
 
 /// The module a file must belong to: its build id (or the debug id made
@@ -105,7 +105,7 @@ impl<'a> Wanted<'a> {
 }
 
 fn load_dwarf(
-    sources: &Sources,
+    places: &Places,
     path: &Path,
     map: Mmap,
     mut info: ElfInfo,
@@ -123,7 +123,7 @@ fn load_dwarf(
         .and_then(|n| n.to_str())
         .unwrap_or("debuginfo");
     let planned =
-        id.and_then(|id| Planned::new(&sources.index, path, name, &id, SymbolSource::Dwarf));
+        id.and_then(|id| Planned::new(&places.index, path, name, &id, SymbolSource::Dwarf));
     if let Some(planned) = &planned {
         let again = path.to_path_buf();
         let load: Loader = Box::new(move || {
@@ -134,14 +134,14 @@ fn load_dwarf(
                 .map(|dwarf| Arc::new(dwarf) as Arc<dyn NativeSymbols>)
         });
         if let Some(indexed) = planned.read(load, log) {
-            log.file = Some(shown);
+            log.named_by(shown, path);
             return Some(indexed);
         }
     }
     elf::read_tables(&map, &mut info);
     match Dwarf::load(map, info, &path.display().to_string()) {
         Ok(dwarf) => {
-            log.file = Some(shown);
+            log.named_by(shown, path);
             let dwarf = Arc::new(dwarf);
             if let Some(planned) = planned {
                 planned.write(dwarf.clone(), log);
@@ -166,7 +166,7 @@ fn build_id(identity: &Identity) -> Option<String> {
 /// Asks each debuginfod server for the module's `kind` file, in order; the
 /// first one kept (checked) is returned with its path in the cache.
 fn from_debuginfod(
-    sources: &Sources,
+    places: &Places,
     wanted: &Wanted<'_>,
     build_id: Option<&str>,
     kind: DebuginfodKind,
@@ -174,7 +174,7 @@ fn from_debuginfod(
 ) -> Option<(PathBuf, Mmap, ElfInfo)> {
     let (remote, cached) = paths::debuginfod(build_id?, kind)?;
     let check = |path: &Path| wanted.check_file(path);
-    for location in &sources.locations {
+    for location in &places.locations {
         let Location::Debuginfod(server) = location else {
             continue;
         };
@@ -205,9 +205,9 @@ fn hex_bytes(hex: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The folders among the sources.
-fn roots(sources: &Sources) -> Vec<PathBuf> {
-    sources
+/// The folders among the symbol locations.
+fn roots(places: &Places) -> Vec<PathBuf> {
+    places
         .locations
         .iter()
         .filter_map(|l| match l {
@@ -220,13 +220,13 @@ fn roots(sources: &Sources) -> Vec<PathBuf> {
 /// DWARF for an ELF module: separate debug files by build id, the binary
 /// itself, then its `.gnu_debuglink`. Also returns the binary found.
 pub(crate) fn debug_info(
-    sources: &Sources,
+    places: &Places,
     identity: &Identity,
     log: &mut Log,
 ) -> (Option<Arc<dyn NativeSymbols>>, Option<FoundBinary>) {
     let build_id = build_id(identity);
     let wanted = Wanted::new(identity);
-    let roots = roots(sources);
+    let roots = roots(places);
 
     // Separate debug files named by build id.
     let mut debug_candidates: Vec<PathBuf> = Vec::new();
@@ -234,28 +234,28 @@ pub(crate) fn debug_info(
         let layouts = paths::build_id_debug(id);
         for root in &roots {
             for rel in &layouts {
-                debug_candidates.extend(sources.finder.find(root, rel));
+                debug_candidates.extend(places.finder.find(root, rel));
             }
         }
-        if sources.system {
+        if places.system {
             debug_candidates.extend(paths::system_build_id_debug(id));
         }
         if let Some(bytes) = hex_bytes(id) {
-            debug_candidates.extend(sources.debug_files_with_build_id(&bytes));
+            debug_candidates.extend(places.debug_files_with_build_id(&bytes));
         }
     }
     for path in &debug_candidates {
         if let Some((map, info)) = wanted.open(path, log) {
             if info.has_dwarf {
-                if let Some(found) = load_dwarf(sources, path, map, info, log) {
+                if let Some(found) = load_dwarf(places, path, map, info, log) {
                     return (Some(found), None);
                 }
             }
         }
     }
-    if build_id.is_some() && (!roots.is_empty() || sources.system) {
+    if build_id.is_some() && (!roots.is_empty() || places.system) {
         let mut searched: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-        if sources.system {
+        if places.system {
             searched.push("/usr/lib/debug".to_string());
         }
         log.tried(format!(
@@ -266,20 +266,20 @@ pub(crate) fn debug_info(
     // Then debuginfod, which is asked only when nothing on this machine
     // had the debug file.
     if let Some((path, map, info)) = from_debuginfod(
-        sources,
+        places,
         &wanted,
         build_id.as_deref(),
         DebuginfodKind::Debuginfo,
         log,
     ) {
         if info.has_dwarf {
-            if let Some(found) = load_dwarf(sources, &path, map, info, log) {
+            if let Some(found) = load_dwarf(places, &path, map, info, log) {
                 return (Some(found), None);
             }
         }
     }
 
-    let Some((binary_path, map, mut info)) = find_binary(sources, &wanted, &roots, log) else {
+    let Some((binary_path, map, mut info)) = find_binary(places, &wanted, &roots, log) else {
         return (None, None);
     };
     if info.has_dwarf {
@@ -287,7 +287,7 @@ pub(crate) fn debug_info(
         // with the binary, for its symbol tables should the DWARF be
         // unreadable).
         if let Ok(again) = elf::read_identity(&map) {
-            if let Some(found) = load_dwarf(sources, &binary_path, map, again, log) {
+            if let Some(found) = load_dwarf(places, &binary_path, map, again, log) {
                 return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
             }
         }
@@ -296,12 +296,12 @@ pub(crate) fn debug_info(
     if let Some(link) = info.debuglink.as_deref().filter(|l| safe_name::plain(l)) {
         let dir = binary_path.parent().unwrap_or(Path::new("/"));
         let mut links = vec![dir.join(link), dir.join(".debug").join(link)];
-        if sources.system {
+        if places.system {
             links.extend(paths::system_debuglink(dir, link));
         }
         if let Some(rel) = paths::flat(link) {
             for root in &roots {
-                links.extend(sources.finder.find(root, &rel));
+                links.extend(places.finder.find(root, &rel));
             }
         }
         for path in links {
@@ -310,7 +310,7 @@ pub(crate) fn debug_info(
             }
             if let Some((debug_map, debug_info)) = wanted.open(&path, log) {
                 if debug_info.has_dwarf {
-                    if let Some(found) = load_dwarf(sources, &path, debug_map, debug_info, log) {
+                    if let Some(found) = load_dwarf(places, &path, debug_map, debug_info, log) {
                         return (Some(found), Some((binary_path, BinaryInfo::Elf(info))));
                     }
                 }
@@ -328,7 +328,7 @@ pub(crate) fn debug_info(
 /// The module's binary: where the dump says it was, then in the folders,
 /// then from debuginfod servers.
 fn find_binary(
-    sources: &Sources,
+    places: &Places,
     wanted: &Wanted<'_>,
     roots: &[PathBuf],
     log: &mut Log,
@@ -337,7 +337,7 @@ fn find_binary(
     let build_id = build_id(identity);
     let mut binary_candidates: Vec<PathBuf> = Vec::new();
     let mut looked: Vec<String> = Vec::new();
-    if sources.system {
+    if places.system {
         if let Some(path) = safe_name::local_file(&identity.code_file) {
             looked.push(path.display().to_string());
             binary_candidates.push(path);
@@ -351,7 +351,7 @@ fn find_binary(
         for root in roots {
             for rel in &layouts {
                 looked.push(rel.under(root).display().to_string());
-                binary_candidates.extend(sources.finder.find(root, rel));
+                binary_candidates.extend(places.finder.find(root, rel));
             }
         }
     } else if !identity.code_name().is_empty() {
@@ -370,7 +370,7 @@ fn find_binary(
         ));
     }
     from_debuginfod(
-        sources,
+        places,
         wanted,
         build_id.as_deref(),
         DebuginfodKind::Executable,
@@ -381,7 +381,7 @@ fn find_binary(
 /// The ELF binary of a module, found and checked as [`debug_info`] does:
 /// what the unwinder reads `.eh_frame` from when the names came from a
 /// separate debug file.
-pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<PathBuf> {
+pub(crate) fn binary(places: &Places, identity: &Identity, log: &mut Log) -> Option<PathBuf> {
     let wanted = Wanted::new(identity);
-    find_binary(sources, &wanted, &roots(sources), log).map(|(path, _, _)| path)
+    find_binary(places, &wanted, &roots(places), log).map(|(path, _, _)| path)
 }

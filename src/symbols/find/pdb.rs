@@ -11,9 +11,9 @@ use super::super::native::index::{Loader, Planned};
 use super::super::native::pdb::{self, Pdb, PdbError};
 use super::super::native::NativeSymbols;
 use super::super::paths;
+use super::super::places::Places;
 use super::super::safe_name;
 use super::super::server::Fetched;
-use super::super::sources::Sources;
 use crate::model::SymbolSource;
 
 /// Whether the PDB at `path` has the GUID and age `id` (a download is
@@ -31,8 +31,8 @@ fn check(path: &Path, id: DebugId) -> Result<(), Refusal> {
 }
 
 /// The module's PDB, from Microsoft-style stores, flat folders and servers.
-pub fn pdb(
-    sources: &Sources,
+pub(crate) fn pdb(
+    places: &Places,
     identity: &Identity,
     log: &mut Log,
 ) -> Option<Arc<dyn NativeSymbols>> {
@@ -54,7 +54,7 @@ pub fn pdb(
     let open = |shown: String, path: &Path, log: &mut Log| -> Option<Arc<dyn NativeSymbols>> {
         // A big PDB is read through its index once it has one: checked
         // first to be the module's, as the reader would.
-        let planned = Planned::new(&sources.index, path, name, &id_text, SymbolSource::Pdb);
+        let planned = Planned::new(&places.index, path, name, &id_text, SymbolSource::Pdb);
         if let Some(planned) = planned.as_ref().filter(|p| p.has_index()) {
             if check(path).is_ok() {
                 let again = path.to_path_buf();
@@ -64,14 +64,14 @@ pub fn pdb(
                         .map(|pdb| Arc::new(pdb) as Arc<dyn NativeSymbols>)
                 });
                 if let Some(indexed) = planned.read(load, log) {
-                    log.file = Some(shown);
+                    log.named_by(shown, path);
                     return Some(indexed);
                 }
             }
         }
         match Pdb::open(path, id) {
             Ok(pdb) => {
-                log.file = Some(shown);
+                log.named_by(shown, path);
                 let pdb = Arc::new(pdb);
                 if let Some(planned) = planned {
                     planned.write(pdb.clone(), log);
@@ -90,13 +90,13 @@ pub fn pdb(
     };
     // In order, the first good file wins: a server is asked only when no
     // folder before it had one.
-    for location in &sources.locations {
+    for location in &places.locations {
         match location {
             Location::Debuginfod(_) => {}
             Location::Folder(dir) => {
                 let mut hit = false;
                 for rel in &layouts {
-                    if let Some(path) = sources.finder.find(dir, rel) {
+                    if let Some(path) = places.finder.find(dir, rel) {
                         hit = true;
                         if let Some(found) = open(path.display().to_string(), &path, log) {
                             return Some(found);

@@ -10,9 +10,9 @@ use super::super::location::{BinaryInfo, FoundBinary, Location};
 use super::super::log::{Log, Refusal};
 use super::super::native::pe;
 use super::super::paths::{self, map_file};
+use super::super::places::Places;
 use super::super::safe_name;
 use super::super::server::Fetched;
-use super::super::sources::Sources;
 
 /// Reads `path` as a PE image whose timestamp and size are `code_id`.
 fn read_checked(path: &Path, code_id: &str) -> Result<pe::PeInfo, Refusal> {
@@ -32,7 +32,7 @@ fn read_checked(path: &Path, code_id: &str) -> Result<pe::PeInfo, Refusal> {
 }
 
 /// The PE binary of a module, found by CODE_FILE and CODE_ID.
-pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<FoundBinary> {
+pub(crate) fn binary(places: &Places, identity: &Identity, log: &mut Log) -> Option<FoundBinary> {
     let code_id = paths::pe_code_id(identity.code_id.as_deref()?)?;
     let recorded = identity.code_name();
     let Some(name) = safe_name::component(recorded) else {
@@ -62,13 +62,13 @@ pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<F
     };
     // In order, the first good file wins: a server is asked only when no
     // folder before it had one.
-    for location in &sources.locations {
+    for location in &places.locations {
         match location {
             Location::Debuginfod(_) => {}
             Location::Folder(dir) => {
                 let mut hit = false;
                 for rel in &layouts {
-                    if let Some(path) = sources.finder.find(dir, rel) {
+                    if let Some(path) = places.finder.find(dir, rel) {
                         hit = true;
                         if let Some(found) = open(path.display().to_string(), path, log) {
                             return Some(found);
@@ -91,7 +91,7 @@ pub fn binary(sources: &Sources, identity: &Identity, log: &mut Log) -> Option<F
             },
         }
     }
-    if sources.system {
+    if places.system {
         if let Some(path) = safe_name::local_file(&identity.code_file).filter(|p| p.is_file()) {
             return open(path.display().to_string(), path, log);
         }

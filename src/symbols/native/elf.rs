@@ -14,12 +14,42 @@ use crate::model::SymbolSource;
 
 type Reader = EndianReader<RunTimeEndian, Section>;
 
+/// Bytes that stay where they are for as long as they live: a file's
+/// memory map or a heap buffer, neither changed once made. `Section`'s
+/// `StableDeref` promise rests on this, which is why there are only these
+/// two kinds rather than any `AsRef<[u8]>`.
+pub enum StableBytes {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl StableBytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            StableBytes::Mapped(map) => map,
+            StableBytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+impl From<memmap2::Mmap> for StableBytes {
+    fn from(map: memmap2::Mmap) -> Self {
+        StableBytes::Mapped(map)
+    }
+}
+
+impl From<Vec<u8>> for StableBytes {
+    fn from(bytes: Vec<u8>) -> Self {
+        StableBytes::Owned(bytes)
+    }
+}
+
 /// One DWARF section's bytes: a range of the mapped file, or the section
 /// unpacked (SHF_COMPRESSED). Not copied: only the pages addr2line reads
 /// are read.
 #[derive(Clone)]
 pub struct Section {
-    bytes: Arc<dyn AsRef<[u8]> + Send + Sync>,
+    bytes: Arc<StableBytes>,
     start: usize,
     len: usize,
 }
@@ -33,14 +63,18 @@ impl std::fmt::Debug for Section {
 impl std::ops::Deref for Section {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &(*self.bytes).as_ref()[self.start..self.start + self.len]
+        &self.bytes.as_slice()[self.start..self.start + self.len]
     }
 }
 
-// SAFETY: the bytes live behind an Arc that neither moves nor changes them
-// while any clone is alive, so the slice stays where it is (a memory map
-// or a heap buffer, both fixed), and clones deref to the same bytes.
+// SAFETY: `deref` returns a range of a `StableBytes` behind an `Arc`: a
+// memory map (its address is fixed until it is unmapped, on drop) or a
+// `Vec`'s heap buffer (fixed while the `Vec` is not changed, and nothing
+// can change it behind a shared `Arc`). Moving a `Section` moves the `Arc`
+// pointer only, so the bytes stay where they are while it lives.
 unsafe impl stable_deref_trait::StableDeref for Section {}
+// SAFETY: a clone shares the same `Arc<StableBytes>` and the same range,
+// so it derefs to the very same bytes as the original.
 unsafe impl stable_deref_trait::CloneStableDeref for Section {}
 
 /// What an ELF file says about itself, and the names it holds.
@@ -142,12 +176,12 @@ impl Dwarf {
     /// Loads the DWARF sections of `file` (an ELF file with `.debug_info`,
     /// usually mapped, named `origin` in warnings): kept, and read in place.
     pub fn load(
-        file: impl AsRef<[u8]> + Send + Sync + 'static,
+        file: impl Into<StableBytes>,
         info: ElfInfo,
         origin: &str,
     ) -> Result<Dwarf, String> {
-        let map: Arc<dyn AsRef<[u8]> + Send + Sync> = Arc::new(file);
-        let data: &[u8] = (*map).as_ref();
+        let map = Arc::new(file.into());
+        let data: &[u8] = map.as_slice();
         let file = object::File::parse(data).map_err(|e| e.to_string())?;
         let endian = if file.is_little_endian() {
             RunTimeEndian::Little
@@ -169,7 +203,7 @@ impl Dwarf {
                 },
                 other => Section {
                     len: other.len(),
-                    bytes: Arc::new(other.into_owned()),
+                    bytes: Arc::new(StableBytes::Owned(other.into_owned())),
                     start: 0,
                 },
             };
@@ -194,6 +228,10 @@ impl NativeSymbols for Dwarf {
 
     fn source(&self) -> SymbolSource {
         SymbolSource::Dwarf
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.context.failure()
     }
 }
 
@@ -221,10 +259,24 @@ impl Dwarf {
             }
         }
         // Innermost first, the containing function last.
-        let Some((function, file, line)) = found.pop() else {
+        let Some((mut function, file, line)) = found.pop() else {
             // No DWARF function here: the symbol table may still know.
             return self.symtab.lookup(rva);
         };
+        // GCC gives a constructor or destructor no linkage name, so its
+        // DWARF name is bare (`~PluginRegistry`): the symbol table's name
+        // of the same function is the qualified one.
+        if !function.contains("::") {
+            if let Some(qualified) = self.symtab.lookup(rva).filter(|s| !s.guessed) {
+                let bare = crate::model::bare_name(&qualified.function);
+                if bare
+                    .strip_suffix(function.as_str())
+                    .is_some_and(|scope| scope.ends_with("::"))
+                {
+                    function = qualified.function;
+                }
+            }
+        }
         Some(Symbol {
             function,
             function_rva: self.symtab.start_of(rva).unwrap_or(rva),

@@ -7,12 +7,12 @@
 //! batch. Here a panic is caught where it happens: that one look-up has no
 //! answer, the lock is taken back from its poisoned state (the readers fill
 //! their caches lazily, so a look-up cut short leaves at most an entry
-//! unfilled, to be filled by the next one), and the run warns once, naming
-//! the file.
+//! unfilled, to be filled by the next one), and the first failure is kept
+//! as a warning naming the file, for the reports of the dumps that use it
+//! ([`NativeSymbols::failure`](super::NativeSymbols::failure)).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 pub(crate) struct Guarded<T> {
     reader: Mutex<T>,
@@ -20,7 +20,8 @@ pub(crate) struct Guarded<T> {
     file: String,
     /// Which reader, as the warning names it (`PDB`, `DWARF`).
     kind: &'static str,
-    warned: AtomicBool,
+    /// The warning about the first look-up that failed.
+    failure: OnceLock<String>,
 }
 
 impl<T> Guarded<T> {
@@ -29,7 +30,7 @@ impl<T> Guarded<T> {
             reader: Mutex::new(reader),
             file,
             kind,
-            warned: AtomicBool::new(false),
+            failure: OnceLock::new(),
         }
     }
 
@@ -39,15 +40,13 @@ impl<T> Guarded<T> {
         match catch_unwind(AssertUnwindSafe(|| look_up(&mut reader))) {
             Ok(answer) => answer,
             Err(_) => {
-                if !self.warned.swap(true, Ordering::Relaxed) {
-                    eprintln!(
-                        "dumptriage: warning: {}: the {} reader failed looking up {rva:#x} \
-                         (a damaged file?): that address gets no name from it; the file's \
-                         other look-ups go on",
-                        crate::printable::clean(&self.file),
-                        self.kind
-                    );
-                }
+                self.failure.get_or_init(|| {
+                    format!(
+                        "{}: the {} reader failed looking up {rva:#x} (a damaged file?): that \
+                         address gets no name from it; the file's other look-ups go on",
+                        self.file, self.kind
+                    )
+                });
                 None
             }
         }
@@ -58,10 +57,9 @@ impl<T> Guarded<T> {
         &self.file
     }
 
-    /// Whether a look-up in this file has failed.
-    #[cfg(test)]
-    pub(crate) fn failed(&self) -> bool {
-        self.warned.load(Ordering::Relaxed)
+    /// The warning about the first look-up in this file that failed.
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.failure.get().cloned()
     }
 }
 
@@ -83,9 +81,10 @@ mod tests {
             })
         };
         assert_eq!(look_up(0x10), Some(0x11));
-        assert!(!guarded.failed());
+        assert_eq!(guarded.failure(), None);
         assert_eq!(look_up(0x666), None);
-        assert!(guarded.failed());
+        let failure = guarded.failure().unwrap();
+        assert!(failure.starts_with("broken.pdb: the test reader failed looking up 0x666"));
         assert_eq!(look_up(0x20), Some(0x21));
         assert_eq!(look_up(0x666), None);
         assert_eq!(look_up(0x30), Some(0x31));

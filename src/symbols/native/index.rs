@@ -47,6 +47,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::{NativeSymbols, Symbol};
 use crate::model::SymbolSource;
+use crate::symbols::index_writes::IndexWrites;
 use crate::symbols::indexfile::{
     self, u32_at, u64_at, Broken, IndexSettings, Kind, Mapped, SourceStamp, Strings, NONE,
     STRING_ENTRY,
@@ -146,6 +147,10 @@ impl NativeSymbols for Indexed {
 
     fn source(&self) -> SymbolSource {
         self.source
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.fallback.get()?.as_ref()?.failure()
     }
 }
 
@@ -441,12 +446,14 @@ pub(in crate::symbols) struct Planned {
     stamp: SourceStamp,
     id: String,
     source: SymbolSource,
+    /// Where the write of the index goes when one is made.
+    writes: IndexWrites,
 }
 
 impl Planned {
     /// The index of the file at `source_path` (a `source` file, named
     /// `name` in the dump, with identity `id`), when it should have one.
-    pub fn new(
+    pub(crate) fn new(
         settings: &IndexSettings,
         source_path: &Path,
         name: &str,
@@ -461,6 +468,7 @@ impl Planned {
             stamp: SourceStamp::of_path(source_path)?,
             id: id.to_string(),
             source,
+            writes: settings.writes.clone(),
         })
     }
 
@@ -471,7 +479,7 @@ impl Planned {
 
     /// The file read through its index, when that one is valid; `load`
     /// gives the reader itself if the index fails a check mid-run.
-    pub fn read(&self, load: Loader, log: &mut Log) -> Option<Arc<dyn NativeSymbols>> {
+    pub(crate) fn read(&self, load: Loader, log: &mut Log) -> Option<Arc<dyn NativeSymbols>> {
         match Mapped::open(&self.index_path, kind(self.source), self.stamp, &self.id) {
             Ok(file) => {
                 log.tried(format!(
@@ -507,8 +515,8 @@ impl Planned {
     /// many times what one run's reading does, which a file read once
     /// (one CI job with an empty cache) should not pay. The index is made
     /// on another thread while the analysis goes on with the reader
-    /// itself; [`finish`] waits for it.
-    pub fn write(self, reader: Arc<dyn Boundaries>, log: &mut Log) {
+    /// itself; the run's [`IndexWrites`] waits for it.
+    pub(crate) fn write(self, reader: Arc<dyn Boundaries>, log: &mut Log) {
         let shown = self.source_path.display().to_string();
         let mark = mark_of(&self.index_path);
         if !mark.exists() {
@@ -534,11 +542,7 @@ impl Planned {
                 built
             });
         match spawned {
-            Ok(handle) => {
-                if let Ok(mut pending) = PENDING.lock() {
-                    pending.push((shown, handle));
-                }
-            }
+            Ok(handle) => self.writes.push(shown, handle),
             Err(e) => log.warnings.push(format!(
                 "{shown}: no symbol index written ({e}); later runs read it whole"
             )),
@@ -560,40 +564,6 @@ fn make_mark(index: &Path) -> bool {
         .parent()
         .is_some_and(|dir| std::fs::create_dir_all(dir).is_ok())
         && std::fs::write(mark_of(index), b"").is_ok()
-}
-
-type Pending = Vec<(String, std::thread::JoinHandle<Result<usize, String>>)>;
-
-/// The indexes being made, by the file they are made of.
-static PENDING: std::sync::Mutex<Pending> = std::sync::Mutex::new(Vec::new());
-
-/// Waits for the indexes being made (the run's reports are out by then)
-/// and says, one line each, why any could not be written.
-pub fn finish() -> Vec<String> {
-    let pending = PENDING
-        .lock()
-        .map(|mut p| std::mem::take(&mut *p))
-        .unwrap_or_default();
-    let unfinished = pending.iter().filter(|(_, h)| !h.is_finished()).count();
-    if unfinished > 0 {
-        // Said as it starts, so that a wait after the report has a reason.
-        eprintln!(
-            "dumptriage: finishing the symbol index of {unfinished} big file(s) for later runs \
-             (interrupting it is safe: it is made again)"
-        );
-    }
-    pending
-        .into_iter()
-        .filter_map(|(shown, handle)| match handle.join() {
-            Ok(Ok(_)) => None,
-            Ok(Err(why)) => Some(format!(
-                "{shown}: no symbol index written ({why}); later runs read it whole"
-            )),
-            Err(_) => Some(format!(
-                "{shown}: no symbol index written (the indexer failed); later runs read it whole"
-            )),
-        })
-        .collect()
 }
 
 #[cfg(test)]

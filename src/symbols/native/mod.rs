@@ -48,7 +48,7 @@ pub(crate) struct FunctionExtents {
 }
 
 impl FunctionExtents {
-    pub fn new(mut entries: Vec<(u64, u64, u64)>) -> Self {
+    pub(crate) fn new(mut entries: Vec<(u64, u64, u64)>) -> Self {
         entries.retain(|(begin, end, _)| begin < end);
         entries.sort_unstable();
         FunctionExtents { entries }
@@ -64,7 +64,7 @@ impl FunctionExtents {
         (rva < end).then_some(start)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 }
@@ -75,6 +75,11 @@ pub trait NativeSymbols: Send + Sync {
     fn lookup(&self, rva: u64) -> Option<Symbol>;
     /// What kind of source this is, for `symbol_source`.
     fn source(&self) -> SymbolSource;
+    /// A warning for the report when a look-up failed inside the reader (a
+    /// damaged file): the first such failure.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Function start addresses (RVA) with names and, when known, sizes: what an

@@ -102,9 +102,10 @@ pub fn identity(path: &Path) -> Result<DebugId, String> {
 /// The PDB at `path`, memory-mapped, its stream directory read.
 fn map_pdb(path: &Path) -> Result<PDB<'static, Cursor<Mmap>>, String> {
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    // SAFETY: the map is read-only and private to this process; a file
-    // truncated under us by another process is the one hazard, as for the
-    // minidump itself.
+    // SAFETY: sound while nobody truncates or writes the PDB during the
+    // map's life: we never write a file we map (cache files are renamed
+    // into place, see `paths::map_file`); another program rewriting it in
+    // place is the condition left, as for every memory-mapped reader.
     let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
     PDB::open(Cursor::new(map)).map_err(|e| e.to_string())
 }
@@ -135,6 +136,10 @@ impl NativeSymbols for Pdb {
 
     fn source(&self) -> SymbolSource {
         SymbolSource::Pdb
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.cell.failure()
     }
 }
 

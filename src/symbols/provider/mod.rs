@@ -82,7 +82,7 @@ pub(crate) struct DumpSymbols<'a> {
 }
 
 impl<'a> DumpSymbols<'a> {
-    pub fn new(sources: &'a Sources, memory: Option<&'a UnifiedMemoryList<'a>>) -> Self {
+    pub(crate) fn new(sources: &'a Sources, memory: Option<&'a UnifiedMemoryList<'a>>) -> Self {
         DumpSymbols {
             sources,
             memory,
@@ -149,15 +149,20 @@ impl<'a> DumpSymbols<'a> {
         Some(outcome)
     }
 
-    /// Problems worth a line in the report: refused files, failed servers.
-    pub fn warnings(&self) -> Vec<String> {
+    /// Problems worth a line in the report: refused files, failed servers,
+    /// readers that failed on a damaged file.
+    pub(crate) fn warnings(&self) -> Vec<String> {
         let state = self.state();
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
         let mut bases: Vec<&u64> = state.modules.keys().collect();
         bases.sort();
         for base in bases {
-            for warning in &state.modules[base].warnings {
+            let resolution = &state.modules[base];
+            // A reader that failed inside (a damaged file) says so in every
+            // report whose dump used it.
+            let failure = resolution.native.as_ref().and_then(|n| n.failure());
+            for warning in resolution.warnings.iter().chain(&failure) {
                 if seen.insert(warning.clone()) {
                     out.push(warning.clone());
                 }
@@ -255,7 +260,7 @@ impl<'a> DumpSymbols<'a> {
 
     /// The bytes of a PE module's image: what a reader of its constant data
     /// (a C++ exception's throw tables) needs.
-    pub async fn module_image(&self, module: &(dyn Module + Sync)) -> ModuleImage<'a> {
+    pub(crate) async fn module_image(&self, module: &(dyn Module + Sync)) -> ModuleImage<'a> {
         let memory = self.memory.map(|memory| MemoryImage {
             memory,
             base: module.base_address(),
@@ -292,7 +297,7 @@ impl<'a> DumpSymbols<'a> {
     /// The function an address lies in, with the function's start and the
     /// source of the name: what a stack search asks of a candidate return
     /// address (pass the address just before it: the call instruction).
-    pub async fn name_address(
+    pub(crate) async fn name_address(
         &self,
         module: &(dyn Module + Sync),
         address: u64,
@@ -307,7 +312,7 @@ impl<'a> DumpSymbols<'a> {
 
     /// Names an address in an unloaded module, from its binary or symbols
     /// found by its code id.
-    pub async fn symbolize_unloaded(
+    pub(crate) async fn symbolize_unloaded(
         &self,
         name: &str,
         code_id: Option<String>,

@@ -27,7 +27,7 @@ pub(crate) use super::indexfile::IndexSettings;
 
 /// The default smallest file indexed: parsing 16 MiB of .sym text takes
 /// about a tenth of a second.
-pub(crate) const DEFAULT_MIN_SIZE: u64 = 16 << 20;
+pub const DEFAULT_MIN_SIZE: u64 = 16 << 20;
 
 /// A .sym file, ready for look-ups.
 pub enum SymFile {
@@ -46,7 +46,7 @@ pub struct Indexed {
 
 /// What named a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Named {
+pub(crate) enum Named {
     Nothing,
     /// A FUNC record holding the address.
     Function,
@@ -110,8 +110,11 @@ impl SymFile {
             .ok()
             .as_ref()
             .and_then(index::SourceStamp::of);
-        // SAFETY: a read-only private map of a symbol file; the index
-        // records the checksum of every page as read here.
+        // SAFETY: sound while nobody truncates or writes the .sym file
+        // during the map's life: we never write a file we map (downloads
+        // are renamed into place, see `paths::map_file`); another program
+        // rewriting it in place is the condition left, as for every
+        // memory-mapped reader.
         let text = unsafe { Mmap::map(&file) }?;
         let (parsed, scan) = std::thread::scope(|threads| {
             let scanner = threads.spawn(|| scan::scan(&text));
@@ -349,6 +352,7 @@ PUBLIC 4000 0 last_public\r
         let settings = IndexSettings {
             dir: Some(dir.path().join("cache")),
             min_size: 0,
+            ..IndexSettings::default()
         };
         let mut log = Log::default();
         let whole = SymFile::open(&path, &id, "tricky.pdb", &settings, &mut log).unwrap();

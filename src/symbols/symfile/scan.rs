@@ -132,7 +132,7 @@ impl Scan {
 }
 
 /// Scans `text`, a whole .sym file.
-pub fn scan(text: &[u8]) -> Scan {
+pub(super) fn scan(text: &[u8]) -> Scan {
     let mut out = Scan {
         page_crcs: text.chunks(PAGE).map(crc32fast::hash).collect(),
         ..Scan::default()

@@ -113,7 +113,7 @@ impl ElfUnwinder {
     /// executable sections) and, when given, the `.debug_frame` of its
     /// separate debug file. Both were checked to be the module's by the
     /// caller. `None` when neither has call frame information for x86-64.
-    pub fn load(binary: Option<&Path>, debug: Option<&Path>) -> Option<ElfUnwinder> {
+    pub(crate) fn load(binary: Option<&Path>, debug: Option<&Path>) -> Option<ElfUnwinder> {
         let mut unwinder = ElfUnwinder {
             eh_frame: None,
             debug_frame: None,
@@ -334,7 +334,8 @@ impl Unwinder for ElfUnwinder {
         let code = self.code.as_ref()?;
         // The 8 bytes before the return address, within the section.
         let back = (call + 1 - start).min(8);
-        let end = usize::try_from(offset + (call + 1 - start)).ok()?;
+        // The section's file offset comes from the file: any value.
+        let end = usize::try_from(offset.checked_add(call + 1 - start)?).ok()?;
         let bytes = code.get(end.checked_sub(back as usize)?..end)?;
         Some(ReturnAddress::after(bytes))
     }

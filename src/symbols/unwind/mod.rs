@@ -56,7 +56,7 @@ impl Registers {
 }
 
 /// What the unwinder may read: 8 bytes of stack memory at an address.
-pub type Stack<'s> = dyn Fn(u64) -> Option<u64> + 's;
+pub(crate) type Stack<'s> = dyn Fn(u64) -> Option<u64> + 's;
 
 /// The frame being unwound.
 #[derive(Debug, Clone, Copy)]

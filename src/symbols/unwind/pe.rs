@@ -257,7 +257,7 @@ impl<I: ImageBytes> PeUnwinder<I> {
     /// returns the code id (timestamp + size) its headers carry, for the
     /// caller to check against the module's. `None` when the image is not
     /// x64 or has no exception directory.
-    pub fn new(image: I, what: String) -> Option<(Self, String)> {
+    pub(crate) fn new(image: I, what: String) -> Option<(Self, String)> {
         let headers = image.read(0, 0x1000)?;
         let dos = ImageDosHeader::parse(&headers[..]).ok()?;
         let mut offset = u64::from(dos.nt_headers_offset());
@@ -398,14 +398,15 @@ impl<I: ImageBytes> PeUnwinder<I> {
             let target = target as u64;
             target < function.begin || target >= function.end
         };
-        let here = pc as i64 + i as i64;
+        // Addresses wrap, as the processor computes them.
+        let here = (pc as i64).wrapping_add(i as i64);
         let ends = match (byte(i)?, byte(i + 1), byte(i + 2)) {
             (0xc3 | 0xc2, _, _) | (0xf3, Some(0xc3), _) => true,
             (0xe9, _, _) => {
                 let rel = i32::from_le_bytes(code.get(i + 1..i + 5)?.try_into().ok()?);
-                outside(here + 5 + i64::from(rel))
+                outside(here.wrapping_add(5 + i64::from(rel)))
             }
-            (0xeb, Some(rel), _) => outside(here + 2 + i64::from(rel as i8)),
+            (0xeb, Some(rel), _) => outside(here.wrapping_add(2 + i64::from(rel as i8))),
             // jmp [rip + disp32], with or without REX.W
             (0xff, Some(0x25), _) | (0x48, Some(0xff), Some(0x25)) => true,
             _ => false,
@@ -518,7 +519,7 @@ pub(crate) struct FileImage {
 }
 
 impl FileImage {
-    pub fn open(path: &Path) -> Option<FileImage> {
+    pub(crate) fn open(path: &Path) -> Option<FileImage> {
         let map = map_file(path).ok()?;
         let file = object::read::pe::PeFile64::parse(&*map).ok()?;
         let headers = u64::from(file.nt_headers().optional_header().size_of_headers());

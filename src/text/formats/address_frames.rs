@@ -6,7 +6,7 @@
 //! (FILE:LINE)` (Datadog's crashtracker). A frame with a name and no
 //! location, or an address alone, is read inside such a trace.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct AddressFrames;
 

@@ -1,7 +1,7 @@
 //! macOS crash reports: `N   module   0xADDR name + off` with the module
 //! column padded (tabs or spaces).
 
-use super::*;
+use super::common::*;
 
 pub(super) struct AppleCrashReport;
 

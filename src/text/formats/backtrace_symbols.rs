@@ -2,7 +2,7 @@
 //! `./prog(func+0x1a)[0x4005d6]`, `lib.so(+0x451cbe)[0x...]`; numbered by
 //! some handlers, followed by addr2line's `FILE:LINE` by others.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct BacktraceSymbols;
 

@@ -5,7 +5,7 @@
 //! main.cu:12 [0x8e75]`, older `FILE:LINE:FUNC [0x..]`, or nothing) and the
 //! module on the next line (`=========     in /lib/libcuda.so.1`).
 
-use super::*;
+use super::common::*;
 
 pub(super) struct CudaSanitizer;
 

@@ -1,6 +1,6 @@
 //! elfutils' eu-stack: `TID N:` headers and `#N 0xADDR NAME - MODULE`.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct EuStack;
 

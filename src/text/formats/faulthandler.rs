@@ -4,7 +4,7 @@
 //! the traceback's in python.rs), and Python 3.14's C stack (`Current
 //! thread's C stack trace`, `  Binary file "...", at f+0x1a [0x...]`).
 
-use super::*;
+use super::common::*;
 
 pub(super) struct Faulthandler;
 

@@ -5,7 +5,7 @@
 //! line with an address starts such a list and a line with a location is
 //! read only inside one.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct FrameList;
 

@@ -2,7 +2,8 @@
 //! the signal it stopped on, the thread it stopped in, and the one-line
 //! stop location it prints before a prompt (`0x... in f () from LIB`).
 
-use super::*;
+use super::common::*;
+use regex_lite::Captures;
 
 pub(super) struct Gdb;
 

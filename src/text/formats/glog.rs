@@ -2,7 +2,7 @@
 //! SIGSEGV (@0x0) received by PID ...; stack trace: ***`) and their `@
 //! 0xADDR name` frames.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct Glog;
 

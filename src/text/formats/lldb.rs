@@ -2,7 +2,7 @@
 //! stop reason = ...` headers and `frame #N: 0xADDR module`name + off at
 //! file:line` frames, with the marks lldb puts after the location.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct Lldb;
 

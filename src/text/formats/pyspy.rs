@@ -2,7 +2,7 @@
 //! (file.py:12)` Python frames and, with `--native`, `    f (libx.so)` or
 //! `    0x7f... (libx.so)` native ones, read inside a py-spy trace only.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct PySpy;
 

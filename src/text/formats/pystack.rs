@@ -1,7 +1,7 @@
 //! pystack: `Traceback for thread N (NAME)`, `(Python) File "...", line N,
 //! in f` and, with `--native`, `(C) File "...", line N, in f (LIB)`.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct Pystack;
 

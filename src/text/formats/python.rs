@@ -4,7 +4,7 @@
 //! the `File` frames faulthandler prints without the comma, and gdb's
 //! `py-bt` (the same words, innermost first, in a gdb thread).
 
-use super::*;
+use super::common::*;
 
 pub(super) struct Python;
 

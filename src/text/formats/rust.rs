@@ -4,7 +4,7 @@
 //! alone: a backtrace pasted from its middle, without its `stack
 //! backtrace:` line, is read from its first such frame.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct Rust;
 

@@ -3,7 +3,7 @@
 //! `in NAME`: `#3 0x...  (/bin/app+0x1c)`; newer runtimes put ` (BuildId:
 //! ...)` after the module).
 
-use super::*;
+use super::common::*;
 
 pub(super) struct Sanitizer;
 

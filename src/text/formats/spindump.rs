@@ -6,7 +6,7 @@
 //! the busiest branch first. A thread is read as its busiest path (the
 //! first branch at each level): where the process spent its time.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct Spindump;
 

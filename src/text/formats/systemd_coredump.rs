@@ -3,7 +3,7 @@
 //! 0x00007f... FUNCTION (MODULE + 0xOFFSET)`, `n/a` for no name; the signal
 //! is on a `Signal: 11 (SEGV)` line above.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct SystemdCoredump;
 

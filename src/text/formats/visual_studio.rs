@@ -4,7 +4,7 @@
 //! `module.dll!00007ffa12345678()` for a frame without a name; `[Inline
 //! Frame]` before an inlined one.
 
-use super::*;
+use super::common::*;
 
 pub(super) struct VisualStudio;
 

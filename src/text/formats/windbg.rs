@@ -4,7 +4,8 @@
 //! locations, and the exception lines (`ExceptionCode: c0000005`, `(1a2c.
 //! 1a30): Access violation - code c0000005 (first chance)`).
 
-use super::*;
+use super::common::*;
+use regex_lite::Captures;
 
 pub(super) struct WinDbg;
 

@@ -75,7 +75,7 @@ impl Index {
     /// Opens the index at `path` of the .sym file `source_path`, whose
     /// MODULE id is `id` (Breakpad spelling). `Err` says why it cannot be
     /// used (stale, truncated, corrupt, another version).
-    pub fn open(path: &Path, source_path: &Path, id: &str) -> Result<Index, Broken> {
+    pub(super) fn open(path: &Path, source_path: &Path, id: &str) -> Result<Index, Broken> {
         let broken = |why: &str| Broken(why.to_string());
         let source_file = std::fs::File::open(source_path).map_err(|e| Broken(e.to_string()))?;
         let stamp = source_file
@@ -85,8 +85,12 @@ impl Index {
             .and_then(SourceStamp::of)
             .ok_or_else(|| broken("the symbol file's size and time are unknown"))?;
         let file = Mapped::open(path, KIND, stamp, id)?;
-        // SAFETY: a read-only private map; its pages are checked against
-        // the checksums taken when the index was made.
+        // SAFETY: sound while nobody truncates or writes the .sym file
+        // during the map's life: we never write a file we map (downloads
+        // are renamed into place, see `paths::map_file`); another program
+        // rewriting it in place is the condition left, as for every
+        // memory-mapped reader. (The page checksums below catch a file
+        // changed since the index was made, not a concurrent writer.)
         let source = unsafe { Mmap::map(&source_file) }.map_err(|e| Broken(e.to_string()))?;
         if source.len() as u64 != stamp.size
             || file.section(SOURCE_CRCS).1 != source.len().div_ceil(PAGE) * 4
@@ -329,7 +333,12 @@ impl Index {
                     ))
                 })?;
             // The parse shortens a record that the next one overlaps.
-            info.size = (range.end - range.start + 1) as u32;
+            info.size = range
+                .end
+                .saturating_sub(range.start)
+                .saturating_add(1)
+                .try_into()
+                .unwrap_or(u32::MAX);
             Ok(vec![(range, info)])
         };
         let assembled = Arc::new(SymbolFile {

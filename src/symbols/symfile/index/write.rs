@@ -27,8 +27,12 @@ impl Sections {
         range: &Range<u64>,
         record: &Record,
     ) -> Result<(), String> {
-        let size = u32::try_from(range.end - range.start + 1)
-            .map_err(|_| format!("range at {:#x} too big", range.start))?;
+        let size = range
+            .end
+            .checked_sub(range.start)
+            .and_then(|last| last.checked_add(1))
+            .and_then(|size| u32::try_from(size).ok())
+            .ok_or_else(|| format!("range at {:#x} too big", range.start))?;
         let out = &mut self.data[section];
         out.extend_from_slice(&range.start.to_le_bytes());
         out.extend_from_slice(&size.to_le_bytes());
@@ -142,7 +146,7 @@ pub(super) fn put_kept<'p, V: PartialEq + 'p>(
 /// parse of it. Checks before writing that the recorded text of a sample of
 /// records (and of every ambiguous one) parses to what the whole parse
 /// kept; `Err` says why no index was written.
-pub fn build(
+pub(crate) fn build(
     path: &Path,
     text: &[u8],
     stamp: SourceStamp,
