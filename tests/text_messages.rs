@@ -412,3 +412,54 @@ Current thread 0x00007f3a9c1ff740 (most recent call first):
     let (_, got) = one("no-frame.txt", &no_frame);
     assert_eq!(got, "none", "{no_frame}");
 }
+
+/// A sanitizer's report that a CUDA call failed because the runtime was
+/// unloading (#37): a math library (cuFFT here) freeing a plan from a static
+/// destructor is the runtime's teardown, a cuBLAS handle pool in the same
+/// place the library-handle failure; the same report of another error while
+/// main runs is no exit-time answer at all.
+#[test]
+fn a_sanitizer_report_of_the_runtime_unloading() {
+    let fft = "\
+========= COMPUTE-SANITIZER
+spectra: 512 transforms written to out.bin
+========= Program hit cudaErrorCudartUnloading (error 4) due to \"driver shutting down\" on CUDA API call to cudaFree.
+=========     Saved host backtrace up to driver entry point at error
+=========     Host Frame: [0x2eb2f5] in libcuda.so.1
+=========     Host Frame: [0x61a2c0] in libcufft.so.11
+=========     Host Frame:cufftDestroy [0x1f0c4] in libcufft.so.11
+=========     Host Frame:PlanCache::~PlanCache() [0x4a10] in libspectra.so
+=========     Host Frame:__cxa_finalize [0x45d9e] in libc.so.6
+=========     Host Frame: [0x3c21] in libspectra.so
+=========
+";
+    let (report, got) = one("fft.txt", fft);
+    assert_eq!(got, "cuda-runtime-teardown-at-exit", "{report:#}");
+    assert!(kinds(&report).contains(&"cuda-runtime-unloading".to_string()));
+    assert_eq!(report["exit_phase"]["process_exiting"], true);
+    let blas = fft
+        .replace("cufftDestroy", "cublasDestroy_v2")
+        .replace("libcufft.so.11", "libcublas.so.12")
+        .replace("PlanCache::~PlanCache()", "BlasPool::~BlasPool()");
+    let (report, got) = one("blas.txt", &blas);
+    assert_eq!(got, "cuda-library-handle-at-exit", "{report:#}");
+    let work = fft
+        .replace(
+            "cudaErrorCudartUnloading (error 4) due to \"driver shutting down\"",
+            "cudaErrorInvalidValue (error 1) due to \"invalid argument\"",
+        )
+        .replace(
+            "__cxa_finalize [0x45d9e] in libc.so.6",
+            "Spectrum::compute() [0x5b20] in libspectra.so",
+        )
+        .replace(" [0x3c21] in libspectra.so", "main [0x2a10] in spectra")
+        .replace("512 transforms written to out.bin", "transform 17 of 512");
+    assert!(!work.contains("Unloading") && !work.contains("__cxa_finalize"));
+    let (report, got) = one("work.txt", &work);
+    assert_eq!(got, "none", "{report:#}");
+    assert_eq!(
+        report["diagnoses"].as_array().map(Vec::len),
+        Some(0),
+        "{report:#}"
+    );
+}
