@@ -15,6 +15,7 @@ use regex_lite::{Captures, Regex};
 mod address_frames;
 mod apple;
 mod backtrace_symbols;
+mod call_tree;
 mod cuda_sanitizer;
 mod eu_stack;
 mod faulthandler;
@@ -32,6 +33,7 @@ mod systemd_coredump;
 mod visual_studio;
 mod windbg;
 
+pub(super) use call_tree::mark as mark_call_trees;
 pub(super) use lldb::crashed;
 pub(super) use spindump::{busiest_path, every_sample_in};
 
@@ -48,7 +50,7 @@ pub(super) trait TraceFormat: Sync {
 }
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 19] = [
+static FORMATS: [&dyn TraceFormat; 20] = [
     &systemd_coredump::SystemdCoredump,
     &gdb::Gdb,
     &eu_stack::EuStack,
@@ -68,6 +70,7 @@ static FORMATS: [&dyn TraceFormat; 19] = [
     &spindump::Spindump,
     &rust::Rust,
     &frame_list::FrameList,
+    &call_tree::CallTree,
 ];
 
 /// A cleaned line as the formats see it.
@@ -128,6 +131,7 @@ pub(super) enum Format {
     AddressFrames,
     FrameList,
     Spindump,
+    CallTree,
 }
 
 impl Format {
@@ -152,22 +156,25 @@ impl Format {
             Format::AddressFrames => "address-frames",
             Format::FrameList => "frame-list",
             Format::Spindump => "spindump",
+            Format::CallTree => "call-tree",
         }
     }
 
-    /// Python tracebacks and macOS's sampled call trees list the outermost
-    /// call first; every other format the innermost.
+    /// Python tracebacks, macOS's sampled call trees and call trees written
+    /// by hand list the outermost call first; every other format the
+    /// innermost.
     pub(super) fn outermost_first(self) -> bool {
         matches!(
             self,
-            Format::PythonTraceback | Format::Pystack | Format::Spindump
+            Format::PythonTraceback | Format::Pystack | Format::Spindump | Format::CallTree
         )
     }
 
     /// A debugger's view of a stopped process: a stack it prints without
     /// naming a signal is where the process stopped, which its top frame
-    /// tells (a wait: a hang; anything else: most likely a crash). Python
-    /// and profiler dumps are taken from live processes.
+    /// tells (a wait: a hang; anything else: most likely a crash). A call
+    /// tree written by hand is such a stack copied out. Python and profiler
+    /// dumps are taken from live processes.
     pub(super) fn debugger(self) -> bool {
         matches!(
             self,
@@ -177,6 +184,7 @@ impl Format {
                 | Format::VisualStudio
                 | Format::FrameList
                 | Format::EuStack
+                | Format::CallTree
         )
     }
 
