@@ -668,3 +668,102 @@ fn a_tls_callback_known_by_its_parameters() {
         assert_eq!(answer(&analyze_text("not-tls.txt", &stack(not))[0]), "none", "{not}");
     }
 }
+
+/// A call chain written out by hand as an indented tree, outermost caller
+/// first, one level deeper a line, with modules, arguments and comments:
+/// the deepest line is the innermost frame, and the stop is inferred from
+/// it (a join: a hang). Shapes of the same indentation that are no stack
+/// (a Markdown list, YAML, a Python traceback, code, an outline of words, a
+/// tree that branches) are not read as one.
+#[test]
+fn call_trees_written_by_hand() {
+    let hang = "\
+The plugin loader never returns; what I see in the debugger:
+
+    main
+      std::exit (code=0)
+        __run_exit_handlers                     # atexit handlers run here
+          metrics::Registry::~Registry()        (libmetrics.so)
+            metrics::Flusher::stop() -> std::thread::join()   // <-- stuck
+";
+    let reports = analyze_text("tree.txt", hang);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(reports[0]["source"]["format"], "call-tree");
+    assert_eq!(
+        functions(&reports[0]),
+        [
+            "std::thread::join()",
+            "metrics::Flusher::stop()",
+            "metrics::Registry::~Registry()",
+            "__run_exit_handlers",
+            "std::exit",
+            "main"
+        ]
+    );
+    assert_eq!(
+        reports[0]["threads"][0]["frames"][2]["module"],
+        "libmetrics.so"
+    );
+    assert_eq!(answer(&reports[0]), "hang-during-exit");
+
+    // A crash: the deepest frame is no wait.
+    let crash = "\
+main
+  exit
+    __cxa_finalize
+      cache::Store::~Store()
+        cache::Entry::release()
+          free                          <-- SIGSEGV here
+";
+    let reports = analyze_text("crash.txt", crash);
+    assert_eq!(reports[0]["source"]["format"], "call-tree");
+    assert_eq!(answer(&reports[0]), "crash-in-static-destructor");
+
+    // The same join during the program's work: no exit-time answer.
+    let work = "\
+main
+  app::Server::run()
+    app::Server::reload_config()
+      app::Worker::restart()
+        std::thread::join()
+";
+    let reports = analyze_text("work.txt", work);
+    assert_eq!(reports[0]["source"]["format"], "call-tree");
+    assert_eq!(answer(&reports[0]), "none");
+
+    for (name, text) in [
+        (
+            "list.md",
+            "- exit_handlers\n  - run_atexit\n    - cache_destroy\n      - free_all\n        - std_join\n",
+        ),
+        (
+            "config.yaml",
+            "server_cfg:\n  worker_pool:\n    max_threads:\n      join_timeout: 5\n        retry_on_exit: true\n",
+        ),
+        (
+            "outline.txt",
+            "plan\n  read\n    write\n      think\n        sleep\n",
+        ),
+        (
+            "code.rs",
+            "fn shutdown_all() {\n    for worker in pool {\n        worker.join();\n            exit_now(1);\n",
+        ),
+        (
+            "branches.txt",
+            "main\n  run_exit_handlers\n    cache_free\n      pool_join\n    log_flush\n",
+        ),
+    ] {
+        let reports = analyze_text(name, text);
+        assert!(is_error(&reports[0]), "{name}: {reports:#?}");
+    }
+    let traceback = "\
+Traceback (most recent call last):
+  File \"tool.py\", line 9, in <module>
+    run_exit_handlers()
+  File \"tool.py\", line 5, in run_exit_handlers
+    thread_join()
+RuntimeError: cannot join current thread
+";
+    let reports = analyze_text("tb.txt", traceback);
+    assert_eq!(reports[0]["source"]["format"], "python-traceback");
+}

@@ -469,3 +469,37 @@ fn threads_crashes_and_starts() {
         assert_eq!(classify(line, None), None, "{line}");
     }
 }
+
+#[test]
+fn call_tree_lines_are_read_only_as_a_whole_tree() {
+    let tree = [
+        "outer_main",
+        "  run_exit_handlers (status=0)   # note",
+        "    lib::Pool::~Pool()   (libpool.so)",
+        "      lib::Pool::stop -> std::thread::join()",
+    ];
+    let mut lines: Vec<Option<String>> = tree.iter().map(|l| Some(l.to_string())).collect();
+    // One line alone is no frame.
+    assert_eq!(classify(tree[2], None), None);
+    mark_call_trees(&mut lines);
+    let frames: Vec<TextFrame> = lines
+        .iter()
+        .map(|l| frame_of(l.as_deref().unwrap(), None))
+        .map(|(format, frame)| {
+            assert_eq!(format, Format::CallTree);
+            frame
+        })
+        .collect();
+    assert_eq!(frames[0].index, Some(0));
+    assert_eq!(frames[1].function.as_deref(), Some("run_exit_handlers"));
+    assert_eq!(frames[2].module.as_deref(), Some("libpool.so"));
+    assert_eq!(frames[3].joined, ["std::thread::join()"]);
+    // Three lines are too few; a step back out is no stack.
+    for shape in [&tree[..3], &["a_b", "  c_d", "    e_f", "  g_h"][..]] {
+        let mut lines: Vec<Option<String>> = shape.iter().map(|l| Some(l.to_string())).collect();
+        mark_call_trees(&mut lines);
+        assert!(lines
+            .iter()
+            .all(|l| classify(l.as_deref().unwrap(), None).is_none()));
+    }
+}
