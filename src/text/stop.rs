@@ -268,6 +268,7 @@ pub(super) fn code(what: &str, windows: bool) -> (u32, String) {
     // So is a crash only inferred: its signal is not known.
     if what.starts_with("CUDA API error ")
         || what.starts_with("compute-sanitizer: ")
+        || what.starts_with("valgrind: ")
         || what.starts_with("crash (inferred")
     {
         return (0, what.to_string());

@@ -30,6 +30,7 @@ mod rust;
 mod sanitizer;
 mod spindump;
 mod systemd_coredump;
+mod valgrind;
 mod visual_studio;
 mod windbg;
 
@@ -50,11 +51,12 @@ pub(super) trait TraceFormat: Sync {
 }
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 20] = [
+static FORMATS: [&dyn TraceFormat; 21] = [
     &systemd_coredump::SystemdCoredump,
     &gdb::Gdb,
     &eu_stack::EuStack,
     &sanitizer::Sanitizer,
+    &valgrind::Valgrind,
     &address_frames::AddressFrames,
     &lldb::Lldb,
     &faulthandler::Faulthandler,
@@ -132,6 +134,7 @@ pub(super) enum Format {
     FrameList,
     Spindump,
     CallTree,
+    Valgrind,
 }
 
 impl Format {
@@ -157,6 +160,7 @@ impl Format {
             Format::FrameList => "frame-list",
             Format::Spindump => "spindump",
             Format::CallTree => "call-tree",
+            Format::Valgrind => "valgrind",
         }
     }
 
@@ -272,6 +276,10 @@ pub(super) enum Line {
     Interrupted,
     /// Frames were left out (`[External Code]`, `...`, Rust's note).
     Elided,
+    /// The frames of this format that follow are no thread's stack but
+    /// history (valgrind's stacks of where a block was freed or allocated),
+    /// until the next crash, thread or trace.
+    Aside(Format),
     /// The native stack of the thread just shown follows (faulthandler's
     /// "Current thread's C stack trace", Python 3.14): its frames are the
     /// innermost ones of that thread.

@@ -503,3 +503,48 @@ fn call_tree_lines_are_read_only_as_a_whole_tree() {
             .all(|l| classify(l.as_deref().unwrap(), None).is_none()));
     }
 }
+
+#[test]
+fn valgrind_lines() {
+    let (f, g) = frame_of(
+        "==31== by 0x4E79D8C: __run_exit_handlers (exit.c:108)",
+        None,
+    );
+    assert_eq!(
+        (f, g.function.as_deref(), g.file.as_deref(), g.line, g.index),
+        (
+            Format::Valgrind,
+            Some("__run_exit_handlers"),
+            Some("exit.c"),
+            Some(108),
+            None
+        )
+    );
+    let (_, g) = frame_of("   at 0x23D9D97C: ??? (in /opt/x/lib/libx.so.2)", None);
+    assert_eq!(
+        (g.function, g.module.as_deref(), g.index, g.address),
+        (None, Some("libx.so.2"), Some(0), Some(0x23D9_D97C))
+    );
+    assert!(matches!(
+        classify("==31== Invalid free() / delete / delete[] / realloc()", None),
+        Some(Line::Crash { what, .. }) if what.starts_with("valgrind: Invalid free()")
+    ));
+    assert!(matches!(
+        classify("==31== Process terminating with default action of signal 11 (SIGSEGV)", None),
+        Some(Line::Crash { what, .. }) if what == "SIGSEGV"
+    ));
+    for aside in [
+        "==31==  Address 0x5b8e048 is 8 bytes inside a block of size 32 free'd",
+        " Block was alloc'd at",
+        "==31== Conditional jump or move depends on uninitialised value(s)",
+        "==31== 64 bytes in 1 blocks are definitely lost in loss record 3 of 9",
+    ] {
+        assert_eq!(
+            classify(aside, None),
+            Some(Line::Aside(Format::Valgrind)),
+            "{aside}"
+        );
+    }
+    // Prose that names a size is no headline.
+    assert_eq!(classify("The invalid read of size 8 is fixed.", None), None);
+}
