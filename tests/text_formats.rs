@@ -668,3 +668,177 @@ fn a_tls_callback_known_by_its_parameters() {
         assert_eq!(answer(&analyze_text("not-tls.txt", &stack(not))[0]), "none", "{not}");
     }
 }
+
+/// A call chain written out by hand as an indented tree, outermost caller
+/// first, one level deeper a line, with modules, arguments and comments:
+/// the deepest line is the innermost frame, and the stop is inferred from
+/// it (a join: a hang). Shapes of the same indentation that are no stack
+/// (a Markdown list, YAML, a Python traceback, code, an outline of words, a
+/// tree that branches) are not read as one.
+#[test]
+fn call_trees_written_by_hand() {
+    let hang = "\
+The plugin loader never returns; what I see in the debugger:
+
+    main
+      std::exit (code=0)
+        __run_exit_handlers                     # atexit handlers run here
+          metrics::Registry::~Registry()        (libmetrics.so)
+            metrics::Flusher::stop() -> std::thread::join()   // <-- stuck
+";
+    let reports = analyze_text("tree.txt", hang);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(reports[0]["source"]["format"], "call-tree");
+    assert_eq!(
+        functions(&reports[0]),
+        [
+            "std::thread::join()",
+            "metrics::Flusher::stop()",
+            "metrics::Registry::~Registry()",
+            "__run_exit_handlers",
+            "std::exit",
+            "main"
+        ]
+    );
+    assert_eq!(
+        reports[0]["threads"][0]["frames"][2]["module"],
+        "libmetrics.so"
+    );
+    assert_eq!(answer(&reports[0]), "hang-during-exit");
+
+    // A crash: the deepest frame is no wait.
+    let crash = "\
+main
+  exit
+    __cxa_finalize
+      cache::Store::~Store()
+        cache::Entry::release()
+          free                          <-- SIGSEGV here
+";
+    let reports = analyze_text("crash.txt", crash);
+    assert_eq!(reports[0]["source"]["format"], "call-tree");
+    assert_eq!(answer(&reports[0]), "crash-in-static-destructor");
+
+    // The same join during the program's work: no exit-time answer.
+    let work = "\
+main
+  app::Server::run()
+    app::Server::reload_config()
+      app::Worker::restart()
+        std::thread::join()
+";
+    let reports = analyze_text("work.txt", work);
+    assert_eq!(reports[0]["source"]["format"], "call-tree");
+    assert_eq!(answer(&reports[0]), "none");
+
+    for (name, text) in [
+        (
+            "list.md",
+            "- exit_handlers\n  - run_atexit\n    - cache_destroy\n      - free_all\n        - std_join\n",
+        ),
+        (
+            "config.yaml",
+            "server_cfg:\n  worker_pool:\n    max_threads:\n      join_timeout: 5\n        retry_on_exit: true\n",
+        ),
+        (
+            "outline.txt",
+            "plan\n  read\n    write\n      think\n        sleep\n",
+        ),
+        (
+            "code.rs",
+            "fn shutdown_all() {\n    for worker in pool {\n        worker.join();\n            exit_now(1);\n",
+        ),
+        (
+            "branches.txt",
+            "main\n  run_exit_handlers\n    cache_free\n      pool_join\n    log_flush\n",
+        ),
+    ] {
+        let reports = analyze_text(name, text);
+        assert!(is_error(&reports[0]), "{name}: {reports:#?}");
+    }
+    let traceback = "\
+Traceback (most recent call last):
+  File \"tool.py\", line 9, in <module>
+    run_exit_handlers()
+  File \"tool.py\", line 5, in run_exit_handlers
+    thread_join()
+RuntimeError: cannot join current thread
+";
+    let reports = analyze_text("tb.txt", traceback);
+    assert_eq!(reports[0]["source"]["format"], "python-traceback");
+}
+
+/// Valgrind's memcheck reports, with and without the `==PID==` prefix: the
+/// error's own stack is the thread's, the stacks of where the block was
+/// freed or allocated are not, and leak records are no failure.
+#[test]
+fn valgrind_reports() {
+    let at_exit = "\
+==4711== Memcheck, a memory error detector
+==4711== Invalid read of size 8
+==4711==    at 0x5A1B2C3: telemetry::Sink::flush() (sink.cc:88)
+==4711==    by 0x5A1B4D0: telemetry::Sink::~Sink() (sink.cc:41)
+==4711==    by 0x4E7A1F2: __cxa_finalize (cxa_finalize.c:83)
+==4711==    by 0x5A10233: ??? (in /opt/tel/lib/libtelemetry.so)
+==4711==    by 0x4011F6A: _dl_fini (dl-fini.c:138)
+==4711==    by 0x4E79D8C: __run_exit_handlers (exit.c:108)
+==4711==    by 0x4E79F0F: exit (exit.c:139)
+==4711==    by 0x4E5E08F: (below main) (libc-start.c:342)
+==4711==  Address 0x6c3f0a0 is 16 bytes inside a block of size 64 free'd
+==4711==    at 0x483CA3F: free (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)
+==4711==    by 0x5A1C001: telemetry::Buffer::release() (buffer.cc:19)
+==4711==    by 0x400A11: main (main.cc:30)
+==4711==  Block was alloc'd at
+==4711==    at 0x483877F: malloc (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)
+==4711==    by 0x400A00: main (main.cc:12)
+";
+    let reports = analyze_text("vg.txt", at_exit);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(reports[0]["source"]["format"], "valgrind");
+    let frames = functions(&reports[0]);
+    assert_eq!(frames[0], "telemetry::Sink::flush()");
+    assert_eq!(
+        frames.len(),
+        8,
+        "the freed and allocated stacks are no frames: {frames:?}"
+    );
+    assert_eq!(
+        reports[0]["threads"][0]["frames"][3]["module"],
+        "libtelemetry.so"
+    );
+    let exit_answer = answer(&reports[0]);
+    assert!(
+        ["crash-in-static-destructor", "crash-during-exit"].contains(&exit_answer.as_str()),
+        "{exit_answer}"
+    );
+
+    // Pasted without the prefix, during work, the block freed at exit by
+    // another thread: the freeing stack is history, no exit evidence.
+    let work = "\
+Invalid write of size 4
+   at 0x10A2B3: Queue::push(int) (queue.cc:51)
+   by 0x10A9F0: Producer::run() (producer.cc:22)
+   by 0x4E3B608: start_thread (pthread_create.c:477)
+   by 0x4F77292: clone (clone.S:95)
+ Address 0x5b8e048 is 8 bytes inside a block of size 32 free'd
+   at 0x483CA3F: free (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)
+   by 0x10A400: Queue::~Queue() (queue.cc:12)
+   by 0x4E79D8C: __run_exit_handlers (exit.c:108)
+   by 0x4E79F0F: exit (exit.c:139)
+";
+    let reports = analyze_text("vg-work.txt", work);
+    assert_eq!(reports[0]["source"]["format"], "valgrind");
+    assert_eq!(functions(&reports[0]).len(), 4);
+    assert_eq!(answer(&reports[0]), "none");
+
+    // A leak record's stack (printed at exit, by design) is no failure.
+    let leak = "\
+==77== 64 bytes in 1 blocks are definitely lost in loss record 3 of 9
+==77==    at 0x483877F: malloc (in /usr/libexec/valgrind/vgpreload_memcheck-amd64-linux.so)
+==77==    by 0x10A400: Cache::Cache() (cache.cc:12)
+==77==    by 0x4E79D8C: __run_exit_handlers (exit.c:108)
+==77==    by 0x4E79F0F: exit (exit.c:139)
+";
+    let reports = analyze_text("vg-leak.txt", leak);
+    assert!(is_error(&reports[0]), "{reports:#?}");
+}

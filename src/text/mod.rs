@@ -48,6 +48,7 @@ pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
     let raw: Vec<&str> = text.lines().collect();
     let mut lines: Vec<Option<String>> = raw.iter().map(|r| clean_line(r)).collect();
     dedent_blocks(&mut lines);
+    formats::mark_call_trees(&mut lines);
     reader::join_wrapped(&mut lines);
     let starts = split::piece_starts(&raw, &lines);
     let mut traces = reader::find_traces(&lines, &starts);

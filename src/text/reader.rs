@@ -75,6 +75,8 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
     let mut new_piece = false;
     // Lines of gdb's `bt full` locals since the last trace line.
     let mut locals = 0usize;
+    // Frames of this format are history, no thread's, for now.
+    let mut aside: Option<Format> = None;
     let finish = |current: &mut Trace, traces: &mut Vec<Trace>| {
         let done = std::mem::take(current);
         for mut done in split_repeated(done) {
@@ -111,6 +113,9 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                 continue;
             }
             since += 1;
+            if since > GAP {
+                aside = None;
+            }
             prose |= !line.trim().is_empty();
             if current.has_frames() && since > GAP {
                 finish(&mut current, &mut traces);
@@ -119,6 +124,11 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
         };
         since = 0;
         locals = 0;
+        match &kind {
+            Line::Frame(format, _) if aside == Some(*format) => continue,
+            Line::Frame(..) | Line::Elided | Line::Module(_) | Line::Location { .. } => {}
+            _ => aside = None,
+        }
         // A new piece's first stack line ends the trace before it, unless
         // its frames go on counting from where that trace's stopped.
         let stack_line = matches!(kind, Line::Thread { .. } | Line::Frame(..) | Line::Start(_));
@@ -295,6 +305,7 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                     }
                 }
             }
+            Line::Aside(format) => aside = Some(format),
             Line::Elided => {
                 if current.has_frames() {
                     current.elided = true;

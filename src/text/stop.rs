@@ -190,13 +190,22 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
             [only] => Some(*only),
             _ => None,
         })?;
+    // Innermost first, whichever way the format lists them.
+    let mut frames: Vec<_> = thread.frames.iter().collect();
+    if thread
+        .format
+        .or(trace.format)
+        .is_some_and(|f| f.outermost_first())
+    {
+        frames.reverse();
+    }
     let depth = crate::exit_phase::wait_depth();
-    let waiting = thread.frames.iter().take(depth).any(|f| {
+    let waiting = frames.iter().take(depth).any(|f| {
         f.function
             .as_deref()
             .is_some_and(crate::exit_phase::is_wait_function)
     });
-    let top = thread.frames.first()?;
+    let top = frames.first()?;
     // An unnamed top frame in the system's call stubs: inside a system
     // call, as the exit phase reads a dump's (a wait, not known which).
     let in_system_call = top.function.is_none()
@@ -259,6 +268,7 @@ pub(super) fn code(what: &str, windows: bool) -> (u32, String) {
     // So is a crash only inferred: its signal is not known.
     if what.starts_with("CUDA API error ")
         || what.starts_with("compute-sanitizer: ")
+        || what.starts_with("valgrind: ")
         || what.starts_with("crash (inferred")
     {
         return (0, what.to_string());

@@ -49,6 +49,8 @@ pub(in crate::text) enum Format {
     AddressFrames,
     FrameList,
     Spindump,
+    CallTree,
+    Valgrind,
 }
 
 impl Format {
@@ -73,22 +75,26 @@ impl Format {
             Format::AddressFrames => "address-frames",
             Format::FrameList => "frame-list",
             Format::Spindump => "spindump",
+            Format::CallTree => "call-tree",
+            Format::Valgrind => "valgrind",
         }
     }
 
-    /// Python tracebacks and macOS's sampled call trees list the outermost
-    /// call first; every other format the innermost.
+    /// Python tracebacks, macOS's sampled call trees and call trees written
+    /// by hand list the outermost call first; every other format the
+    /// innermost.
     pub(in crate::text) fn outermost_first(self) -> bool {
         matches!(
             self,
-            Format::PythonTraceback | Format::Pystack | Format::Spindump
+            Format::PythonTraceback | Format::Pystack | Format::Spindump | Format::CallTree
         )
     }
 
     /// A debugger's view of a stopped process: a stack it prints without
     /// naming a signal is where the process stopped, which its top frame
-    /// tells (a wait: a hang; anything else: most likely a crash). Python
-    /// and profiler dumps are taken from live processes.
+    /// tells (a wait: a hang; anything else: most likely a crash). A call
+    /// tree written by hand is such a stack copied out. Python and profiler
+    /// dumps are taken from live processes.
     pub(in crate::text) fn debugger(self) -> bool {
         matches!(
             self,
@@ -98,6 +104,7 @@ impl Format {
                 | Format::VisualStudio
                 | Format::FrameList
                 | Format::EuStack
+                | Format::CallTree
         )
     }
 
@@ -185,6 +192,10 @@ pub(in crate::text) enum Line {
     Interrupted,
     /// Frames were left out (`[External Code]`, `...`, Rust's note).
     Elided,
+    /// The frames of this format that follow are no thread's stack but
+    /// history (valgrind's stacks of where a block was freed or allocated),
+    /// until the next crash, thread or trace.
+    Aside(Format),
     /// The native stack of the thread just shown follows (faulthandler's
     /// "Current thread's C stack trace", Python 3.14): its frames are the
     /// innermost ones of that thread.

@@ -11,6 +11,7 @@
 mod address_frames;
 mod apple;
 mod backtrace_symbols;
+mod call_tree;
 mod common;
 mod cuda_sanitizer;
 mod eu_stack;
@@ -26,20 +27,23 @@ mod rust;
 mod sanitizer;
 mod spindump;
 mod systemd_coredump;
+mod valgrind;
 mod visual_studio;
 mod windbg;
 
+pub(super) use call_tree::mark as mark_call_trees;
 pub(super) use lldb::crashed;
 pub(super) use spindump::{busiest_path, every_sample_in};
 
 pub(super) use common::*;
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 19] = [
+static FORMATS: [&dyn TraceFormat; 21] = [
     &systemd_coredump::SystemdCoredump,
     &gdb::Gdb,
     &eu_stack::EuStack,
     &sanitizer::Sanitizer,
+    &valgrind::Valgrind,
     &address_frames::AddressFrames,
     &lldb::Lldb,
     &faulthandler::Faulthandler,
@@ -55,6 +59,7 @@ static FORMATS: [&dyn TraceFormat; 19] = [
     &spindump::Spindump,
     &rust::Rust,
     &frame_list::FrameList,
+    &call_tree::CallTree,
 ];
 
 /// What `line` is, in the context of the format being read (`inside`).

@@ -469,3 +469,82 @@ fn threads_crashes_and_starts() {
         assert_eq!(classify(line, None), None, "{line}");
     }
 }
+
+#[test]
+fn call_tree_lines_are_read_only_as_a_whole_tree() {
+    let tree = [
+        "outer_main",
+        "  run_exit_handlers (status=0)   # note",
+        "    lib::Pool::~Pool()   (libpool.so)",
+        "      lib::Pool::stop -> std::thread::join()",
+    ];
+    let mut lines: Vec<Option<String>> = tree.iter().map(|l| Some(l.to_string())).collect();
+    // One line alone is no frame.
+    assert_eq!(classify(tree[2], None), None);
+    mark_call_trees(&mut lines);
+    let frames: Vec<TextFrame> = lines
+        .iter()
+        .map(|l| frame_of(l.as_deref().unwrap(), None))
+        .map(|(format, frame)| {
+            assert_eq!(format, Format::CallTree);
+            frame
+        })
+        .collect();
+    assert_eq!(frames[0].index, Some(0));
+    assert_eq!(frames[1].function.as_deref(), Some("run_exit_handlers"));
+    assert_eq!(frames[2].module.as_deref(), Some("libpool.so"));
+    assert_eq!(frames[3].joined, ["std::thread::join()"]);
+    // Three lines are too few; a step back out is no stack.
+    for shape in [&tree[..3], &["a_b", "  c_d", "    e_f", "  g_h"][..]] {
+        let mut lines: Vec<Option<String>> = shape.iter().map(|l| Some(l.to_string())).collect();
+        mark_call_trees(&mut lines);
+        assert!(lines
+            .iter()
+            .all(|l| classify(l.as_deref().unwrap(), None).is_none()));
+    }
+}
+
+#[test]
+fn valgrind_lines() {
+    let (f, g) = frame_of(
+        "==31== by 0x4E79D8C: __run_exit_handlers (exit.c:108)",
+        None,
+    );
+    assert_eq!(
+        (f, g.function.as_deref(), g.file.as_deref(), g.line, g.index),
+        (
+            Format::Valgrind,
+            Some("__run_exit_handlers"),
+            Some("exit.c"),
+            Some(108),
+            None
+        )
+    );
+    let (_, g) = frame_of("   at 0x23D9D97C: ??? (in /opt/x/lib/libx.so.2)", None);
+    assert_eq!(
+        (g.function, g.module.as_deref(), g.index, g.address),
+        (None, Some("libx.so.2"), Some(0), Some(0x23D9_D97C))
+    );
+    assert!(matches!(
+        classify("==31== Invalid free() / delete / delete[] / realloc()", None),
+        Some(Line::Crash { what, .. }) if what.starts_with("valgrind: Invalid free()")
+    ));
+    assert!(matches!(
+        classify("==31== Process terminating with default action of signal 11 (SIGSEGV)", None),
+        Some(Line::Crash { what, .. }) if what == "SIGSEGV"
+    ));
+    for aside in [
+        "==31==  Address 0x5b8e048 is 8 bytes inside a block of size 32 free'd",
+        " Block was alloc'd at",
+        "==31== Conditional jump or move depends on uninitialised value(s)",
+        "==31== 64 bytes in 1 blocks are definitely lost in loss record 3 of 9",
+    ] {
+        assert_eq!(
+            classify(aside, None),
+            Some(Line::Aside(Format::Valgrind)),
+            "{aside}"
+        );
+    }
+    // Prose that names a size is no headline.
+    assert_eq!(classify("The invalid read of size 8 is fixed.", None), None);
+}
