@@ -10,13 +10,15 @@
 #                            /usr/lib/x86_64-linux-gnu/wine/x86_64-windows
 #   npm                      fetches the vendor binaries
 #                            (sample-dumps/vendor/fetch.sh, run by .ci/run)
+#   gdb                      the text-trace round trips on the sample programs
 #   util-linux `script`      the pseudo-terminal of the colour and progress
 #                            bar tests (bsdutils)
 #   groff (groff-base)       reads the generated man pages (tests/reference.rs)
 #   chromium                 renders the HTML report headless (tests/html.rs,
 #                            scripts/html-screenshot.sh)
 #   GNU parallel             runs docs/ci.md's shard recipe (tests/merge.rs)
-#   lldb                     reads the minidumps `convert` writes
+#   lldb                     the text-trace round trips; reads the minidumps
+#                            `convert` writes
 #   g++                      the fuzz build (libFuzzer is C++)
 # lets a process ptrace a sibling (attach tests), which Yama's
 # ptrace_scope 1 (Ubuntu's default) forbids, and fetches the real vendor
@@ -34,8 +36,8 @@ command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
 # gdb: the text-trace round trips (tests/text_traces.rs) run it on tests/programs.
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)
-# lldb: reads the minidumps `convert` writes, as a reader of our own files
-# that is not ours (tests/artifacts.rs).
+# lldb: the text-trace round trips in lldb's words (tests/text_formats.rs),
+# and reads the minidumps `convert` writes (tests/artifacts.rs).
 command -v lldb >/dev/null 2>&1 || missing+=(lldb)
 script --version 2>/dev/null | grep -q util-linux || missing+=(bsdutils)
 command -v groff >/dev/null 2>&1 || missing+=(groff-base)

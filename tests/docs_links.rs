@@ -11,12 +11,6 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Pages that branches under way add (issue #37's text traces, issue
-/// #41's artifacts), linked to already: while one is missing, links to it
-/// are let through; once it exists, this list must lose it (a test says
-/// so), and its links are checked like any other.
-const LANDING: &[&str] = &["docs/text-traces.md"];
-
 /// The README's budget: what it is, a report, the two commands, install,
 /// one example per use, links. The manual is in docs/.
 const README_MAX_LINES: usize = 250;
@@ -162,12 +156,6 @@ fn every_relative_link_and_anchor_resolves() {
                     page.parent().unwrap().join(file)
                 };
                 if !dest.exists() {
-                    let pending = normalize(&dest)
-                        .strip_prefix(root())
-                        .is_ok_and(|d| LANDING.iter().any(|l| d == Path::new(l)));
-                    if pending {
-                        continue;
-                    }
                     problems.push(format!("{name}:{n}: {target}: no such file"));
                     continue;
                 }
@@ -193,34 +181,6 @@ fn every_relative_link_and_anchor_resolves() {
         problems.len(),
         problems.join("\n")
     );
-}
-
-/// `path` with its `.` and `..` parts resolved (it names a file that does
-/// not exist, which `canonicalize` refuses).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// A page of [`LANDING`] that has landed leaves the list, so that its
-/// links are checked.
-#[test]
-fn landing_pages_are_still_to_come() {
-    for page in LANDING {
-        assert!(
-            !root().join(page).exists(),
-            "{page} has landed: remove it from LANDING in tests/docs_links.rs"
-        );
-    }
 }
 
 #[test]

@@ -356,7 +356,7 @@ F0301 10:11:12.345678  4242 pool.cc:88] Check failed: status == cudaSuccess (4 v
     @     0x7f0e1c23e495  __run_exit_handlers
     @     0x7f0e1c23e610  exit
 ",
-        "abort-during-exit",
+        "cuda-runtime-teardown-at-exit",
         "glog",
     ),
     (
@@ -401,6 +401,45 @@ Error: signal 11:
 ",
         "none",
         "backtrace-symbols",
+    ),
+    // CPython's last full collection (_PyGC_CollectNoFail) runs only while
+    // an interpreter is torn down: a paste cut off below it still shows exit.
+    (
+        "gdb-gc-finalization.txt",
+        "\
+Program received signal SIGSEGV, Segmentation fault.
+0x00005555556b1c2e in visit_decref (op=0x7ffff6a3b0f0, parent=<optimized out>) at Modules/gcmodule.c:444
+(gdb) bt
+#0  0x00005555556b1c2e in visit_decref (op=0x7ffff6a3b0f0, parent=<optimized out>) at Modules/gcmodule.c:444
+#1  0x00005555556a0d11 in list_traverse (o=<optimized out>, visit=0x5555556b1c00 <visit_decref>, arg=0x0) at Objects/listobject.c:2652
+#2  0x00005555556b2a40 in subtract_refs (containers=0x555555a0e2c0) at Modules/gcmodule.c:470
+#3  deduce_unreachable (base=0x555555a0e2c0, unreachable=0x7fffffffd8e0) at Modules/gcmodule.c:1094
+#4  0x00005555556b3e12 in gc_collect_main (tstate=0x555555a1b4f8, generation=2, n_collected=0x0, n_uncollectable=0x0, nofail=1) at Modules/gcmodule.c:1214
+#5  0x00005555556b4511 in _PyGC_CollectNoFail (tstate=0x555555a1b4f8) at Modules/gcmodule.c:2171
+#6  0x00005555557c0a33 in ?? ()
+#7  0x00005555557c1b02 in ?? ()
+",
+        "python-gc-crash-at-exit",
+        "gdb",
+    ),
+    // The same collection asked for by gc.collect() during the work.
+    (
+        "gdb-gc-collect-call.txt",
+        "\
+Program received signal SIGSEGV, Segmentation fault.
+0x00005555556b1c2e in visit_decref (op=0x7ffff6a3b0f0, parent=<optimized out>) at Modules/gcmodule.c:444
+(gdb) bt
+#0  0x00005555556b1c2e in visit_decref (op=0x7ffff6a3b0f0, parent=<optimized out>) at Modules/gcmodule.c:444
+#1  0x00005555556a0d11 in list_traverse (o=<optimized out>, visit=0x5555556b1c00 <visit_decref>, arg=0x0) at Objects/listobject.c:2652
+#2  0x00005555556b2a40 in subtract_refs (containers=0x555555a0e2c0) at Modules/gcmodule.c:470
+#3  deduce_unreachable (base=0x555555a0e2c0, unreachable=0x7fffffffd8e0) at Modules/gcmodule.c:1094
+#4  0x00005555556b3e12 in gc_collect_main (tstate=0x555555a1b4f8, generation=2, n_collected=0x0, n_uncollectable=0x0, nofail=1) at Modules/gcmodule.c:1214
+#5  0x00005555556b4511 in gc_collect_impl (module=<optimized out>, generation=2) at Modules/gcmodule.c:1468
+#6  0x00005555557c0a33 in ?? ()
+#7  0x00005555557c1b02 in ?? ()
+",
+        "none",
+        "gdb",
     ),
 ];
 

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 
 use crate::model::{
     offset, BlockKind, Blocked, ExitMarker, ExitStage, Frame, FrameKind, Report, StartupMarker,
-    SymbolSource, Thread, Trust,
+    SymbolSource, Thread, ThreadEnd, Trust,
 };
 
 mod culprit;
@@ -26,6 +26,7 @@ mod exception;
 mod tables;
 
 pub(crate) use culprit::waits_for;
+pub(crate) use exception::fast_fail_name;
 
 use exception::*;
 use tables::*;
@@ -104,9 +105,16 @@ fn classify_in_place(report: &mut Report) {
             Some(_) => None,
             None => exit_in_stack(thread, tables),
         };
+        thread.ending = match (&exiting, &starting) {
+            (None, None) => thread_ending(thread, tables),
+            _ => None,
+        };
         thread.exiting = exiting;
         thread.starting = starting;
-        thread.blocked = blocked_in(thread, tables);
+        // A wait the frames show; else what the source itself knew (a
+        // sampling profiler's thread that never left its frame).
+        let known = thread.blocked.take().filter(|_| !thread.crashing);
+        thread.blocked = blocked_in(thread, tables).or(known);
     }
     // A text trace's log may say so itself (a runtime's own message).
     report.exit_phase.process_exiting =
@@ -133,6 +141,30 @@ fn classify_in_place(report: &mut Report) {
             .position(|&id| id == t.id)
             .unwrap_or(usize::MAX)
     });
+}
+
+/// How many frames from the top a wait may sit and still be the thread's
+/// wait (frames.toml's `waits.depth`).
+pub(crate) fn wait_depth() -> usize {
+    TABLES.wait_depth
+}
+
+/// Whether a function is one a blocked thread waits in (frames.toml's
+/// waits: the system's and the C library's waits, sleeps and blocking
+/// calls), as the exit phase decides a thread is blocked. Text traces ask
+/// it to tell a hang's stack from a crash's when the text names no signal.
+pub(crate) fn is_wait_function(name: &str) -> bool {
+    TABLES
+        .waits
+        .iter()
+        .any(|(_, patterns)| any_match(patterns, name))
+}
+
+/// Whether a module is one whose unnamed top frame means "inside a system
+/// call" (frames.toml's `waits.system_call_modules`): on a thread that was
+/// not running, a wait.
+pub(crate) fn is_system_call_module(module: &str) -> bool {
+    TABLES.syscall_modules.iter().any(|p| p.matches(module))
 }
 
 /// Modules whose names come from debug information (not exports): in
@@ -210,6 +242,35 @@ fn thread_phase(
         });
     }
     (exiting, starting)
+}
+
+/// A thread's own teardown under its start function: the innermost frame
+/// of it, and the start below.
+fn thread_ending(thread: &Thread, tables: &Tables) -> Option<ThreadEnd> {
+    let (index, function, needs_start) = thread.frames.iter().enumerate().find_map(|(i, f)| {
+        f.names().find_map(|n| {
+            if any_match(&tables.thread_exit, n) {
+                Some((i, n.to_string(), false))
+            } else if any_match(&tables.thread_exit_under_start, n) {
+                Some((i, n.to_string(), true))
+            } else {
+                None
+            }
+        })
+    })?;
+    let start = thread.frames[index + 1..].iter().find_map(|f| {
+        f.names()
+            .find(|n| any_match(&tables.thread_starts, n))
+            .map(str::to_string)
+    });
+    if needs_start && start.is_none() {
+        return None;
+    }
+    Some(ThreadEnd {
+        frame_index: index,
+        function,
+        start,
+    })
 }
 
 /// The first stack-search hit in a function that runs only at exit.
@@ -333,6 +394,11 @@ fn exit_not_proven(
     debug_info: &BTreeSet<String>,
 ) -> Option<String> {
     if report.exit_phase.process_exiting || report.exit_phase.process_starting {
+        return None;
+    }
+    // A text log that rules exit out (a test still running when the
+    // process failed).
+    if report.source.exit_ruled_out.is_some() {
         return None;
     }
     let main_running = report.threads.iter().any(|thread| {

@@ -18,7 +18,16 @@ pub(super) struct TableFile {
     program: ProgramFile,
     waits: WaitsFile,
     abort: AbortFile,
+    thread_exit: ThreadExitFile,
     break_in: BreakInFile,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ThreadExitFile {
+    functions: Vec<String>,
+    under_start: Vec<String>,
+    starts: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,6 +123,9 @@ pub(super) struct Tables {
     pub(super) syscall_modules: Vec<Pattern>,
     pub(super) abort_depth: usize,
     pub(super) abort_functions: Vec<Pattern>,
+    pub(super) thread_exit: Vec<Pattern>,
+    pub(super) thread_exit_under_start: Vec<Pattern>,
+    pub(super) thread_starts: Vec<Pattern>,
     pub(super) break_in_functions: Vec<Pattern>,
     pub(super) break_in_modules: Vec<Pattern>,
 }
@@ -172,6 +184,9 @@ impl Tables {
             syscall_modules: list(&file.waits.system_call_modules, Case::Insensitive)?,
             abort_depth: file.abort.depth,
             abort_functions: list(&file.abort.functions, Case::Sensitive)?,
+            thread_exit: list(&file.thread_exit.functions, Case::Sensitive)?,
+            thread_exit_under_start: list(&file.thread_exit.under_start, Case::Sensitive)?,
+            thread_starts: list(&file.thread_exit.starts, Case::Sensitive)?,
             break_in_functions: list(&file.break_in.functions, Case::Sensitive)?,
             break_in_modules: list(&file.break_in.modules, Case::Insensitive)?,
         })

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 mod capture;
 mod converted;
 mod hex;
+mod message;
 mod phase;
 pub mod schema;
 mod stack;
@@ -18,6 +19,7 @@ pub use converted::*;
 use hex::{
     de_hex_list, de_hex_option, de_hex_u32, de_hex_u64, hex_list, hex_option, hex_u32, hex_u64,
 };
+pub use message::*;
 pub use phase::*;
 pub use stack::*;
 
@@ -161,8 +163,22 @@ pub struct Source {
     pub line: Option<usize>,
     /// For text: a runtime's own message near the trace saying the process
     /// was exiting (CPython's finalization, CUDA's "driver shutting down"),
-    /// as the log has it. Exit evidence like an exit frame.
+    /// or the shape of the log (every test had passed before the failure),
+    /// in words that say which fact decided it. Exit evidence like an exit
+    /// frame.
     pub exit_evidence: Option<String>,
+    /// For text: why the log rules exit out (a test was still running when
+    /// the process failed), when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_ruled_out: Option<String>,
+    /// For text: the messages around the trace that say what happened (a
+    /// runtime's fatal error, the C library's heap check, an exit status, a
+    /// test summary), in the order of the log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+    /// For text: the report has no stack, only the log's messages.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub messages_only: bool,
 }
 
 #[derive(
@@ -384,6 +400,11 @@ pub struct Diagnosis {
     pub confidence: f64,
     /// The thread the diagnosis is about.
     pub thread_id: u32,
+    /// The rule's exit is a thread's own exit, not the process's: the
+    /// teardown it names ran as one thread ended (thread-local destructors
+    /// of a worker), while nothing shows the process exiting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub thread_exit: bool,
     /// Set when the rule asks for exit and nothing establishes it (nor
     /// rules it out): why. The diagnosis is then a possible finding only,
     /// ranked after every established one and not counted by

@@ -66,6 +66,18 @@ impl std::fmt::Display for StartupStage {
     }
 }
 
+/// Why a thread is considered to be ending (its own exit, not the
+/// process's): the innermost frame of its teardown.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ThreadEnd {
+    pub frame_index: usize,
+    /// The frame's function (`__call_tls_dtors`, `pthread_exit`, ...).
+    pub function: String,
+    /// The thread's start function below it (`start_thread`, ...), when
+    /// the stack shows it.
+    pub start: Option<String>,
+}
+
 /// Why a thread is considered to be exiting: the innermost exit-time frame.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct ExitMarker {

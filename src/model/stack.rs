@@ -2,7 +2,7 @@
 //! came from, and the functions inlined into it.
 
 use super::hex::{de_hex_option, de_hex_u64, hex_option, hex_u64};
-use super::phase::{Blocked, ExitMarker, StartupMarker, Wait};
+use super::phase::{Blocked, ExitMarker, StartupMarker, ThreadEnd, Wait};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
@@ -20,6 +20,12 @@ pub struct Thread {
     pub exiting_in_stack: Option<ExitMarker>,
     /// Set when the thread is starting the process or loading a module.
     pub starting: Option<StartupMarker>,
+    /// Set when the thread itself is ending while nothing shows the process
+    /// exiting: its own teardown (thread-local and TSD destructors,
+    /// pthread_exit, FLS callbacks) under its start function. Thread exit,
+    /// not process exit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ending: Option<ThreadEnd>,
     /// Set when the thread is blocked in a wait.
     pub blocked: Option<Blocked>,
     /// What it waits for, where the dump tells.
@@ -68,6 +74,7 @@ impl Thread {
             starting: None,
             blocked: None,
             wait: None,
+            ending: None,
             in_system_call: None,
             holds_gil: false,
             walk: Walk::Ok,

@@ -160,19 +160,44 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     let _ = writeln!(s, "{}", p.bold(&format!("== {path}")));
     render_diagnoses(&mut s, report, p);
     if report.source.kind == SourceKind::Text {
-        // A text trace has no process or system record: what it is.
-        let _ = writeln!(
-            s,
-            "Source:    a {} trace in text, from line {}{}",
-            report.source.format.as_deref().unwrap_or("stack"),
-            report.source.line.unwrap_or(1),
-            report
-                .source
-                .exit_evidence
+        // A text trace has no process or system record: what it is, what
+        // decided exit, and what the log said around it.
+        let source = &report.source;
+        if source.messages_only {
+            let _ = writeln!(
+                s,
+                "Source:    the messages of a text log, from line {} (no stack trace)",
+                source.line.unwrap_or(1)
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "Source:    a {} trace in text, from line {}",
+                source.format.as_deref().unwrap_or("stack"),
+                source.line.unwrap_or(1)
+            );
+        }
+        if let Some(said) = &source.exit_evidence {
+            wrap_into(
+                &mut s,
+                "Exit:      ",
+                &format!("the log shows the process exiting: {said}"),
+            );
+        } else if let Some(why) = &source.exit_ruled_out {
+            wrap_into(&mut s, "Exit:      ", &format!("ruled out: {why}"));
+        }
+        for m in &source.messages {
+            let meaning = m
+                .meaning
                 .as_deref()
-                .map(|said| format!("; the log says {:?}", clean(said)))
-                .unwrap_or_default()
-        );
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default();
+            wrap_into(
+                &mut s,
+                "Message:   ",
+                &format!("line {}, {}: {}{meaning}", m.line, m.kind.name(), m.text),
+            );
+        }
     } else if let Some(process) = &report.process {
         let name = clean(process.name.as_deref().unwrap_or("(unknown)"));
         let pid = process
@@ -439,6 +464,13 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         best.confidence,
         thread_label(best.thread_id)
     );
+    if best.thread_exit {
+        wrap_into(
+            s,
+            "    At a thread's exit: ",
+            "the teardown ran as one thread ended, not the process (its thread-local destructors); the same failure at process exit is the rule's",
+        );
+    }
     if let Some(why) = best.not_established() {
         wrap_into(s, "    Possible only: ", &why);
     }

@@ -10,8 +10,35 @@ use super::exception::ExceptionCode;
 use super::schema::{ExampleSpec, Expect};
 use crate::model::{
     Capture, CaptureReason, Exception, Frame, Module, ModuleSymbols, Process, Report, StackHit,
-    Status, SymbolSource, System, Thread, Trust, UnloadedModule, Walk,
+    SymbolSource, System, Thread, Trust, UnloadedModule,
 };
+
+/// The source of an example that names the messages of a text log: a text
+/// report holding them, with the exit evidence they give by themselves.
+fn said_source(said: &[super::schema::SaidSpec]) -> crate::model::Source {
+    if said.is_empty() {
+        return crate::model::Source::default();
+    }
+    let messages: Vec<crate::model::Message> = said
+        .iter()
+        .enumerate()
+        .map(|(i, said)| crate::model::Message {
+            kind: said.kind(),
+            line: i + 1,
+            text: said.text().unwrap_or(said.kind().name()).to_string(),
+            meaning: None,
+        })
+        .collect();
+    crate::model::Source {
+        kind: crate::model::SourceKind::Text,
+        format: Some("messages".to_string()),
+        line: Some(1),
+        exit_evidence: crate::model::exit_said(&messages),
+        exit_ruled_out: None,
+        messages,
+        messages_only: false,
+    }
+}
 
 /// Builds the report an example describes (before exit-phase classification).
 pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
@@ -79,13 +106,8 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             });
         }
         threads.push(Thread {
-            id: spec.id,
             name: spec.name.clone(),
             crashing: spec.crashing,
-            exiting: None,
-            exiting_in_stack: None,
-            starting: None,
-            blocked: None,
             wait: spec.waits_for.as_ref().map(|w| crate::model::Wait {
                 kind: w.kind,
                 address: Some(0x5000_0000 + u64::from(spec.id) * 0x40),
@@ -95,12 +117,9 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 in_module: None,
                 note: None,
             }),
-            in_system_call: None,
-            holds_gil: false,
-            walk: Walk::Ok,
             stack_search,
-            registers: Vec::new(),
             frames,
+            ..Thread::new(spec.id)
         });
     }
     let crashing: Vec<u32> = example
@@ -152,10 +171,6 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         return Err("access needs an exception".to_string());
     }
     Ok(Report {
-        path: String::new(),
-        status: Status::Ok,
-        error: None,
-        error_kind: None,
         process: Some(Process::default()),
         system: Some(System {
             os: if windows { "Windows NT" } else { "Linux" }.to_string(),
@@ -197,13 +212,6 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
                 symbol_source: SymbolSource::None,
             })
             .collect(),
-        warnings: Vec::new(),
-        exit_phase: Default::default(),
-        diagnoses: Vec::new(),
-        crash_signature: None,
-        crash_signature_offsets: false,
-        baseline: None,
-        source: Default::default(),
         capture: example.captured.map(|reason| Capture {
             reason,
             after_seconds: (reason != CaptureReason::Attach).then_some(60.0),
@@ -215,6 +223,7 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
             tool: "signatures test".to_string(),
             kept: None,
         }),
+        ..Report::new(String::new(), said_source(&example.said))
     })
 }
 

@@ -442,6 +442,17 @@ fn compile_conditions(
         .cpp_exception_type
         .as_deref()
         .and_then(|name| pattern(format!("{path}.cpp_exception_type"), name, Case::Sensitive));
+    let said = spec
+        .said
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let text = s
+                .text()
+                .and_then(|t| pattern(format!("{path}.said[{i}].text"), t, Case::Sensitive));
+            (s.kind(), text)
+        })
+        .collect();
     let mut frames = Vec::new();
     for (i, frame) in spec.frames.iter().enumerate() {
         let key = |k: &str| format!("{path}.frames[{i}].{k}");
@@ -525,6 +536,7 @@ fn compile_conditions(
         modules_unloaded,
         functions_absent,
         functions_present,
+        said,
         frames,
     };
     if conditions.specificity() == 0 && conditions.crash.is_none() {
@@ -605,6 +617,10 @@ fn describe_match(spec: &MatchSpec) -> String {
     }
     if !spec.functions_present.is_empty() {
         parts.push(format!("running {}", spec.functions_present.join(", ")));
+    }
+    if !spec.said.is_empty() {
+        let said: Vec<&str> = spec.said.iter().map(|k| k.kind().name()).collect();
+        parts.push(format!("the log says {}", said.join(", ")));
     }
     if parts.is_empty() {
         "no condition".to_string()

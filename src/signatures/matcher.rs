@@ -5,31 +5,23 @@ use super::rule::{Conditions, FramePattern, Rule};
 use super::schema::ThreadChoice;
 use crate::exit_phase::Classified;
 use crate::model::{
-    bare_name, offset, Alternative, Diagnosis, Evidence, ExitStage, Frame, FrameKind, Report,
-    Thread, Trust,
+    bare_name, offset, Alternative, Diagnosis, ExitStage, Frame, FrameKind, Report, Thread, Trust,
 };
 
 mod evidence;
+mod exit;
+mod found;
 mod functions;
+mod process;
 mod waits;
 use evidence::{describe, describe_hit, with_stack_hits};
-use functions::function_facts;
+use exit::{exit_in_stack, exit_unproven};
+use found::{
+    Found, CFI_SCANNED_FRAME, GENERIC_BASE, INFERRED_EXIT, INFERRED_WAIT, MODULE_ONLY_FRAME,
+    SCANNED_FRAME, SPECIFIC_BASE, STACK_SEARCH,
+};
+use process::process_conditions;
 use waits::{holder_phrase, wait_facts};
-
-/// Confidence factors, documented in docs/signatures.md ("Confidence").
-const SPECIFIC_BASE: f64 = 1.0;
-const GENERIC_BASE: f64 = 0.6;
-const SCANNED_FRAME: f64 = 0.8;
-const CFI_SCANNED_FRAME: f64 = 0.9;
-const MODULE_ONLY_FRAME: f64 = 0.85;
-const INFERRED_WAIT: f64 = 0.9;
-const INFERRED_EXIT: f64 = 0.95;
-/// A specific rule whose exit condition could not be established (nothing
-/// proves exit, nothing rules it out): a possible finding only.
-const EXIT_NOT_PROVEN: f64 = 0.6;
-/// Evidence from a return address found by searching stack memory rather
-/// than by walking the stack.
-const STACK_SEARCH: f64 = 0.7;
 
 /// Every rule that matches, the answer first: established findings before
 /// possible ones (docs/signatures.md, "When exit is not established"),
@@ -76,25 +68,6 @@ pub(crate) fn diagnose(rules: &[&Rule], report: &Classified) -> Vec<Diagnosis> {
     found.into_iter().map(|(_, d)| d).collect()
 }
 
-/// Evidence and confidence gathered while checking one thread.
-struct Found {
-    evidence: Vec<Evidence>,
-    confidence: f64,
-    /// Why exit, which the rule asks for, is not established: the match is
-    /// a possible finding only.
-    possible: Option<String>,
-}
-
-impl Found {
-    fn fact(&mut self, thread: Option<u32>, frame: Option<usize>, fact: String) {
-        self.evidence.push(Evidence {
-            thread_id: thread,
-            frame_index: frame,
-            fact,
-        });
-    }
-}
-
 fn match_conditions(
     rule: &Rule,
     index: usize,
@@ -109,6 +82,7 @@ fn match_conditions(
             SPECIFIC_BASE
         },
         possible: None,
+        thread_exit: false,
     };
     if !process_conditions(rule, c, report, &mut found) {
         return None;
@@ -137,6 +111,7 @@ fn match_conditions(
             evidence: Vec::new(),
             confidence: 1.0,
             possible: None,
+            thread_exit: false,
         };
         thread_conditions(rule, c, report, thread, &mut here).then_some((thread, here))
     })?;
@@ -156,6 +131,7 @@ fn match_conditions(
         generic: rule.generic,
         confidence: (found.confidence * 100.0).round() / 100.0,
         thread_id: thread.id,
+        thread_exit: found.thread_exit,
         possible,
         alternative: Alternative {
             index,
@@ -172,257 +148,6 @@ fn match_conditions(
             .map(|fixed| super::versions::check(fixed, report)),
         waits_for: crate::exit_phase::waits_for(report, thread.id),
     })
-}
-
-/// An exit condition met by a thread's stack memory instead of its walked
-/// frames, for rules that allow stack-search evidence.
-fn exit_in_stack(c: &Conditions, thread: &Thread, found: &mut Found) -> bool {
-    if !c.stack_search {
-        return false;
-    }
-    let Some(marker) = &thread.exiting_in_stack else {
-        return false;
-    };
-    let Some(hit) = thread.stack_search.get(marker.frame_index) else {
-        return false;
-    };
-    found.fact(
-        Some(thread.id),
-        None,
-        format!(
-            "{}; it runs only at exit ({})",
-            describe_hit(thread, hit),
-            marker.stage
-        ),
-    );
-    found.confidence *= STACK_SEARCH;
-    true
-}
-
-/// A specific rule's exit condition that does not hold may still be met
-/// softly: when the stacks neither prove exit nor rule it out, the rule's
-/// other evidence stands, at lower confidence, as a *possible* finding
-/// with the missing fact said. Only evidence that itself happens only at
-/// exit or unload establishes exit: the exit-only function groups
-/// (functions.toml), which the exit-phase tables hold, and unloaded
-/// modules. Generic rules are about exit itself and are never met this way.
-fn exit_unproven(rule: &Rule, report: &Report, found: &mut Found) -> bool {
-    let Some(why) = report.exit_phase.exit_not_proven.as_deref() else {
-        return false;
-    };
-    if rule.generic {
-        return false;
-    }
-    found.fact(None, None, format!("exit not established: {why}"));
-    found.confidence *= EXIT_NOT_PROVEN;
-    found.possible = Some(why.to_string());
-    true
-}
-
-/// Conditions on the dump as a whole.
-fn process_conditions(rule: &Rule, c: &Conditions, report: &Report, found: &mut Found) -> bool {
-    if let Some(want) = c.crash {
-        if report.crashed() != want {
-            return false;
-        }
-    }
-    if let Some(want) = c.deadlock {
-        let cycle = report.exit_phase.deadlock.as_ref();
-        if cycle.is_some() != want {
-            return false;
-        }
-        if let Some(cycle) = cycle {
-            found.fact(
-                None,
-                None,
-                format!(
-                    "the threads wait for each other: {}",
-                    crate::model::describe_cycle(cycle)
-                ),
-            );
-        }
-    }
-    if let Some(want) = c.captured {
-        let Some(capture) = report.capture.as_ref().filter(|c| c.reason == want) else {
-            return false;
-        };
-        found.fact(None, None, format!("the dump was {}", capture.describe()));
-    }
-    if !c.exception.is_empty() {
-        let Some(exception) = report.exception.as_ref().filter(|e| e.crash) else {
-            return false;
-        };
-        let windows = report
-            .system
-            .as_ref()
-            .is_some_and(|s| s.os.starts_with("Windows"));
-        let hit = c
-            .exception
-            .iter()
-            .find(|want| exception.code == want.code && (!want.signal || !windows));
-        let Some(hit) = hit else { return false };
-        found.fact(
-            Some(exception.thread_id),
-            None,
-            format!(
-                "exception {:#x} {} ({})",
-                exception.code, exception.name, hit.written
-            ),
-        );
-    }
-    if let Some(want) = c.abort {
-        let abort = report
-            .exception
-            .as_ref()
-            .filter(|e| e.crash)
-            .and_then(|e| e.abort.as_deref().map(|why| (e.thread_id, why)));
-        if abort.is_some() != want {
-            return false;
-        }
-        if let Some((thread, why)) = abort {
-            found.fact(Some(thread), None, format!("the process aborted: {why}"));
-        }
-    }
-    if !access_conditions(c, report, found) {
-        return false;
-    }
-    if let Some(wanted) = &c.cpp_exception_type {
-        let Some(e) = report.exception.as_ref().filter(|e| e.crash) else {
-            return false;
-        };
-        // The crash's own C++ exception, or one whose dispatch the crash
-        // (std::terminate's abort) interrupted.
-        let own = e.cpp_type.as_deref().filter(|t| wanted.matches(t));
-        let in_flight = e
-            .cpp_in_flight
-            .as_ref()
-            .filter(|f| wanted.matches(&f.cpp_type));
-        match (own, in_flight) {
-            (Some(thrown), _) => found.fact(
-                Some(e.thread_id),
-                None,
-                format!("the C++ exception thrown is a {thrown}"),
-            ),
-            (None, Some(f)) => found.fact(
-                Some(e.thread_id),
-                None,
-                format!(
-                    "a C++ exception of type {} was being dispatched when the process crashed (its record is on the stack at {})",
-                    f.cpp_type,
-                    crate::model::hex(f.record_address)
-                ),
-            ),
-            (None, None) => return false,
-        }
-    }
-    if let Some(want) = c.process_exiting {
-        let in_stack = || report.threads.iter().find(|t| t.exiting_in_stack.is_some());
-        if report.exit_phase.process_exiting != want
-            && !(want
-                && (in_stack().is_some_and(|t| exit_in_stack(c, t, found))
-                    || exit_unproven(rule, report, found)))
-        {
-            return false;
-        }
-        if want {
-            let exiting = report
-                .threads
-                .iter()
-                .find_map(|t| t.exiting.as_ref().map(|m| (t, m)));
-            if let Some((thread, marker)) = exiting {
-                found.fact(
-                    Some(thread.id),
-                    Some(marker.frame_index),
-                    format!(
-                        "the process is exiting: thread {} is in {} ({})",
-                        thread.id, marker.stage, marker.function
-                    ),
-                );
-            } else if let Some(said) = &report.source.exit_evidence {
-                found.fact(
-                    None,
-                    None,
-                    format!("the process is exiting: the log says {said:?}"),
-                );
-            }
-        }
-    }
-    for pattern in &c.modules_loaded {
-        let Some(module) = report.modules.iter().find(|m| pattern.matches(&m.name)) else {
-            return false;
-        };
-        found.fact(None, None, format!("{} is loaded", module.name));
-    }
-    for pattern in &c.modules_unloaded {
-        let Some(module) = report
-            .unloaded_modules
-            .iter()
-            .find(|m| pattern.matches(&m.name))
-        else {
-            return false;
-        };
-        found.fact(None, None, format!("{} was unloaded", module.name));
-    }
-    let Some(facts) = function_facts(c, report) else {
-        return false;
-    };
-    for (thread, frame, fact) in facts {
-        found.fact(thread, frame, fact);
-    }
-    true
-}
-
-/// Where the data address of an access fault lies: a COM call on a released
-/// object faults reading its vtable, so the instruction pointer is in the
-/// caller and only the data address tells whose memory it was.
-fn access_conditions(c: &Conditions, report: &Report, found: &mut Found) -> bool {
-    if c.access_in_unloaded_module.is_none() && c.access_in_module.is_none() {
-        return true;
-    }
-    let Some(exception) = report.exception.as_ref().filter(|e| e.crash) else {
-        return false;
-    };
-    let Some(address) = exception.access_address else {
-        return false;
-    };
-    let inside = |base: u64, size: u64| address >= base && address - base < size;
-    if let Some(wanted) = &c.access_in_unloaded_module {
-        let Some(module) = report
-            .unloaded_modules
-            .iter()
-            .find(|m| inside(m.base, m.size) && wanted.as_ref().is_none_or(|p| p.matches(&m.name)))
-        else {
-            return false;
-        };
-        found.fact(
-            Some(exception.thread_id),
-            None,
-            format!(
-                "the faulting access {address:#x} lies in unloaded {} + {:#x}",
-                module.name,
-                address - module.base
-            ),
-        );
-    }
-    if let Some(wanted) = &c.access_in_module {
-        let Some(module) = report
-            .modules
-            .iter()
-            .find(|m| inside(m.base, m.size) && wanted.matches(&m.name))
-        else {
-            return false;
-        };
-        found.fact(
-            Some(exception.thread_id),
-            None,
-            format!(
-                "the faulting access {address:#x} lies in {} + {:#x}",
-                module.name,
-                address - module.base
-            ),
-        );
-    }
-    true
 }
 
 /// Conditions on the chosen thread.

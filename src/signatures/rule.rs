@@ -74,6 +74,8 @@ pub struct Conditions {
     pub modules_unloaded: Vec<Pattern>,
     pub functions_absent: Vec<Pattern>,
     pub functions_present: Vec<Pattern>,
+    /// Messages the text log holds: a kind, and a pattern on the text.
+    pub said: Vec<(crate::model::MessageKind, Option<Pattern>)>,
     pub frames: Vec<FramePattern>,
 }
 
@@ -110,7 +112,8 @@ impl Conditions {
             + (self.modules_loaded.len()
                 + self.modules_unloaded.len()
                 + self.functions_absent.len()
-                + self.functions_present.len()) as u32
+                + self.functions_present.len()
+                + self.said.len()) as u32
     }
 }
 

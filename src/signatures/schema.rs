@@ -92,8 +92,41 @@ pub(crate) struct MatchSpec {
     /// statically linked interpreter has no module for it).
     #[serde(default)]
     pub functions_present: Vec<String>,
+    /// Messages the text log must hold (a text trace's `source.messages`,
+    /// by kind: `cuda-runtime-unloading`, `python-finalizing`, ...), each
+    /// as a fact like a frame.
+    #[serde(default)]
+    pub said: Vec<SaidSpec>,
     #[serde(default)]
     pub frames: Vec<FrameSpec>,
+}
+
+/// A message a rule asks the log for: its kind (`"terminate"`), or its
+/// kind and a pattern its text or meaning must match (`{ kind =
+/// "exception-what", text = 're:OrtEnv::Release' }`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum SaidSpec {
+    Kind(crate::model::MessageKind),
+    Text {
+        kind: crate::model::MessageKind,
+        text: String,
+    },
+}
+
+impl SaidSpec {
+    pub(crate) fn kind(&self) -> crate::model::MessageKind {
+        match self {
+            SaidSpec::Kind(kind) | SaidSpec::Text { kind, .. } => *kind,
+        }
+    }
+
+    pub(crate) fn text(&self) -> Option<&str> {
+        match self {
+            SaidSpec::Kind(_) => None,
+            SaidSpec::Text { text, .. } => Some(text),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -157,6 +190,10 @@ pub struct ExampleSpec {
     /// Why the dump was taken (`hang-timeout`, `crash`, `attach`), as
     /// `run` or `attach` would record it.
     pub captured: Option<CaptureReason>,
+    /// Messages a text log held around the stacks, by kind (a report of a
+    /// text trace); messages alone when `threads` has no frames.
+    #[serde(default)]
+    pub said: Vec<SaidSpec>,
     pub threads: Vec<ExampleThread>,
 }
 

@@ -13,7 +13,7 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     if raw.len() > MAX_LINE {
         return None;
     }
-    let mut line = strip_ansi(raw);
+    let mut line = unlink_hex_words(strip_ansi(raw));
     // GitLab's collapsible sections: `section_start:1700000000:name[...]`.
     if let Some(at) = line
         .find("section_start:")
@@ -79,6 +79,26 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
         return Some(format!("{}{}", &unbold[..indent], &unbold[indent + 2..]));
     }
     Some(text.to_string())
+}
+
+/// Whether a raw line marks the edge of a block a person or a CI system
+/// drew around part of a log: a Markdown fence (```` ``` ````, `~~~`), a
+/// GitHub Actions group (`##[group]`, `##[endgroup]`), a GitLab section
+/// marker, an HTML `<details>` block of an issue. Traces do not run across
+/// such an edge unless the frames go on counting (split.rs).
+pub(super) fn is_boundary(raw: &str) -> bool {
+    let line = raw.trim();
+    // Quoting in issue text (`> ```).
+    let line = line.trim_start_matches(['>', ' ']);
+    let line = strip_timestamp(line).trim();
+    line.starts_with("```")
+        || (line.len() >= 3 && line.bytes().all(|b| b == b'~'))
+        || line.starts_with("##[group]")
+        || line.starts_with("##[endgroup]")
+        || line.contains("section_start:")
+        || line.contains("section_end:")
+        || line.starts_with("<details")
+        || line.starts_with("</details")
 }
 
 /// Markdown's indentation of a pasted block (a 4-space code block, a
@@ -177,6 +197,49 @@ fn strip_ansi(text: &str) -> String {
     out
 }
 
+/// Addresses an issue tracker turned into links (a tracker migrated from
+/// another one links every hex word that could be a commit: `[1e7e0000
+/// (bb)](https://.../commits/1e7e0000)`): each such link is its hex word
+/// again, so a debugger's columns read as it printed them. A link cut off
+/// before its `)` (a paste that ends mid-line) ends the line. Links whose
+/// text is anything else are left alone.
+fn unlink_hex_words(line: String) -> String {
+    if !line.contains("](") {
+        return line;
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line.as_str();
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find("](") else {
+            break;
+        };
+        let inner = &after[..close];
+        let word = inner.split(' ').next().unwrap_or("");
+        let tag = inner[word.len()..].trim();
+        let hex_word = (8..=17).contains(&word.len())
+            && word.bytes().all(|b| b.is_ascii_hexdigit() || b == b'`')
+            && (tag.is_empty() || (tag.starts_with('(') && tag.ends_with(')')));
+        if !hex_word {
+            out.push_str(&rest[..open + 1]);
+            rest = after;
+            continue;
+        }
+        out.push_str(&rest[..open]);
+        out.push_str(word);
+        let target = &after[close + 2..];
+        match target.find(')') {
+            Some(end) => rest = &target[end + 1..],
+            None => {
+                rest = "";
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A leading ISO 8601 timestamp, as GitHub Actions (`2024-05-01T12:00:00.1234567Z `)
 /// and many loggers print it, with its separator.
 fn strip_timestamp(text: &str) -> &str {
@@ -265,6 +328,20 @@ mod tests {
             (
                 "*** Check failure stack trace: ***",
                 Some("*** Check failure stack trace: ***"),
+            ),
+            // Hex words a tracker linked, one cut off mid-link; other
+            // links stay.
+            (
+                "0012ff40 [7c8130a1 (bb)](https://example.org/c/7c8130a1) [00000000](https://example.org/c/0) app!Run+0x12",
+                Some("0012ff40 7c8130a1 00000000 app!Run+0x12"),
+            ),
+            (
+                "0012ff60 [7c81aaaa (bb)](https://example.org/c/7",
+                Some("0012ff60 7c81aaaa"),
+            ),
+            (
+                "see [the docs](https://example.org/x) and [deadbeef is here](https://e.org)",
+                Some("see [the docs](https://example.org/x) and [deadbeef is here](https://e.org)"),
             ),
         ];
         for (raw, want) in cases {

@@ -1,94 +1,53 @@
-//! A trace as read, and the report made of it: threads and frames as the
-//! text gave them, the crash it names (or its frames show), the exit the
-//! log states, and what the text left out.
+//! The report made of a trace as read (trace.rs): threads and frames as the
+//! text gave them, what stopped the process (stop.rs), the messages around
+//! it (messages.rs), the exit the log states (evidence.rs), and what the
+//! text left out. A log with messages but no stack gives a report of its
+//! messages alone, which says so.
 
 use crate::model::{
-    Exception, Frame, FrameKind, Module, ModuleSymbols, Process, Report, Source, SourceKind,
-    Status, SymbolSource, System, Thread, Walk,
+    Blocked, Exception, Frame, FrameKind, Message, Module, ModuleSymbols, Process, Report, Source,
+    SourceKind, SymbolSource, System, Thread,
 };
 
-use super::lines::{classify, Format, Line, TextFrame};
+use super::evidence::{exit_evidence, exit_ruled_out};
+use super::formats::{Format, TextFrame};
+use super::stop::{self, Stop};
+use super::trace::Trace;
 
-/// Lines before a trace searched for what the runtime said (the crash, the
-/// exit), and after it.
-const CONTEXT_BEFORE: usize = 40;
-const CONTEXT_AFTER: usize = 20;
-
-/// The lines around a trace searched for what the runtime said: up to
-/// CONTEXT_BEFORE before it and CONTEXT_AFTER after, never into the traces
-/// before and after it (`trace.around`).
-fn context(trace: &Trace, lines: &[Option<String>]) -> (usize, usize) {
-    let (after_previous, before_next) = trace.around;
-    let from = trace
-        .first_line
-        .saturating_sub(CONTEXT_BEFORE + 1)
-        .max(after_previous);
-    let to = (trace.last_line + CONTEXT_AFTER)
-        .min(lines.len())
-        .min(before_next.saturating_sub(1).max(trace.last_line));
-    (from, to.max(from))
-}
-
-/// One trace as read.
-#[derive(Debug, Default)]
-pub(super) struct Trace {
-    /// The last line of the trace before this one and the first of the
-    /// one after (0 and `usize::MAX` when there are none).
-    pub(super) around: (usize, usize),
-    pub(super) format: Option<Format>,
-    /// 1-based line numbers.
-    pub(super) first_line: usize,
-    pub(super) last_line: usize,
-    pub(super) threads: Vec<TextThread>,
-    pub(super) crash: Option<(String, Option<u64>)>,
-    pub(super) elided: bool,
-}
-
-#[derive(Debug, Default)]
-pub(super) struct TextThread {
-    /// The debugger's own number for it (gdb's `Thread 2`).
-    pub(super) number: Option<u64>,
-    pub(super) id: Option<u64>,
-    pub(super) name: Option<String>,
-    pub(super) current: bool,
-    /// WinDbg's `#` mark: the thread of the last event.
-    pub(super) event: bool,
-    pub(super) frames: Vec<TextFrame>,
-    pub(super) format: Option<Format>,
-}
-
-impl Trace {
-    pub(super) fn has_frames(&self) -> bool {
-        self.threads.iter().any(|t| !t.frames.is_empty())
-    }
-
-    pub(super) fn thread(&mut self) -> &mut TextThread {
-        if self.threads.is_empty() {
-            self.threads.push(TextThread::default());
-        }
-        self.threads.last_mut().expect("a thread")
-    }
-}
-
-pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
+/// The report of one trace, with the log's messages around it.
+pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Message]) -> Report {
     let format = trace.format.unwrap_or(Format::Gdb);
-    let mut threads = Vec::new();
-    let mut modules: Vec<String> = Vec::new();
-    let crash = trace
+    let window = trace.context(lines.len());
+    let stop = trace
         .crash
         .clone()
-        .or_else(|| crash_near(trace, lines))
-        .or_else(|| crash_in_frames(trace, lines));
+        .map(|(what, thread)| Stop {
+            what,
+            thread,
+            inferred: None,
+            parameters: Vec::new(),
+        })
+        .or_else(|| stop::crash_near(lines, window))
+        .or_else(|| stop::crash_in_frames(trace, lines))
+        .or_else(|| stop::from_messages(messages))
+        .or_else(|| stop::inferred(trace));
+    let failure = match trace.crash_line {
+        0 => trace.first_line,
+        line => line,
+    };
+    let mut modules: Vec<String> = Vec::new();
+    let mut threads = Vec::new();
     // Which thread crashed: the one the crash line names (by the
     // debugger's number for it, or its id), else the one the format marks
     // as the last event's (WinDbg's `#`), else as current, else the first.
-    let crashing = crash.as_ref().map(|(_, named)| {
-        let threads = || trace.threads.iter();
-        threads()
-            .position(|t| named.is_some() && t.number == *named)
-            .or_else(|| threads().position(|t| named.is_some() && t.id == *named))
-            .or_else(|| trace.threads.iter().position(|t| t.event))
-            .or_else(|| trace.threads.iter().position(|t| t.current))
+    let crashing = stop.as_ref().map(|stop| {
+        let named = stop.thread;
+        let all = || trace.threads.iter();
+        all()
+            .position(|t| named.is_some() && t.number == named)
+            .or_else(|| all().position(|t| named.is_some() && t.id == named))
+            .or_else(|| all().position(|t| t.event))
+            .or_else(|| all().position(|t| t.current))
             .unwrap_or(0)
     });
     for (i, text_thread) in trace.threads.iter().enumerate() {
@@ -97,9 +56,18 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
         if text_thread.frames.is_empty() && Some(i) != crashing {
             continue;
         }
-        let outermost_first = text_thread.format.unwrap_or(format).outermost_first();
-        let mut frames: Vec<&TextFrame> = text_thread.frames.iter().collect();
-        if outermost_first {
+        let thread_format = text_thread.format.unwrap_or(format);
+        // A sampled call tree: its busiest path.
+        let path;
+        let mut stuck = None;
+        let mut frames: Vec<&TextFrame> = if thread_format == Format::Spindump {
+            path = super::formats::busiest_path(&text_thread.frames);
+            stuck = super::formats::every_sample_in(&path);
+            path.iter().collect()
+        } else {
+            text_thread.frames.iter().collect()
+        };
+        if thread_format.outermost_first() {
             frames.reverse();
         }
         let frames: Vec<Frame> = frames
@@ -114,35 +82,127 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
                 to_frame(index, f)
             })
             .collect();
-        threads.push(Thread {
-            // Text gives thread ids only sometimes: otherwise their order.
-            id: text_thread.id.map_or(i as u32 + 1, |id| id as u32),
-            name: text_thread.name.clone(),
-            crashing: Some(i) == crashing,
-            exiting: None,
-            exiting_in_stack: None,
-            starting: None,
-            blocked: None,
-            wait: None,
-            in_system_call: None,
-            holds_gil: false,
-            walk: Walk::Ok,
-            frames,
-            stack_search: Vec::new(),
-            registers: Vec::new(),
+        // Text gives thread ids only sometimes: otherwise their order.
+        let id = text_thread.id.map_or(i as u32 + 1, |id| id as u32);
+        let mut thread = thread(id, text_thread.name.clone(), Some(i) == crashing, frames);
+        // Every sample in one frame: stuck there, whether in a wait the
+        // frames name or not (a wait they name is found from them).
+        thread.blocked = stuck.and_then(|samples| {
+            let top = thread.frames.first()?;
+            let name = top.function.clone().or_else(|| top.module.clone())?;
+            Some(Blocked {
+                frame_index: 0,
+                function: format!("{name} (all {samples} samples there)"),
+                certain: true,
+                kind: None,
+            })
         });
+        threads.push(thread);
     }
     threads.sort_by_key(|t| !t.crashing);
-    let windows = is_windows(trace, &modules, crash.as_ref().map(|(w, _)| w.as_str()));
-    let exception = crash.as_ref().and_then(|(what, _)| {
+    let mut warnings = Vec::new();
+    if trace.elided {
+        warnings.push("the trace leaves frames out ([External Code], `...` or a note): what is shown is not the whole stack".to_string());
+    }
+    match &stop {
+        None if trace.interrupted => warnings.push(
+            "a debugger or the user stopped the process (no crash): read as a hang or a live stack"
+                .to_string(),
+        ),
+        None => {
+            warnings.push("the text names no crash: read as a hang or a live stack".to_string())
+        }
+        Some(Stop {
+            inferred: Some(why),
+            ..
+        }) => warnings.push(why.clone()),
+        Some(_) => {}
+    }
+    if format == Format::WinDbg {
+        warnings.push(
+            "WinDbg names modules without their extension: each is taken as NAME.dll".to_string(),
+        );
+    }
+    let windows = stop::is_windows(trace, &modules, stop.as_ref().map(|s| s.what.as_str()));
+    let source = Source {
+        kind: SourceKind::Text,
+        format: Some(format.name().to_string()),
+        line: Some(trace.first_line),
+        exit_evidence: exit_evidence(messages, lines, window, failure),
+        exit_ruled_out: exit_ruled_out(messages, failure),
+        messages: messages.to_vec(),
+        messages_only: false,
+    };
+    assemble(threads, modules, stop, windows, warnings, source)
+}
+
+/// A report of messages alone (a log that says what happened and shows no
+/// stack): one thread without frames stands for the process, and the
+/// report says it has nothing else. `window` is where the messages were
+/// read (0-based, end exclusive), `failure` the line of the failure.
+pub(super) fn from_messages(
+    messages: &[Message],
+    lines: &[Option<String>],
+    window: (usize, usize),
+    failure: usize,
+) -> Report {
+    let stop = stop::from_messages(messages);
+    let windows = stop
+        .as_ref()
+        .is_some_and(|s| stop::is_windows(&Trace::default(), &[], Some(&s.what)))
+        || messages
+            .iter()
+            .any(|m| m.kind == crate::model::MessageKind::WindowsErrorReport);
+    let threads = vec![thread(1, None, stop.is_some(), Vec::new())];
+    let first = messages.first().map_or(failure, |m| m.line);
+    let last = messages.last().map_or(failure, |m| m.line);
+    let warnings = vec![format!(
+        "no stack trace in the text: this report is built from the log's messages alone (lines {first}-{last})"
+    )];
+    let source = Source {
+        kind: SourceKind::Text,
+        format: Some("messages".to_string()),
+        line: Some(first),
+        exit_evidence: exit_evidence(messages, lines, window, failure),
+        exit_ruled_out: exit_ruled_out(messages, failure),
+        messages: messages.to_vec(),
+        messages_only: true,
+    };
+    assemble(threads, Vec::new(), stop, windows, warnings, source)
+}
+
+fn thread(id: u32, name: Option<String>, crashing: bool, frames: Vec<Frame>) -> Thread {
+    Thread {
+        name,
+        crashing,
+        frames,
+        ..Thread::new(id)
+    }
+}
+
+/// The report's common parts: the exception of the stop, the system, the
+/// modules the frames named.
+fn assemble(
+    threads: Vec<Thread>,
+    modules: Vec<String>,
+    stop: Option<Stop>,
+    windows: bool,
+    warnings: Vec<String>,
+    source: Source,
+) -> Report {
+    let exception = stop.as_ref().and_then(|stop| {
         let thread = threads.iter().find(|t| t.crashing)?;
-        let (code, name) = crash_code(what, windows);
+        let (code, name) = stop::code(&stop.what, windows);
+        let mut parameters = stop.parameters.clone();
+        if code == 0xC000_0409 && parameters.is_empty() {
+            parameters.extend(stop::fast_fail_code(&source.messages));
+        }
         Some(Exception {
             code,
             name,
             address: 0,
             access_address: None,
-            parameters: Vec::new(),
+            parameters,
             abort: None,
             cpp_type: None,
             cpp_in_flight: None,
@@ -152,23 +212,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
             ip_in_no_module: false,
         })
     });
-    let mut warnings = Vec::new();
-    if trace.elided {
-        warnings.push("the trace leaves frames out ([External Code], `...` or a note): what is shown is not the whole stack".to_string());
-    }
-    if crash.is_none() {
-        warnings.push("the text names no crash: read as a hang or a live stack".to_string());
-    }
-    if format == Format::WinDbg {
-        warnings.push(
-            "WinDbg names modules without their extension: each is taken as NAME.dll".to_string(),
-        );
-    }
     Report {
-        path: String::new(),
-        status: Status::Ok,
-        error: None,
-        error_kind: None,
         process: Some(Process::default()),
         system: Some(System {
             os: if windows {
@@ -204,20 +248,8 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>]) -> Report {
                 unwind_info: None,
             })
             .collect(),
-        unloaded_modules: Vec::new(),
         warnings,
-        exit_phase: Default::default(),
-        diagnoses: Vec::new(),
-        crash_signature: None,
-        crash_signature_offsets: false,
-        baseline: None,
-        capture: None,
-        source: Source {
-            kind: SourceKind::Text,
-            format: Some(format.name().to_string()),
-            line: Some(trace.first_line),
-            exit_evidence: exit_said(trace, lines),
-        },
+        ..Report::new(String::new(), source)
     }
 }
 
@@ -234,245 +266,4 @@ fn to_frame(index: usize, f: &TextFrame) -> Frame {
         frame.kind = FrameKind::Python;
     }
     frame
-}
-
-/// A crash named near the trace but outside it (faulthandler's "Fatal
-/// Python error" a few lines up, an exit status after it).
-fn crash_near(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option<u64>)> {
-    let (from, to) = context(trace, lines);
-    lines[from..to].iter().flatten().find_map(|line| {
-        let lower = line.to_ascii_lowercase();
-        if let Some(Line::Crash { what, thread }) = classify(line, None) {
-            return Some((what, thread));
-        }
-        if let Some(c) = super::parse::SIGNAL_SAID.captures(line) {
-            let name = match c.get(1).map(|n| n.as_str()) {
-                Some("4") => "SIGILL".to_string(),
-                Some("6") => "SIGABRT".to_string(),
-                Some("7") => "SIGBUS".to_string(),
-                Some("8") => "SIGFPE".to_string(),
-                Some(_) => "SIGSEGV".to_string(),
-                None => c[2].to_ascii_uppercase(),
-            };
-            return Some((name, None));
-        }
-        for (needle, what) in [
-            ("0xc0000005", "access violation"),
-            ("3221225477", "access violation"),
-            ("-1073741819", "access violation"),
-            ("0xc0000409", "stack buffer overrun"),
-            ("0xc0000374", "heap corruption"),
-            ("segmentation fault", "SIGSEGV"),
-            ("exit code 139", "SIGSEGV"),
-            ("exit code 134", "SIGABRT"),
-        ] {
-            if lower.contains(needle) {
-                return Some((what.to_string(), None));
-            }
-        }
-        None
-    })
-}
-
-/// A crash the frames themselves show when no line names one: a thread
-/// in `abort`/`raise` near its top (the process aborting), Rust's panic
-/// entry points (a panic), or gdb's
-/// `<signal handler called>` frame (a signal was being handled).
-fn crash_in_frames(trace: &Trace, lines: &[Option<String>]) -> Option<(String, Option<u64>)> {
-    const ABORTING: [&str; 9] = [
-        "raise",
-        "abort",
-        "__GI_raise",
-        "__GI_abort",
-        "__pthread_kill",
-        "__pthread_kill_implementation",
-        "pthread_kill",
-        "__abort_message",
-        "std::terminate",
-    ];
-    for thread in &trace.threads {
-        let aborting = thread.frames.iter().take(8).any(|f| {
-            f.function
-                .as_deref()
-                .map(crate::model::bare_name)
-                .is_some_and(|name| {
-                    ABORTING.contains(&name.trim_start_matches('_').trim_start_matches("GI_"))
-                        || ABORTING.contains(&name)
-                })
-        });
-        if aborting {
-            return Some((
-                "abort (the trace shows the process aborting)".to_string(),
-                thread.id,
-            ));
-        }
-        // Rust's panic entry points: a backtrace pasted without its
-        // `thread '...' panicked` line still shows the panic.
-        let panicking = thread.frames.iter().take(16).any(|f| {
-            f.function.as_deref().is_some_and(|name| {
-                name == "rust_begin_unwind"
-                    || name.ends_with("rust::rust_begin_unwind")
-                    || name.starts_with("core::panicking::panic")
-                    || name.starts_with("std::panicking::begin_panic")
-            })
-        });
-        if panicking {
-            return Some((
-                "panic (the trace shows a Rust panic)".to_string(),
-                thread.id,
-            ));
-        }
-    }
-    // A call through a null pointer: the top frame at address 0.
-    if let Some(thread) = trace.threads.iter().find(|t| {
-        t.frames
-            .first()
-            .is_some_and(|f| f.address == Some(0) && f.function.is_none())
-    }) {
-        return Some((
-            "segmentation fault (the top frame is at address 0)".to_string(),
-            thread.id,
-        ));
-    }
-    let from = trace.first_line.saturating_sub(1);
-    let to = trace.last_line.min(lines.len());
-    lines[from..to]
-        .iter()
-        .flatten()
-        .any(|l| l.contains("<signal handler called>"))
-        .then(|| {
-            (
-                "signal (a signal handler frame in the trace)".to_string(),
-                None,
-            )
-        })
-}
-
-/// A runtime's own words, near the trace, that the process was exiting.
-fn exit_said(trace: &Trace, lines: &[Option<String>]) -> Option<String> {
-    const SAID: [&str; 10] = [
-        "python is finalizing",
-        "at interpreter shutdown",
-        "interpreter is finalizing",
-        "likely shutting down",
-        "during python finalization",
-        "_py_finalize",
-        "driver shutting down",
-        "cudaerrorcudartunloading",
-        "cuda driver is shutting down",
-        "is in the process of shutting down",
-    ];
-    let (from, to) = context(trace, lines);
-    let said = lines[from..to].iter().flatten().find_map(|line| {
-        let lower = line.to_ascii_lowercase();
-        SAID.iter()
-            .any(|said| lower.contains(said))
-            .then(|| line.trim().chars().take(200).collect())
-    });
-    said.or_else(|| rust_main_tls_destroyed(&lines[from..to]))
-}
-
-/// Rust's panic when the main thread uses a thread-local whose destructor
-/// already ran (`thread 'main' panicked at ...` with "cannot access a
-/// Thread Local Storage value during or after destruction", or the older
-/// "a TLS value during or after it is destroyed", on the same line or the
-/// next). The main thread's thread-locals are destroyed only by process
-/// exit (glibc and macOS run them from exit(), Windows from the process
-/// detach callback); another thread's die when that thread ends, which
-/// says nothing of the process.
-fn rust_main_tls_destroyed(lines: &[Option<String>]) -> Option<String> {
-    let lines: Vec<&str> = lines.iter().flatten().map(String::as_str).collect();
-    lines.iter().enumerate().find_map(|(i, line)| {
-        let panicked = line.trim_start().starts_with("thread 'main' panicked");
-        let tls = |l: &str| l.contains("value during or after") && l.contains("destr");
-        let said = [Some(*line), lines.get(i + 1).copied()]
-            .into_iter()
-            .flatten()
-            .find(|l| tls(l))?;
-        panicked.then(|| said.trim().chars().take(200).collect())
-    })
-}
-
-fn is_windows(trace: &Trace, modules: &[String], crash: Option<&str>) -> bool {
-    matches!(trace.format, Some(Format::WinDbg | Format::VisualStudio))
-        || modules.iter().any(|m| {
-            let m = m.to_ascii_lowercase();
-            m.ends_with(".dll")
-                || m.ends_with(".exe")
-                || m.ends_with(".pyd")
-                || m == "ntdll"
-                || m == "kernelbase"
-                || m == "kernel32"
-        })
-        || crash.is_some_and(|c| {
-            let c = c.to_ascii_lowercase();
-            c.contains("access violation") || c.starts_with("c0000") || c.contains("0xc0000")
-        })
-}
-
-/// The exception code and name for what the text says crashed.
-fn crash_code(what: &str, windows: bool) -> (u32, String) {
-    // An error compute-sanitizer reports is no signal and no abort: the
-    // process goes on. It is the failure the trace is about, by its name.
-    if what.starts_with("CUDA API error ") || what.starts_with("compute-sanitizer: ") {
-        return (0, what.to_string());
-    }
-    let lower = what.to_ascii_lowercase();
-    if let Ok(code) = u32::from_str_radix(lower.trim_start_matches("0x"), 16) {
-        if lower.len() >= 8 {
-            return (code, format!("exception {code:#010x}"));
-        }
-    }
-    let pairs: [(&str, u32, u32, &str); 13] = [
-        (
-            "access violation",
-            0xC000_0005,
-            11,
-            "EXCEPTION_ACCESS_VIOLATION",
-        ),
-        ("segmentation fault", 0xC000_0005, 11, "SIGSEGV"),
-        ("segv", 0xC000_0005, 11, "SIGSEGV"),
-        ("exc_bad_access", 0xC000_0005, 11, "EXC_BAD_ACCESS"),
-        ("sigabrt", 0xC000_0409, 6, "SIGABRT"),
-        ("sigsegv", 0xC000_0005, 11, "SIGSEGV"),
-        (
-            "stack overflow",
-            0xC000_00FD,
-            11,
-            "EXCEPTION_STACK_OVERFLOW",
-        ),
-        (
-            "stack buffer overrun",
-            0xC000_0409,
-            6,
-            "STATUS_STACK_BUFFER_OVERRUN",
-        ),
-        ("heap corruption", 0xC000_0374, 6, "STATUS_HEAP_CORRUPTION"),
-        ("abort", 0xC000_0409, 6, "SIGABRT"),
-        ("sigbus", 0xC000_0005, 7, "SIGBUS"),
-        ("floating", 0xC000_0094, 8, "SIGFPE"),
-        ("sigfpe", 0xC000_0094, 8, "SIGFPE"),
-    ];
-    for (needle, win, sig, name) in pairs {
-        if lower.contains(needle) {
-            return if windows {
-                (win, name.to_string())
-            } else {
-                (sig, name.to_string())
-            };
-        }
-    }
-    if lower.contains("sigill") || lower.contains("illegal instruction") {
-        return if windows {
-            (0xC000_001D, "EXCEPTION_ILLEGAL_INSTRUCTION".into())
-        } else {
-            (4, "SIGILL".into())
-        };
-    }
-    // A crash named otherwise (a panic, a sanitizer report): an abort.
-    if windows {
-        (0xC000_0409, what.to_string())
-    } else {
-        (6, what.to_string())
-    }
 }

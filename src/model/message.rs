@@ -1,0 +1,141 @@
+//! Messages of a text log as facts: what a runtime, the C library, a
+//! shell or a test runner printed about the failure, with the line it is
+//! on. A log without any stack often says all there is to say in them;
+//! rules use them (`said`) as they use frames, and the exit phase weighs
+//! them with the frames.
+
+use serde::{Deserialize, Serialize};
+
+/// A message of a text log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Message {
+    pub kind: MessageKind,
+    /// Its line in the log (from 1).
+    pub line: usize,
+    /// The message as the log has it (at most 200 characters).
+    pub text: String,
+    /// What it means, where that needs saying: the signal or Windows status
+    /// an exit code stands for, the exception type `terminate` names, how
+    /// many tests passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<String>,
+}
+
+/// What kind of message it is. The JSON value and the name rules write in
+/// `said` are the kebab-case names.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum MessageKind {
+    /// CPython's `Fatal Python error: ...` (it then aborts).
+    PythonFatalError,
+    /// CPython saying it is shutting down: `Python runtime state:
+    /// finalizing`, `... at interpreter shutdown, possibly due to daemon
+    /// threads`, `Python is finalizing`.
+    PythonFinalizing,
+    /// CPython's `Error in atexit._run_exitfuncs`: an exit handler failed.
+    PythonAtexitError,
+    /// The C++ runtime ending the process: `terminate called after throwing
+    /// an instance of ...`, `terminate called without an active exception`,
+    /// `libc++abi: terminating ...`.
+    Terminate,
+    /// The exception `terminate` names: `what():  ...`.
+    ExceptionWhat,
+    /// CUDA's runtime unloading: `cudaErrorCudartUnloading`, `driver
+    /// shutting down`, CUDA error 4.
+    CudaRuntimeUnloading,
+    /// A call of a pure virtual function: `pure virtual method called`.
+    PureVirtualCall,
+    /// faulthandler's thread section `Garbage-collecting` then `<no Python
+    /// frame>`: the collector ran with no Python code on the thread's
+    /// stack, called from C, as the interpreter's own collections during
+    /// finalization are.
+    PythonGcWithoutFrame,
+    /// The C library stopping the process on a corrupt heap: glibc's
+    /// `free(): invalid pointer`, `double free or corruption (out)`, ...
+    HeapCorruption,
+    /// glog's `Check failed: ...` (it then aborts).
+    CheckFailed,
+    /// How the process ended, as a shell, a CI runner or a test driver
+    /// reports it: `Segmentation fault (core dumped)`, `Aborted`, exit
+    /// code 139, -11, 3221225477, 0xC0000005.
+    ExitStatus,
+    /// A Windows Error Reporting record (Event 1000, a WER problem
+    /// signature): the faulting module, exception code and offset.
+    WindowsErrorReport,
+    /// A debugger's analysis of a crash: WinDbg's exception record
+    /// (`ExceptionCode:`, a fail-fast's subcode), `!analyze -v`'s
+    /// `FAILURE_BUCKET_ID` and `EXCEPTION_CODE_STR`.
+    DebuggerAnalysis,
+    /// A test runner's summary that every test passed (`5 passed`, `[
+    /// PASSED ]`, `100% tests passed`, `All tests passed`, `OK`).
+    TestsPassed,
+    /// A test runner's summary or line saying a test failed.
+    TestsFailed,
+    /// A test runner's line saying a test started, with no end of it before
+    /// the failure: the process failed while that test ran.
+    TestRunning,
+}
+
+impl MessageKind {
+    /// The kebab-case name (`cuda-runtime-unloading`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MessageKind::PythonFatalError => "python-fatal-error",
+            MessageKind::PythonFinalizing => "python-finalizing",
+            MessageKind::PythonAtexitError => "python-atexit-error",
+            MessageKind::Terminate => "terminate",
+            MessageKind::ExceptionWhat => "exception-what",
+            MessageKind::CudaRuntimeUnloading => "cuda-runtime-unloading",
+            MessageKind::PureVirtualCall => "pure-virtual-call",
+            MessageKind::PythonGcWithoutFrame => "python-gc-without-frame",
+            MessageKind::HeapCorruption => "heap-corruption",
+            MessageKind::CheckFailed => "check-failed",
+            MessageKind::ExitStatus => "exit-status",
+            MessageKind::WindowsErrorReport => "windows-error-report",
+            MessageKind::DebuggerAnalysis => "debugger-analysis",
+            MessageKind::TestsPassed => "tests-passed",
+            MessageKind::TestsFailed => "tests-failed",
+            MessageKind::TestRunning => "test-running",
+        }
+    }
+
+    /// A message that by itself says the process (or its runtime) was
+    /// shutting down: exit evidence like an exit frame.
+    pub fn says_exit(self) -> bool {
+        matches!(
+            self,
+            MessageKind::PythonFinalizing
+                | MessageKind::PythonAtexitError
+                | MessageKind::CudaRuntimeUnloading
+        )
+    }
+}
+
+/// The exit evidence messages give by themselves, in the words a report
+/// uses: the first message that says the process was shutting down.
+pub fn exit_said(messages: &[Message]) -> Option<String> {
+    let m = messages.iter().find(|m| m.kind.says_exit())?;
+    Some(match m.kind {
+        MessageKind::CudaRuntimeUnloading => format!(
+            "CUDA reported its runtime unloading (line {}: `{}`)",
+            m.line, m.text
+        ),
+        MessageKind::PythonAtexitError => format!(
+            "the interpreter was running its exit handlers (line {}: `{}`)",
+            m.line, m.text
+        ),
+        _ => format!("the runtime printed `{}` (line {})", m.text, m.line),
+    })
+}

@@ -1,0 +1,44 @@
+//! glibc's backtrace_symbols lines, as signal handlers print them:
+//! `./prog(func+0x1a)[0x4005d6]`, `lib.so(+0x451cbe)[0x...]`; numbered by
+//! some handlers, followed by addr2line's `FILE:LINE` by others.
+
+use super::common::*;
+
+pub(super) struct BacktraceSymbols;
+
+re!(
+    BT_SYMBOLS,
+    r"^(?:\d+\s+)?(\S+)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\](?:\s+(\S+?):(\d+))?\s*$"
+);
+
+impl TraceFormat for BacktraceSymbols {
+    fn format(&self) -> Format {
+        Format::BacktraceSymbols
+    }
+
+    fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
+        let trimmed = t.trimmed;
+        if !(trimmed.contains('(') && (trimmed.contains(")[0x") || trimmed.contains(") [0x"))) {
+            return None;
+        }
+        let c = BT_SYMBOLS.captures(trimmed)?;
+        let function = text(&c, 2).map(|f| demangle(&f));
+        let (function_offset, module_offset) = match &function {
+            Some(_) => (text(&c, 3).and_then(|o| hex(&o)), None),
+            None => (None, text(&c, 3).and_then(|o| hex(&o))),
+        };
+        frame_line(
+            Format::BacktraceSymbols,
+            TextFrame {
+                module: Some(base(&c[1])),
+                function,
+                function_offset,
+                module_offset,
+                address: hex(&c[4]),
+                file: text(&c, 5),
+                line: number(&c, 6),
+                ..TextFrame::default()
+            },
+        )
+    }
+}

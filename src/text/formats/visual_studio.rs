@@ -1,0 +1,69 @@
+//! Visual Studio's Call Stack window copied as text: `module.dll!name(args)
+//! Line 12` with its other columns (language, `Symbols loaded.`, `>` for
+//! the current frame) after tabs or runs of spaces, in any UI language;
+//! `module.dll!00007ffa12345678()` for a frame without a name; `[Inline
+//! Frame]` before an inlined one.
+
+use super::common::*;
+
+pub(super) struct VisualStudio;
+
+re!(
+    VS_FRAME,
+    r"^([\w.+-]+?\.(?:dll|exe|pyd|node|sys|so|DLL|EXE))!(.+?)(?:\s+(?:Line|Zeile|Ligne|Línea|Riga|Linha|Строка|行|줄|Řádek|Wiersz|Satır)\s*(\d+))?(?:\s+(?:C\+\+|C|Unknown|Unbekannt|Native|Mixed))?\s*$"
+);
+
+impl TraceFormat for VisualStudio {
+    fn format(&self) -> Format {
+        Format::VisualStudio
+    }
+
+    fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
+        if !t.trimmed.contains('!') {
+            return None;
+        }
+        let cell = frame_cell(t.trimmed)?;
+        let c = VS_FRAME.captures(&cell)?;
+        // Characters a copy from the window can leave in a name (a
+        // non-breaking hyphen before the parameters, a soft hyphen).
+        let function: String = c[2]
+            .trim()
+            .chars()
+            .filter(|ch| !matches!(ch, '\u{2011}' | '\u{00ad}'))
+            .collect();
+        let (function, address) = match function.strip_suffix("()") {
+            // `module.dll!00007ffa12345678()`: an address, no name.
+            Some(hex_name) if hex(hex_name).is_some() && hex_name.len() >= 8 => {
+                (None, hex(hex_name))
+            }
+            _ => (Some(function), None),
+        };
+        frame_line(
+            Format::VisualStudio,
+            TextFrame {
+                module: text(&c, 1),
+                function,
+                address,
+                line: number(&c, 3),
+                ..TextFrame::default()
+            },
+        )
+    }
+}
+
+/// The frame's own column of a copied Call Stack row: the current-frame
+/// mark and `[Inline Frame]` off, the other columns (after a tab, or after
+/// a run of spaces where the copy turned tabs into spaces) cut.
+fn frame_cell(row: &str) -> Option<String> {
+    let row = row.trim_start_matches(['>', ' ', '\t']);
+    let row = row
+        .strip_prefix("[Inline Frame]")
+        .unwrap_or(row)
+        .trim_start();
+    let cell = row
+        .split('\t')
+        .map(str::trim)
+        .find(|cell| cell.contains('!'))?;
+    let cell = cell.split("  ").next().unwrap_or(cell).trim();
+    Some(cell.to_string())
+}

@@ -1,0 +1,314 @@
+//! The messages of a log, as typed facts with their lines: what a runtime,
+//! the C library, a shell or a test runner printed about the failure
+//! (model/message.rs). Read from every line of the log, traces or not: a CI
+//! log often says all there is in them.
+//!
+//! A 50 MB log is searched in one pass for forty-odd anchor words (one of
+//! which every message holds, in any case), and only the lines an anchor
+//! is on are read further; each reading there tests a line's words before
+//! any regular expression.
+
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, Input};
+use regex_lite::Regex;
+
+use crate::model::{Message, MessageKind};
+
+mod runners;
+mod status;
+
+use runners::{test_summary, Summary};
+pub(super) use status::windows_status;
+use status::{debugger_analysis, exit_status, windows_error_report};
+
+/// Longest message text kept.
+const TEXT: usize = 200;
+
+/// Words one of which every message line holds (ASCII case ignored): the
+/// lines to read.
+const ANCHORS: &[&str] = &[
+    "fatal python error",
+    "finaliz",
+    "interpreter shutdown",
+    "atexit",
+    "sys.exitfunc",
+    "terminat",
+    "what():",
+    "shutting down",
+    "cudartunloading",
+    "cuda_error_deinitialized",
+    "cuda error",
+    "cuda failure",
+    "ure virtual",
+    "garbage-collecting",
+    "free(",
+    "corrupt",
+    "malloc(",
+    "munmap_chunk",
+    "check failed",
+    "fault",
+    "abort",
+    "bus error",
+    "illegal",
+    "floating point",
+    "code",
+    "status",
+    "exited with",
+    "return",
+    "failure_bucket_id",
+    "passed",
+    "passing",
+    "ran ",
+    "# fail",
+    "failed",
+    "failing",
+    "[ run",
+    "result = pass",
+];
+
+static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(ANCHORS)
+        .expect("the anchor words")
+});
+
+/// Every message of the log, in line order. `raw` are the log's lines as
+/// read, `lines` the same lines cleaned of CI noise.
+pub(super) fn read(text: &str, raw: &[&str], lines: &[Option<String>]) -> Vec<Message> {
+    let starts: Vec<usize> = raw
+        .iter()
+        .map(|r| (r.as_ptr() as usize).saturating_sub(text.as_ptr() as usize))
+        .collect();
+    let mut marked = Vec::new();
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    // One search per line that holds an anchor: after a match, on from the
+    // next line.
+    while let Some(found) = FINDER.find(Input::new(bytes).range(from..)) {
+        let line = starts
+            .partition_point(|&s| s <= found.start())
+            .saturating_sub(1);
+        marked.push(line);
+        match starts.get(line + 1) {
+            Some(&next) if next > found.start() => from = next,
+            _ => break,
+        }
+    }
+    let mut messages = Vec::new();
+    for i in marked {
+        let Some(line) = lines.get(i).and_then(|l| l.as_deref()) else {
+            continue;
+        };
+        read_line(line, i, lines, &mut messages);
+    }
+    messages
+}
+
+/// The messages one line holds (most hold none).
+fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Message>) {
+    let number = i + 1;
+    let mut say = |kind: MessageKind, text: &str, meaning: Option<String>| {
+        out.push(Message {
+            kind,
+            line: number,
+            text: text.trim().chars().take(TEXT).collect(),
+            meaning,
+        });
+    };
+    // (faulthandler's report of a signal, `Fatal Python error:
+    // Segmentation fault`, is a crash line of its trace, not CPython's own
+    // fatal error.)
+    if let Some(at) = line.find("Fatal Python error: ") {
+        let what = &line[at + "Fatal Python error: ".len()..];
+        let signal = [
+            "Segmentation fault",
+            "Aborted",
+            "Bus error",
+            "Floating point exception",
+            "Illegal instruction",
+        ]
+        .iter()
+        .any(|s| what.trim() == *s);
+        if !signal {
+            say(MessageKind::PythonFatalError, &line[at..], None);
+        }
+    }
+    if line.contains("Python runtime state: finaliz")
+        || line.contains("at interpreter shutdown")
+        || line.contains("Python is finalizing")
+        || line.contains("interpreter is finalizing")
+    {
+        let at = ["Python runtime state: finaliz", "Python is finalizing"]
+            .iter()
+            .find_map(|w| line.find(w))
+            .unwrap_or(0);
+        say(MessageKind::PythonFinalizing, &line[at..], None);
+    }
+    if line.contains("Error in atexit._run_exitfuncs") || line.contains("Error in sys.exitfunc") {
+        say(MessageKind::PythonAtexitError, line, None);
+    }
+    if let Some(meaning) = terminate(line) {
+        let what = lines.iter().skip(i + 1).take(4).flatten().find_map(|l| {
+            l.trim()
+                .strip_prefix("what():")
+                .map(|w| w.trim().to_string())
+        });
+        let meaning = match what {
+            Some(what) => Some(format!("{meaning}: {what}")),
+            None => Some(meaning),
+        };
+        say(MessageKind::Terminate, line, meaning);
+    }
+    if let Some(what) = line.trim().strip_prefix("what():") {
+        say(MessageKind::ExceptionWhat, what, None);
+    }
+    if let Some(meaning) = cuda_unloading(line) {
+        say(MessageKind::CudaRuntimeUnloading, line, Some(meaning));
+    }
+    if line.contains("pure virtual method called")
+        || line.contains("Pure virtual function called")
+        || line.contains("pure virtual function call")
+    {
+        say(MessageKind::PureVirtualCall, line, None);
+    }
+    if line.trim() == "Garbage-collecting" && next_is_no_python_frame(i, lines) {
+        say(
+            MessageKind::PythonGcWithoutFrame,
+            line,
+            Some(
+                "the garbage collector ran with no Python frame on the thread's stack".to_string(),
+            ),
+        );
+    }
+    if let Some(what) = heap_check(line) {
+        say(MessageKind::HeapCorruption, line, Some(what.to_string()));
+    }
+    if let Some(at) = line.find("Check failed: ") {
+        say(MessageKind::CheckFailed, &line[at..], None);
+    }
+    if let Some(meaning) = exit_status(line) {
+        say(MessageKind::ExitStatus, line, Some(meaning));
+    }
+    if let Some(meaning) = windows_error_report(line, i, lines) {
+        say(MessageKind::WindowsErrorReport, line, Some(meaning));
+    }
+    if let Some(meaning) = debugger_analysis(line, i, lines) {
+        say(MessageKind::DebuggerAnalysis, line, meaning);
+    }
+    match test_summary(line, i, lines) {
+        Some(Summary::Passed(meaning)) => say(MessageKind::TestsPassed, line, Some(meaning)),
+        Some(Summary::Failed) => say(MessageKind::TestsFailed, line, None),
+        Some(Summary::Running(name)) => {
+            say(MessageKind::TestRunning, line, Some(format!("test {name}")))
+        }
+        None => {}
+    }
+}
+
+/// Whether faulthandler's next line in the thread's section says the
+/// thread had no Python frame.
+fn next_is_no_python_frame(i: usize, lines: &[Option<String>]) -> bool {
+    lines
+        .iter()
+        .skip(i + 1)
+        .flatten()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|l| l.trim() == "<no Python frame>")
+}
+
+/// The C++ runtime's words when it terminates the process, and what they
+/// mean.
+fn terminate(line: &str) -> Option<String> {
+    static THROWN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"terminate called after throwing an instance of '?([^']+?)'?\s*$")
+            .expect("terminate pattern")
+    });
+    let line = line.trim();
+    if !(line.contains("terminat") || line.contains("requested the Runtime")) {
+        return None;
+    }
+    if let Some(c) = THROWN.captures(line) {
+        return Some(format!("std::terminate: an uncaught {}", &c[1]));
+    }
+    if line.contains("terminate called after throwing an instance of") {
+        return Some("std::terminate: an uncaught exception".to_string());
+    }
+    if line.contains("terminate called without an active exception") {
+        return Some("std::terminate without an exception (a joinable std::thread destroyed, a pure virtual call, a noexcept violation)".to_string());
+    }
+    if line.contains("terminate called recursively") {
+        return Some("std::terminate called again while terminating".to_string());
+    }
+    if let Some(rest) = line.strip_prefix("libc++abi: terminating") {
+        return Some(format!(
+            "std::terminate (libc++abi){}",
+            rest.trim_end_matches('!')
+        ));
+    }
+    if line.contains("libc++abi.dylib: terminating") {
+        return Some("std::terminate (libc++abi)".to_string());
+    }
+    if line.contains("This application has requested the Runtime to terminate it in an unusual way")
+    {
+        return Some("abort() in the MSVC runtime".to_string());
+    }
+    None
+}
+
+/// CUDA saying its runtime is unloading, and how it said it. The runtime's
+/// error cudaErrorCudartUnloading ("driver shutting down") is 4 since CUDA
+/// 10 (29 before); the driver API's 4 is CUDA_ERROR_DEINITIALIZED, the
+/// driver shutting down. A bare 29 is another error in current CUDA: only
+/// the words count for it.
+fn cuda_unloading(line: &str) -> Option<String> {
+    static ERROR_4: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\bCUDA (?:error|failure)[ :]+(?:code[ :=]*)?4\b")
+            .expect("CUDA error 4 pattern")
+    });
+    if line.contains("cudaErrorCudartUnloading") {
+        return Some("cudaErrorCudartUnloading: the CUDA runtime was being unloaded".to_string());
+    }
+    if line.contains("driver shutting down") || line.contains("driver is shutting down") {
+        return Some("\"driver shutting down\" (cudaErrorCudartUnloading): the CUDA runtime was being unloaded".to_string());
+    }
+    if line.contains("CUDA_ERROR_DEINITIALIZED") {
+        return Some("CUDA_ERROR_DEINITIALIZED: the CUDA driver was shutting down".to_string());
+    }
+    if line.contains('4')
+        && (line.contains("CUDA") || line.contains("cuda"))
+        && ERROR_4.is_match(line)
+    {
+        return Some("CUDA error 4 (cudaErrorCudartUnloading, or the driver API's CUDA_ERROR_DEINITIALIZED): CUDA was shutting down".to_string());
+    }
+    None
+}
+
+/// glibc's malloc checks, which print their finding and abort: the finding.
+fn heap_check(line: &str) -> Option<&'static str> {
+    const CHECKS: [(&str, &str); 12] = [
+        ("double free or corruption", "double free or corruption"),
+        ("free(): double free detected", "double free"),
+        ("free(): invalid pointer", "free() of an invalid pointer"),
+        ("free(): invalid size", "free() of a corrupt chunk"),
+        ("free(): invalid next size", "free() of a corrupt chunk"),
+        ("free(): corrupted unsorted chunks", "corrupt heap"),
+        (
+            "munmap_chunk(): invalid pointer",
+            "free() of an invalid pointer",
+        ),
+        ("corrupted size vs. prev_size", "corrupt heap"),
+        ("corrupted double-linked list", "corrupt heap"),
+        ("malloc(): corrupted", "corrupt heap"),
+        ("malloc(): memory corruption", "corrupt heap"),
+        ("realloc(): invalid", "realloc() of an invalid pointer"),
+    ];
+    CHECKS
+        .iter()
+        .find(|(words, _)| line.contains(words))
+        .map(|(_, what)| *what)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,251 @@
+//! How a process ended, as the log says it: exit statuses in their shell,
+//! CI, signal and Windows forms, Windows Error Reporting records, and a
+//! debugger's analysis of the exception.
+
+use std::sync::LazyLock;
+
+use regex_lite::Regex;
+
+/// Signals that end a process by crashing, by number (Linux numbering:
+/// signal(7)); SIGKILL (9) is not among them, it is a kill.
+const CRASH_SIGNALS: [(i64, &str); 6] = [
+    (4, "SIGILL"),
+    (5, "SIGTRAP"),
+    (6, "SIGABRT"),
+    (7, "SIGBUS"),
+    (8, "SIGFPE"),
+    (11, "SIGSEGV"),
+];
+
+/// How a shell, a CI runner or a test driver says the process ended, when
+/// it ended by a crash: the signal or Windows status it stands for. The
+/// shells' words count where the shells put them (bash: `./run.sh: line 1:
+/// 4242 Segmentation fault (core dumped) ./app`, or alone on a line; zsh:
+/// `[1] 4242 segmentation fault ./app`, `zsh: abort ./app`), not in a
+/// sentence.
+pub(super) fn exit_status(line: &str) -> Option<String> {
+    // bash: after a script's `line N: PID` (then the command), alone on a
+    // line, or a job's `[1]+  PID` (the command after two blanks or more).
+    static BASH: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^(?:.*: line \d+:\s+\d+\s+(Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)\b.*|(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+)?(Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?:\s*\(core dumped\)|: \d+)?(?:\s{2,}\S.*)?)$",
+        )
+        .expect("bash status pattern")
+    });
+    static ZSH: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^(?:zsh: |\[\d+\]\s+(?:\d+\s+)?)(segmentation fault|abort|bus error|illegal hardware instruction|floating point exception)\b",
+        )
+        .expect("zsh status pattern")
+    });
+    static CODE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)(?:exit(?:ed)?(?: with)?(?: code| status| value)|exit_code|exitcode|return(?:ed)?(?: with)? code|returncode|return code)\s*(?:[:=]\s*|of\s+)?(-?0x[0-9a-f]+|-?\d+)",
+        )
+        .expect("exit code pattern")
+    });
+    const WORDS: [&str; 10] = [
+        "Segmentation fault",
+        "segmentation fault",
+        "Aborted",
+        "abort",
+        "Bus error",
+        "bus error",
+        "Illegal instruction",
+        "illegal hardware instruction",
+        "Floating point exception",
+        "floating point exception",
+    ];
+    let trimmed = line.trim();
+    if trimmed.contains("Fatal Python error") || trimmed.contains(" signal ") {
+        return None;
+    }
+    let has_words = WORDS.iter().any(|w| trimmed.contains(w));
+    let words = has_words
+        .then(|| BASH.captures(trimmed))
+        .flatten()
+        .and_then(|c| {
+            c.get(1)
+                .or_else(|| c.get(2))
+                .map(|m| m.as_str().to_ascii_lowercase())
+        })
+        .or_else(|| {
+            (has_words && (trimmed.starts_with("zsh:") || trimmed.starts_with('[')))
+                .then(|| ZSH.captures(trimmed))
+                .flatten()
+                .map(|c| c[1].to_ascii_lowercase())
+        });
+    if let Some(words) = words {
+        return Some(
+            match words.as_str() {
+                "segmentation fault" => "SIGSEGV",
+                "aborted" | "abort" => "SIGABRT",
+                "bus error" => "SIGBUS",
+                "floating point exception" => "SIGFPE",
+                _ => "SIGILL",
+            }
+            .to_string(),
+        );
+    }
+    let lower_words = ["xit", "XIT", "eturn", "ETURN"];
+    if !lower_words.iter().any(|w| trimmed.contains(w))
+        || !trimmed.bytes().any(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let code = CODE.captures(trimmed)?;
+    crash_code(&code[1])
+}
+
+/// What an exit code says about a crash: a signal (128 + N from a shell,
+/// -N from Python's subprocess and Node), or a Windows status (NTSTATUS in
+/// hex, or as an unsigned or signed 32-bit decimal).
+pub(in crate::text) fn crash_code(code: &str) -> Option<String> {
+    let negative = code.starts_with('-');
+    let digits = code.trim_start_matches('-');
+    let value: i64 = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => i64::from_str_radix(hex, 16).ok()?,
+        None => digits.parse().ok()?,
+    };
+    let value = if negative { -value } else { value };
+    let signal = |n: i64| {
+        CRASH_SIGNALS
+            .iter()
+            .find(|(s, _)| *s == n)
+            .map(|(_, name)| name)
+    };
+    if (128..=159).contains(&value) {
+        if let Some(name) = signal(value - 128) {
+            return Some(format!(
+                "{name} (exit status {value} = 128 + {})",
+                value - 128
+            ));
+        }
+    }
+    if (-31..0).contains(&value) {
+        if let Some(name) = signal(-value) {
+            return Some(format!("{name} (killed by signal {})", -value));
+        }
+    }
+    // The status as Windows reports it: its 32 bits, however printed.
+    let bits = u32::try_from(value)
+        .ok()
+        .or_else(|| i32::try_from(value).ok().map(|v| v as u32))?;
+    windows_status(bits).map(|name| format!("{name} ({bits:#010X})"))
+}
+
+/// Windows statuses (ntstatus.h) that end a process by a crash or a
+/// fail-fast, by the name a developer looks up. Statuses of start-up
+/// failures (a DLL not found) and of Ctrl-C are not crashes.
+pub(in crate::text) fn windows_status(code: u32) -> Option<&'static str> {
+    const STATUSES: [(u32, &str); 16] = [
+        (0xC000_0005, "STATUS_ACCESS_VIOLATION"),
+        (0xC000_0006, "STATUS_IN_PAGE_ERROR"),
+        (0xC000_001D, "STATUS_ILLEGAL_INSTRUCTION"),
+        (0xC000_008C, "STATUS_ARRAY_BOUNDS_EXCEEDED"),
+        (0xC000_008E, "STATUS_FLOAT_DIVIDE_BY_ZERO"),
+        (0xC000_0094, "STATUS_INTEGER_DIVIDE_BY_ZERO"),
+        (0xC000_0096, "STATUS_PRIVILEGED_INSTRUCTION"),
+        (0xC000_00FD, "STATUS_STACK_OVERFLOW"),
+        (0xC000_027B, "STATUS_STOWED_EXCEPTION"),
+        (0xC000_0374, "STATUS_HEAP_CORRUPTION"),
+        (0xC000_0409, "STATUS_STACK_BUFFER_OVERRUN (fail-fast)"),
+        (0xC000_0417, "STATUS_INVALID_CRUNTIME_PARAMETER"),
+        (0xC000_0420, "STATUS_ASSERTION_FAILURE"),
+        (0xC000_0602, "STATUS_FAIL_FAST_EXCEPTION"),
+        (0x8000_0003, "STATUS_BREAKPOINT"),
+        (0x4000_0015, "STATUS_FATAL_APP_EXIT"),
+    ];
+    STATUSES.iter().find(|(c, _)| *c == code).map(|(_, n)| *n)
+}
+
+/// A Windows Error Reporting record's exception code line (Event 1000's
+/// `Exception code: 0xc0000005`, a problem signature's `Exception Code:
+/// c0000005`), with the faulting module and offset from the lines around
+/// it.
+pub(super) fn windows_error_report(
+    line: &str,
+    i: usize,
+    lines: &[Option<String>],
+) -> Option<String> {
+    static CODE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^Exception [Cc]ode:\s*(?:0x)?([0-9a-fA-F]{8})\s*$").expect("WER code pattern")
+    });
+    let trimmed = line.trim().trim_matches('`');
+    if !trimmed.starts_with("Exception ") {
+        return None;
+    }
+    let c = CODE.captures(trimmed)?;
+    let code = u32::from_str_radix(&c[1], 16).ok()?;
+    let near = |keys: &[&str]| {
+        lines
+            .iter()
+            .skip(i.saturating_sub(12))
+            .take(24)
+            .flatten()
+            .find_map(|l| {
+                let l = l.trim().trim_matches('`');
+                keys.iter()
+                    .find_map(|k| l.strip_prefix(k))
+                    .map(|v| v.trim().split(',').next().unwrap_or("").trim().to_string())
+            })
+            .filter(|v| !v.is_empty())
+    };
+    let module = near(&["Faulting module name:", "Fault Module Name:"]);
+    let offset = near(&["Fault offset:", "Exception Offset:"]);
+    let name = windows_status(code).unwrap_or("exception");
+    let mut meaning = format!("{name} ({code:#010X})");
+    if let Some(module) = module {
+        meaning.push_str(&format!(" in {module}"));
+        if let Some(offset) = offset {
+            meaning.push_str(&format!(" at offset {offset}"));
+        }
+    }
+    Some(meaning)
+}
+
+/// WinDbg's exception record and `!analyze -v` summary lines: the code,
+/// named, with a fail-fast's subcode (its first parameter, or the `Subcode:`
+/// line `!analyze` prints).
+pub(super) fn debugger_analysis(
+    line: &str,
+    i: usize,
+    lines: &[Option<String>],
+) -> Option<Option<String>> {
+    static RECORD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:ExceptionCode|EXCEPTION_CODE_STR):\s*(?:0x)?([0-9a-fA-F]{8})\b")
+            .expect("exception record pattern")
+    });
+    static SUBCODE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:Parameter\[0\]:\s*([0-9a-fA-F]+)|Subcode:\s*0x([0-9a-fA-F]+))")
+            .expect("subcode pattern")
+    });
+    let t = line.trim();
+    if let Some(bucket) = t.strip_prefix("FAILURE_BUCKET_ID:") {
+        return (!bucket.trim().is_empty()).then_some(None);
+    }
+    if !(t.starts_with("ExceptionCode") || t.starts_with("EXCEPTION_CODE_STR")) {
+        return None;
+    }
+    let c = RECORD.captures(t)?;
+    let code = u32::from_str_radix(&c[1], 16).ok()?;
+    let name = windows_status(code).unwrap_or("exception");
+    let mut meaning = format!("{name} ({code:#010X})");
+    if code == 0xC000_0409 {
+        let sub = lines.iter().skip(i + 1).take(8).flatten().find_map(|l| {
+            let c = SUBCODE.captures(l.trim())?;
+            let hex = c.get(1).or_else(|| c.get(2))?.as_str();
+            u64::from_str_radix(hex, 16).ok()
+        });
+        if let Some(sub) = sub {
+            let named = crate::exit_phase::fast_fail_name(sub)
+                .map(|n| format!(" {n}"))
+                .unwrap_or_default();
+            meaning.push_str(&format!(", fast-fail code {sub}{named}"));
+        }
+    }
+    Some(Some(meaning))
+}

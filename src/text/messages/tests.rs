@@ -1,0 +1,261 @@
+//! Each kind of message, in the forms runtimes, shells and test runners
+//! print it, and look-alikes that are none.
+
+use super::*;
+
+fn kinds(log: &str) -> Vec<(MessageKind, Option<String>)> {
+    let raw: Vec<&str> = log.lines().collect();
+    let lines: Vec<Option<String>> = raw.iter().map(|l| Some(l.to_string())).collect();
+    read(log, &raw, &lines)
+        .into_iter()
+        .map(|m| (m.kind, m.meaning))
+        .collect()
+}
+
+fn one(line: &str) -> Option<(MessageKind, Option<String>)> {
+    let mut all = kinds(line);
+    assert!(all.len() <= 1, "{line}: {all:?}");
+    all.pop()
+}
+
+#[test]
+fn runtime_and_allocator_messages() {
+    use MessageKind::*;
+    for (line, kind) in [
+        ("Fatal Python error: PyGILState_Release: thread state 0x55d0 must be current when releasing", PythonFatalError),
+        ("Python runtime state: finalizing (tstate=0x000055d0c8a1b2f0)", PythonFinalizing),
+        ("Error in atexit._run_exitfuncs:", PythonAtexitError),
+        ("pure virtual method called", PureVirtualCall),
+        ("libc++abi: Pure virtual function called!", PureVirtualCall),
+        ("free(): invalid pointer", HeapCorruption),
+        ("double free or corruption (!prev)", HeapCorruption),
+        ("*** Error in `./render': double free or corruption (out): 0x0000000001a2b3c0 ***", HeapCorruption),
+        ("free(): double free detected in tcache 2", HeapCorruption),
+        ("munmap_chunk(): invalid pointer", HeapCorruption),
+        ("F0102 10:11:12.000001 4242 pool.cc:88] Check failed: status == 0 (3 vs. 0)", CheckFailed),
+    ] {
+        assert_eq!(one(line).map(|m| m.0), Some(kind), "{line}");
+    }
+    // Both messages of CPython's lock error at shutdown, on one line.
+    let both = kinds("Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads");
+    assert_eq!(
+        both.iter().map(|m| m.0).collect::<Vec<_>>(),
+        [PythonFatalError, PythonFinalizing]
+    );
+}
+
+#[test]
+fn terminate_names_the_exception_and_its_what() {
+    let log = "terminate called after throwing an instance of 'gpu::Error'\n  what():  cudaFreeHost failed: driver shutting down\nAborted (core dumped)\n";
+    let all = kinds(log);
+    let terminate = all.iter().find(|m| m.0 == MessageKind::Terminate).unwrap();
+    assert_eq!(
+        terminate.1.as_deref(),
+        Some("std::terminate: an uncaught gpu::Error: cudaFreeHost failed: driver shutting down")
+    );
+    for kind in [
+        MessageKind::ExceptionWhat,
+        MessageKind::CudaRuntimeUnloading,
+        MessageKind::ExitStatus,
+    ] {
+        assert!(all.iter().any(|m| m.0 == kind), "{kind:?} in {all:?}");
+    }
+    assert_eq!(
+        one("terminate called without an active exception").map(|m| m.0),
+        Some(MessageKind::Terminate)
+    );
+    assert_eq!(
+        one("libc++abi: terminating due to uncaught exception of type std::runtime_error: closed")
+            .map(|m| m.0),
+        Some(MessageKind::Terminate)
+    );
+}
+
+#[test]
+fn cuda_unloading_in_its_forms() {
+    for line in [
+        "CUDA error at pool.cu:40 - cudaErrorCudartUnloading: driver shutting down",
+        "E0102 stream.cc:12] Check failed: error == cudaSuccess (29 vs. 0) driver shutting down",
+        "RuntimeError: CUDA error: driver shutting down",
+        "what(): CUDA failure 4: unknown ; expr=cudaEventDestroy(e)",
+        "cuMemFree returned CUDA_ERROR_DEINITIALIZED",
+    ] {
+        assert!(
+            kinds(line)
+                .iter()
+                .any(|m| m.0 == MessageKind::CudaRuntimeUnloading),
+            "{line}"
+        );
+    }
+    // Other CUDA errors, and error 29 without the words, are not it.
+    for line in [
+        "CUDA error: an illegal memory access was encountered",
+        "CUDA error 40: invalid",
+        "Check failed: error == cudaSuccess (29 vs. 0)",
+        "the graphics driver is updating",
+    ] {
+        assert!(
+            !kinds(line)
+                .iter()
+                .any(|m| m.0 == MessageKind::CudaRuntimeUnloading),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn exit_statuses_in_every_spelling() {
+    for (line, meaning) in [
+        ("Segmentation fault (core dumped)", "SIGSEGV"),
+        ("Aborted (core dumped)", "SIGABRT"),
+        ("Aborted", "SIGABRT"),
+        (
+            "/home/ci/run.sh: line 4:  4242 Segmentation fault      (core dumped) ctest",
+            "SIGSEGV",
+        ),
+        (
+            "[1]+  Aborted                 (core dumped) ./server --port 80",
+            "SIGABRT",
+        ),
+        (
+            "./ci/test.sh: line 12: 31337 Segmentation fault: 11  ./bin/unit",
+            "SIGSEGV",
+        ),
+        ("[1]    51234 segmentation fault  ./bin/unit", "SIGSEGV"),
+        ("[2] 8080 abort (core dumped) ./server", "SIGABRT"),
+        ("zsh: abort      ./server", "SIGABRT"),
+        (
+            "Error: Process completed with exit code 139.",
+            "SIGSEGV (exit status 139 = 128 + 11)",
+        ),
+        (
+            "make: the unit tests exited with code 134",
+            "SIGABRT (exit status 134 = 128 + 6)",
+        ),
+        (
+            "subprocess failed: returncode=-6",
+            "SIGABRT (killed by signal 6)",
+        ),
+        (
+            "worker exited with exit code -11",
+            "SIGSEGV (killed by signal 11)",
+        ),
+        (
+            "script returned exit code -1073741819",
+            "STATUS_ACCESS_VIOLATION (0xC0000005)",
+        ),
+        (
+            "Process finished with exit code 3221225477",
+            "STATUS_ACCESS_VIOLATION (0xC0000005)",
+        ),
+        (
+            "exit code: 0xC0000409",
+            "STATUS_STACK_BUFFER_OVERRUN (fail-fast) (0xC0000409)",
+        ),
+        (
+            "The job exited with code 3221226505",
+            "STATUS_STACK_BUFFER_OVERRUN (fail-fast) (0xC0000409)",
+        ),
+        (
+            "exit code -1073740940",
+            "STATUS_HEAP_CORRUPTION (0xC0000374)",
+        ),
+    ] {
+        assert_eq!(
+            one(line),
+            Some((MessageKind::ExitStatus, Some(meaning.to_string()))),
+            "{line}"
+        );
+    }
+    // Statuses of no crash, and the words in a sentence, are not one.
+    for line in [
+        "Error: Process completed with exit code 1.",
+        "exit code 137",
+        "exited with code 0",
+        "exit code 3221225781",
+        "exit code -1073741510",
+        "This patch fixes a Segmentation fault in the parser",
+        "Aborted by user request",
+        "Segmentation fault is fixed now",
+        "Program received signal SIGSEGV, Segmentation fault.",
+        "Fatal Python error: Segmentation fault",
+        "Call abort() when the config is missing",
+        "*** Aborted at 1700000000 (unix time) try \"date -d @1700000000\" ***",
+    ] {
+        assert!(
+            !kinds(line).iter().any(|m| m.0 == MessageKind::ExitStatus),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn windows_error_reports() {
+    let event = "Faulting application name: viewer.exe, version: 2.1.0.0, time stamp: 0x5f000000
+Faulting module name: gfxdrv64.dll, version: 31.0.15.1, time stamp: 0x61000000
+Exception code: 0xc0000005
+Fault offset: 0x00000000001a2b3c
+Faulting process id: 0x1f40";
+    assert_eq!(
+        kinds(event),
+        [(
+            MessageKind::WindowsErrorReport,
+            Some(
+                "STATUS_ACCESS_VIOLATION (0xC0000005) in gfxdrv64.dll at offset 0x00000000001a2b3c"
+                    .to_string()
+            )
+        )]
+    );
+    let signature = "  Fault Module Name:\tucrtbase.dll\n  Exception Code:\tc0000409\n  Exception Offset:\t000000000007286e";
+    assert_eq!(
+        kinds(signature)[0].1.as_deref(),
+        Some("STATUS_STACK_BUFFER_OVERRUN (fail-fast) (0xC0000409) in ucrtbase.dll at offset 000000000007286e")
+    );
+}
+
+#[test]
+fn test_runner_summaries() {
+    use MessageKind::*;
+    for (line, kind) in [
+        ("============ 12 passed in 3.40s ============", TestsPassed),
+        ("12 passed, 1 skipped, 2 warnings in 3.40s", TestsPassed),
+        ("===== 1 failed, 11 passed in 3.40s =====", TestsFailed),
+        ("[  PASSED  ] 31 tests.", TestsPassed),
+        ("[  FAILED  ] Pool.Drain", TestsFailed),
+        ("100% tests passed, 0 tests failed out of 9", TestsPassed),
+        ("89% tests passed, 1 tests failed out of 9", TestsFailed),
+        (
+            "All tests passed (120 assertions in 8 test cases)",
+            TestsPassed,
+        ),
+        (
+            "test result: ok. 40 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out",
+            TestsPassed,
+        ),
+        ("Tests:       40 passed, 40 total", TestsPassed),
+        ("End Result: TEST PASSED", TestsPassed),
+        ("# fail 0", TestsPassed),
+        ("# fail 2", TestsFailed),
+    ] {
+        assert_eq!(one(line).map(|m| m.0), Some(kind), "{line}");
+    }
+    let unittest = "Ran 7 tests in 0.031s\n\nOK\n";
+    assert_eq!(kinds(unittest)[0].0, TestsPassed);
+    // A test started and not ended: running; one that ended is nothing.
+    let gtest = "[ RUN      ] Pool.Fill\n[       OK ] Pool.Fill (2 ms)\n[ RUN      ] Pool.Drain\nSegmentation fault (core dumped)\n";
+    let all = kinds(gtest);
+    assert_eq!(
+        all.iter()
+            .filter(|m| m.0 == TestRunning)
+            .collect::<Vec<_>>(),
+        [&(TestRunning, Some("test Pool.Drain".to_string()))]
+    );
+    for line in [
+        "the retry passed",
+        "PASSED",
+        "OK",
+        "test_pool.py::test_fill PASSED",
+    ] {
+        assert!(!kinds(line).iter().any(|m| m.0 == TestsPassed), "{line}");
+    }
+}

@@ -1,0 +1,465 @@
+//! What a failure says, not only its frames (issue #37): the messages of a
+//! log (a runtime's fatal error, terminate, CUDA's unloading, glibc's heap
+//! checks, exit statuses, WER records, test summaries) as facts the rules
+//! use, reports of messages alone, exit evidence from the log's shape, the
+//! stop inferred from the top frame, and a thread's exit told from the
+//! process's. Every log here is written for these tests, each with a
+//! look-alike from normal work that must not be read as an exit failure.
+
+use crate::common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+fn analyze_text(name: &str, text: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    analyze_path(&path)
+}
+
+fn analyze_path(path: &Path) -> Vec<Value> {
+    let out = common::bin()
+        .args(["analyze", "--format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    doc["reports"].as_array().unwrap().clone()
+}
+
+fn answer(report: &Value) -> String {
+    match report["diagnoses"].as_array().and_then(|d| d.first()) {
+        Some(d) => common::diagnosis_name(d),
+        None => "none".to_string(),
+    }
+}
+
+/// The one report of `text`, and its answer.
+fn one(name: &str, text: &str) -> (Value, String) {
+    let reports = analyze_text(name, text);
+    assert_eq!(reports.len(), 1, "{name}: {reports:#?}");
+    let answer = answer(&reports[0]);
+    (reports[0].clone(), answer)
+}
+
+fn kinds(report: &Value) -> Vec<String> {
+    report["source"]["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .map(|m| m["kind"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A log with no stack at all: the messages alone make the report, which
+/// says so, and the rules answer from them.
+#[test]
+fn reports_of_messages_alone() {
+    let cases = [
+        (
+            "cuda-terminate.log",
+            "[render] frame 2000 done\nterminate called after throwing an instance of 'gfx::DeviceError'\n  what():  cudaFreeHost failed: cudaErrorCudartUnloading: driver shutting down\nAborted (core dumped)\n",
+            "cuda-runtime-teardown-at-exit",
+        ),
+        (
+            "cuda-errors.log",
+            "pool.cu:88 cudaStreamDestroy failed: driver shutting down\npool.cu:91 cudaFree failed: driver shutting down\n",
+            "cuda-runtime-teardown-at-exit",
+        ),
+        (
+            "daemon-thread.log",
+            "uploaded 12 files\nFatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads\nPython runtime state: finalizing (tstate=0x000055d0c8a1b2f0)\n\nCurrent thread 0x00007f3a16e39740 (most recent call first):\n  <no Python frame>\n",
+            "python-thread-after-finalization",
+        ),
+    ];
+    for (name, text, want) in cases {
+        let (report, got) = one(name, text);
+        assert_eq!(got, want, "{name}: {report:#}");
+        if report["source"]["format"] == "messages" {
+            assert_eq!(report["source"]["messages_only"], true, "{name}");
+            let warnings = report["warnings"].to_string();
+            assert!(warnings.contains("messages alone"), "{name}: {warnings}");
+        }
+    }
+    // The same messages during the work: no exit-time answer. Another CUDA
+    // error is not the runtime unloading; a fatal error while the
+    // interpreter runs is not its finalization; glibc's abort alone names
+    // no time.
+    for (name, text) in [
+        ("cuda-work.log", "terminate called after throwing an instance of 'gfx::DeviceError'\n  what():  CUDA error: an illegal memory access was encountered\nAborted (core dumped)\n"),
+        ("python-work.log", "Fatal Python error: PyThreadState_Get: the function must be called with the GIL held\nPython runtime state: initialized\n"),
+        ("heap-work.log", "frame 88 decoded\ndouble free or corruption (out)\nAborted (core dumped)\n"),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, "none", "{name}: {report:#}");
+        assert_eq!(report["exception"]["name"], "SIGABRT", "{name}");
+    }
+}
+
+/// The shape of a test log: every test had passed before the failure, so
+/// the failure came at exit, and the report says which fact decided it;
+/// a test still running (or a failed run) says no such thing.
+#[test]
+fn a_test_run_that_had_ended() {
+    let passed = "\
+[==========] 12 tests from 3 test suites ran. (40 ms total)
+[  PASSED  ] 12 tests.
+Segmentation fault (core dumped)
+";
+    let (report, got) = one("gtest.log", passed);
+    assert_eq!(got, "crash-during-exit", "{report:#}");
+    let evidence = report["source"]["exit_evidence"].as_str().unwrap();
+    assert!(evidence.contains("12 tests passed"), "{evidence}");
+    let diagnosis = report["diagnoses"][0]["evidence"].to_string();
+    assert!(diagnosis.contains("the test run had ended"), "{diagnosis}");
+    // (A faulthandler dump of a collection with no Python frame names its
+    // own rule, the more specific answer.)
+    for (name, text) in [
+        ("pytest.log", "tests/test_tiles.py ........ [100%]\n\n============ 8 passed in 1.20s ============\nFatal Python error: Segmentation fault\n\nCurrent thread 0x00007f3a16e39740 (most recent call first):\n  Garbage-collecting\n  <no Python frame>\n"),
+        ("ctest.log", "100% tests passed, 0 tests failed out of 9\n\nTotal Test time (real) =   2.31 sec\n/home/ci/run.sh: line 4:  4242 Segmentation fault      (core dumped) ctest\n"),
+        ("tap.log", "# tests 40\n# pass 40\n# fail 0\n1..40\n/tmp/job.sh: line 1: 31337 Segmentation fault: 11  npm test\nError: Process completed with exit code 139.\n"),
+        ("windows.log", "Ran 31 tests in 4.200s\n\nOK\nThe job exited with code 3221225477\n"),
+    ] {
+        let (report, got) = one(name, text);
+        let want = if name == "pytest.log" {
+            "python-gc-crash-at-exit"
+        } else {
+            "crash-during-exit"
+        };
+        assert_eq!(got, want, "{name}: {report:#}");
+    }
+    let windows = one(
+        "windows.log",
+        "Ran 31 tests in 4.200s\n\nOK\nThe job exited with code -1073741819\n",
+    )
+    .0;
+    assert_eq!(windows["exception"]["code"], "0xc0000005");
+    // Look-alikes: a crash inside a running test, a failed run, a summary
+    // after the crash (ctest's, of the others).
+    for (name, text) in [
+        ("running.log", "[ RUN      ] Tiles.Load\n[       OK ] Tiles.Load (3 ms)\n[ RUN      ] Tiles.Evict\nSegmentation fault (core dumped)\n"),
+        ("failed.log", "===== 1 failed, 7 passed in 1.20s =====\nSegmentation fault (core dumped)\n"),
+        ("ctest-after.log", "7/9 Test #7: Tiles.Evict ........***Exception: SegFault  0.34 sec\n\n89% tests passed, 1 tests failed out of 9\n"),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, "none", "{name}: {report:#}");
+    }
+    let running = one("running.log", "[ RUN      ] Tiles.Load\n[       OK ] Tiles.Load (3 ms)\n[ RUN      ] Tiles.Evict\nSegmentation fault (core dumped)\n").0;
+    let ruled_out = running["source"]["exit_ruled_out"].as_str().unwrap();
+    assert!(ruled_out.contains("Tiles.Evict"), "{ruled_out}");
+}
+
+/// Exit statuses, Windows codes in their forms, a fail-fast's subcode and
+/// a WER record are read, and alone they claim no exit.
+#[test]
+fn statuses_and_error_reports() {
+    for (text, code, name) in [
+        ("worker failed: returncode=-11\n", "0xb", "SIGSEGV"),
+        (
+            "Error: Process completed with exit code 134.\n",
+            "0x6",
+            "SIGABRT",
+        ),
+        (
+            "script returned exit code 0xC0000409\n",
+            "0xc0000409",
+            "STATUS_STACK_BUFFER_OVERRUN",
+        ),
+        (
+            "exit code: 3221226356\n",
+            "0xc0000374",
+            "STATUS_HEAP_CORRUPTION",
+        ),
+    ] {
+        let (report, got) = one("status.log", text);
+        assert_eq!(report["exception"]["code"], code, "{text}");
+        assert_eq!(report["exception"]["name"], name, "{text}");
+        assert_eq!(got, "none", "{text}");
+        assert_eq!(kinds(&report), ["exit-status"], "{text}");
+    }
+    let event = "\
+Faulting application name: atlas.exe, version: 3.2.0.0, time stamp: 0x65000000
+Faulting module name: gfxdrv64.dll, version: 31.0.15.1, time stamp: 0x61000000
+Exception code: 0xc0000005
+Fault offset: 0x00000000001a2b3c
+Faulting process id: 0x1f40
+";
+    let (report, got) = one("event.txt", event);
+    assert_eq!(got, "none", "nothing says exit: {report:#}");
+    assert_eq!(report["exception"]["code"], "0xc0000005");
+    let meaning = report["source"]["messages"][0]["meaning"].as_str().unwrap();
+    assert!(meaning.contains("gfxdrv64.dll"), "{meaning}");
+    // The same record after the app's last words at exit, with the tests
+    // passed: the shape says exit.
+    let (_, got) = one(
+        "event-exit.txt",
+        &format!("All tests passed (40 assertions in 8 test cases)\n{event}"),
+    );
+    assert_eq!(got, "crash-during-exit");
+}
+
+/// A debugger's stack without its signal line: a wait or sleep at the top
+/// is a hang, anything else most likely a crash (said as an inference);
+/// the exit machinery below decides the phase. A debugger stopping the
+/// process (Ctrl-C) is no crash, and several threads of a live process are
+/// no inference.
+#[test]
+fn the_stop_inferred_from_the_top_frame() {
+    let crash = "\
+(gdb) bt
+#0  0x00007f3a16e9c3a1 in unlink_chunk (p=0x55d0c8a1b2f0, av=0x7f3a17001c80 <main_arena>) at malloc.c:1628
+#1  0x00007f3a16e9e2b0 in _int_free (av=0x7f3a17001c80 <main_arena>, p=0x55d0c8a1b2e0, have_lock=0) at malloc.c:4557
+#2  0x000055d0c0a0b0c0 in Atlas::~Atlas() ()
+#3  0x00007f3a16e3e495 in __run_exit_handlers (status=0, listp=0x7f3a16ffd838 <__exit_funcs>, run_list_atexit=true, run_dtors=true) at exit.c:113
+#4  0x00007f3a16e3e610 in __GI_exit (status=<optimized out>) at exit.c:143
+";
+    let (report, got) = one("bt.txt", crash);
+    assert_eq!(got, "crash-in-static-destructor", "{report:#}");
+    assert_eq!(report["exception"]["code"], "0x0");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings
+            .contains("`unlink_chunk`, is no wait or sleep, so the stop is most likely a crash"),
+        "{warnings}"
+    );
+    let hang = crash.replace(
+        "unlink_chunk (p=0x55d0c8a1b2f0, av=0x7f3a17001c80 <main_arena>) at malloc.c:1628",
+        "__futex_abstimed_wait_common64 (private=0) at futex-internal.c:57",
+    );
+    let (report, got) = one("bt-wait.txt", &hang);
+    assert_eq!(got, "hang-during-exit", "{report:#}");
+    assert!(report["exception"].is_null());
+    let interrupted = format!("^C\nProgram received signal SIGINT, Interrupt.\n{crash}");
+    let (report, got) = one("bt-ctrl-c.txt", &interrupted);
+    assert!(report["exception"].is_null(), "{report:#}");
+    assert_eq!(got, "none");
+    let live = "\
+Thread 2 (Thread 0x7f10a2b3c700 (LWP 5102) \"scan\"):
+#0  0x00007f10a4c2d3e4 in memcpy () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007f10a4c2f111 in Scanner::step() () from /opt/atlas/lib/libscan.so
+Thread 1 (Thread 0x7f10a4e58740 (LWP 5101) \"atlas\"):
+#0  0x00007f10a4c2d3e4 in Index::rebuild() () from /opt/atlas/lib/libindex.so
+#1  0x000055d0c0a0b0c0 in main ()
+";
+    let (report, got) = one("live.txt", live);
+    assert!(report["exception"].is_null(), "{report:#}");
+    assert_eq!(got, "none");
+}
+
+/// `__call_tls_dtors` under `start_thread` is a worker's own teardown: the
+/// same rules name what is torn down (a cuDNN handle destroyed from a
+/// thread-local destructor), as a thread's exit; under exit() it is the
+/// process's.
+#[test]
+fn a_thread_exit_is_not_a_process_exit() {
+    let worker = "\
+Thread 3 \"infer-7\" received signal SIGSEGV, Segmentation fault.
+#0  0x00007f0e10a0b0c0 in ?? () from /usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9
+#1  0x00007f0e11b2c3d4 in cudnnDestroy () from /usr/lib/x86_64-linux-gnu/libcudnn.so.9
+#2  0x00007f0e12c3d4e5 in Session::HandleCache::~HandleCache() () from /opt/infer/lib/libinfer.so
+#3  0x00007f0e1c23a5ef in __GI___call_tls_dtors () at cxa_thread_atexit_impl.c:156
+#4  0x00007f0e1c28b1f5 in start_thread (arg=<optimized out>) at pthread_create.c:448
+#5  0x00007f0e1c31d8ec in clone3 () at ../sysdeps/unix/sysv/linux/x86_64/clone3.S:78
+";
+    let (report, got) = one("worker.txt", worker);
+    assert_eq!(got, "cuda-library-handle-at-exit", "{report:#}");
+    assert_eq!(report["diagnoses"][0]["thread_exit"], true);
+    let evidence = report["diagnoses"][0]["evidence"].to_string();
+    assert!(
+        evidence.contains("a thread's exit, not the process's"),
+        "{evidence}"
+    );
+    assert!(report["threads"][0]["ending"].is_object());
+    assert_eq!(report["exit_phase"]["process_exiting"], false);
+    // Generic rules are about the process's exit: none of them answers.
+    assert!(
+        !report["diagnoses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["generic"] == true),
+        "{report:#}"
+    );
+    // The main thread's thread-locals under exit(): the process's exit.
+    let main = worker
+        .replace("Thread 3 \"infer-7\"", "Thread 1 \"infer\"")
+        .replace(
+            "#4  0x00007f0e1c28b1f5 in start_thread (arg=<optimized out>) at pthread_create.c:448\n#5  0x00007f0e1c31d8ec in clone3 () at ../sysdeps/unix/sysv/linux/x86_64/clone3.S:78",
+            "#4  0x00007f0e1c23a9ff in __run_exit_handlers (status=0) at exit.c:108\n#5  0x00007f0e1c23aa8e in __GI_exit (status=<optimized out>) at exit.c:148",
+        );
+    let (report, got) = one("main.txt", &main);
+    assert_eq!(got, "cuda-library-handle-at-exit", "{report:#}");
+    assert!(report["diagnoses"][0]["thread_exit"].is_null());
+    assert_eq!(report["exit_phase"]["process_exiting"], true);
+    // A worker crashing while it works, not ending: nothing of the kind.
+    let working = worker.replace(
+        "#3  0x00007f0e1c23a5ef in __GI___call_tls_dtors () at cxa_thread_atexit_impl.c:156\n",
+        "#3  0x00007f0e12c3e000 in Session::run() () from /opt/infer/lib/libinfer.so\n",
+    );
+    let (report, got) = one("working.txt", &working);
+    assert!(
+        !got.starts_with("cuda-library-handle-at-exit"),
+        "{report:#}"
+    );
+}
+
+/// An abort whose frames say a destructor went wrong (#37): the C++
+/// runtime's pure-virtual handler called from named code, or the noexcept
+/// landing pad right above a destructor. With exit frames below, the
+/// answer; a pasted stack cut off above them, a possible finding; the same
+/// faults while main runs, or std::terminate straight from a joinable
+/// std::thread's destructor, no exit-time answer.
+#[test]
+fn aborts_from_destructors() {
+    let pure_virtual = "\
+Program received signal SIGABRT, Aborted.
+(gdb) bt
+#0  0x00007ffff7a4e9fc in __pthread_kill_implementation () from /lib/x86_64-linux-gnu/libc.so.6
+#1  0x00007ffff79fa476 in raise () from /lib/x86_64-linux-gnu/libc.so.6
+#2  0x00007ffff79e07f3 in abort () from /lib/x86_64-linux-gnu/libc.so.6
+#3  0x00007ffff7ca2b9e in ?? () from /lib/x86_64-linux-gnu/libstdc++.so.6
+#4  0x00007ffff7cae20c in std::terminate() () from /lib/x86_64-linux-gnu/libstdc++.so.6
+#5  0x00007ffff7caef55 in __cxa_pure_virtual () from /lib/x86_64-linux-gnu/libstdc++.so.6
+#6  0x00005555555562d1 in MetricsSink::flush (this=0x55555556aeb0) at sink.cc:41
+#7  0x0000555555556402 in Reporter::~Reporter (this=0x55555556aea0) at reporter.cc:18
+";
+    let (_, got) = one("pure-virtual-cut.txt", pure_virtual);
+    assert_eq!(got, "possibly: abort-in-destructor-at-exit");
+    let at_exit = format!(
+        "{pure_virtual}\
+#8  0x00007ffff79fd8a7 in __run_exit_handlers (status=0, listp=<optimized out>, run_list_atexit=true, run_dtors=true) at ./stdlib/exit.c:113
+#9  0x00007ffff79fda60 in __GI_exit (status=<optimized out>) at ./stdlib/exit.c:143
+"
+    );
+    let (_, got) = one("pure-virtual-exit.txt", &at_exit);
+    assert_eq!(got, "abort-in-destructor-at-exit");
+    // Look-alike: a base constructor's virtual call while main runs.
+    let working = pure_virtual
+        .replace("MetricsSink::flush", "Widget::Widget")
+        .replace("Reporter::~Reporter", "main");
+    let (_, got) = one("pure-virtual-work.txt", &working);
+    assert_eq!(got, "none", "{working}");
+
+    let escaped = "\
+* thread #1, queue = 'com.apple.main-thread', stop reason = signal SIGABRT
+  * frame #0: 0x000000018d9f2a60 libsystem_kernel.dylib`__pthread_kill + 8
+    frame #1: 0x000000018da2ac20 libsystem_pthread.dylib`pthread_kill + 288
+    frame #2: 0x000000018d937a30 libsystem_c.dylib`abort + 180
+    frame #3: 0x000000018d9e1d08 libc++abi.dylib`abort_message + 132
+    frame #4: 0x000000018d9d1fa4 libc++abi.dylib`demangling_terminate_handler() + 320
+    frame #5: 0x000000018d9e10dc libc++abi.dylib`std::__terminate(void (*)()) + 16
+    frame #6: 0x000000018d9e1080 libc++abi.dylib`std::terminate() + 56
+    frame #7: 0x0000000104a1c2e4 libstore.dylib`__clang_call_terminate + 16
+    frame #8: 0x0000000104a3f0b8 libstore.dylib`BlockCache::~BlockCache() + 212
+";
+    let (_, got) = one("escaped-cut.txt", escaped);
+    assert_eq!(got, "possibly: abort-in-destructor-at-exit");
+    // Look-alike: std::terminate called by a joinable std::thread's
+    // destructor (no exception; the same at any time).
+    let joinable = escaped
+        .replace(
+            "libstore.dylib`__clang_call_terminate + 16",
+            "libstore.dylib`std::__1::thread::~thread() + 40",
+        )
+        .replace(
+            "libstore.dylib`BlockCache::~BlockCache() + 212",
+            "libstore.dylib`Loader::start() + 96",
+        );
+    let (_, got) = one("joinable.txt", &joinable);
+    assert_eq!(got, "none", "{joinable}");
+}
+
+/// faulthandler's `Garbage-collecting` then `<no Python frame>` (#37): the
+/// collector ran from C with no Python code on the stack, as the
+/// interpreter's collections during finalization do. A fact of its own;
+/// alone, a possible finding; after a test run that had passed, the
+/// answer. A collection under Python code, or no Python frame without a
+/// collection, is no exit-time answer.
+#[test]
+fn a_collection_with_no_python_frame() {
+    let dump = "\
+loading weights ... done
+Fatal Python error: Segmentation fault
+
+Current thread 0x00007f3a9c1ff740 (most recent call first):
+  Garbage-collecting
+  <no Python frame>
+";
+    let (report, got) = one("gc.txt", dump);
+    assert!(
+        kinds(&report).contains(&"python-gc-without-frame".to_string()),
+        "{report:#}"
+    );
+    assert_eq!(got, "possibly: python-gc-crash-at-exit");
+    let passed = format!("tests/test_io.py ....                    [100%]\n\n============ 4 passed in 2.31s ============\n{dump}");
+    let (_, got) = one("gc-after-tests.txt", &passed);
+    assert_eq!(got, "python-gc-crash-at-exit");
+    // Look-alikes: a collection an allocation in Python code triggered, and
+    // a C thread with no Python frame that was not collecting.
+    let under_python = dump.replace(
+        "  <no Python frame>\n",
+        "  File \"/srv/app/train.py\", line 88 in step\n  File \"/srv/app/train.py\", line 120 in <module>\n",
+    );
+    let (report, got) = one("gc-in-work.txt", &under_python);
+    assert!(!kinds(&report).contains(&"python-gc-without-frame".to_string()));
+    assert_eq!(got, "none", "{under_python}");
+    let no_frame = dump.replace("  Garbage-collecting\n", "");
+    let (_, got) = one("no-frame.txt", &no_frame);
+    assert_eq!(got, "none", "{no_frame}");
+}
+
+/// A sanitizer's report that a CUDA call failed because the runtime was
+/// unloading (#37): a math library (cuFFT here) freeing a plan from a static
+/// destructor is the runtime's teardown, a cuBLAS handle pool in the same
+/// place the library-handle failure; the same report of another error while
+/// main runs is no exit-time answer at all.
+#[test]
+fn a_sanitizer_report_of_the_runtime_unloading() {
+    let fft = "\
+========= COMPUTE-SANITIZER
+spectra: 512 transforms written to out.bin
+========= Program hit cudaErrorCudartUnloading (error 4) due to \"driver shutting down\" on CUDA API call to cudaFree.
+=========     Saved host backtrace up to driver entry point at error
+=========     Host Frame: [0x2eb2f5] in libcuda.so.1
+=========     Host Frame: [0x61a2c0] in libcufft.so.11
+=========     Host Frame:cufftDestroy [0x1f0c4] in libcufft.so.11
+=========     Host Frame:PlanCache::~PlanCache() [0x4a10] in libspectra.so
+=========     Host Frame:__cxa_finalize [0x45d9e] in libc.so.6
+=========     Host Frame: [0x3c21] in libspectra.so
+=========
+";
+    let (report, got) = one("fft.txt", fft);
+    assert_eq!(got, "cuda-runtime-teardown-at-exit", "{report:#}");
+    assert!(kinds(&report).contains(&"cuda-runtime-unloading".to_string()));
+    assert_eq!(report["exit_phase"]["process_exiting"], true);
+    let blas = fft
+        .replace("cufftDestroy", "cublasDestroy_v2")
+        .replace("libcufft.so.11", "libcublas.so.12")
+        .replace("PlanCache::~PlanCache()", "BlasPool::~BlasPool()");
+    let (report, got) = one("blas.txt", &blas);
+    assert_eq!(got, "cuda-library-handle-at-exit", "{report:#}");
+    let work = fft
+        .replace(
+            "cudaErrorCudartUnloading (error 4) due to \"driver shutting down\"",
+            "cudaErrorInvalidValue (error 1) due to \"invalid argument\"",
+        )
+        .replace(
+            "__cxa_finalize [0x45d9e] in libc.so.6",
+            "Spectrum::compute() [0x5b20] in libspectra.so",
+        )
+        .replace(" [0x3c21] in libspectra.so", "main [0x2a10] in spectra")
+        .replace("512 transforms written to out.bin", "transform 17 of 512");
+    assert!(!work.contains("Unloading") && !work.contains("__cxa_finalize"));
+    let (report, got) = one("work.txt", &work);
+    assert_eq!(got, "none", "{report:#}");
+    assert_eq!(
+        report["diagnoses"].as_array().map(Vec::len),
+        Some(0),
+        "{report:#}"
+    );
+}
