@@ -1,9 +1,9 @@
 //! The stack search: for threads whose walk is poor, the return addresses
 //! found in stack memory below the walked frames (what `dps` shows).
 
-use crate::model::{file_name, SymbolSource};
+use crate::model::{file_name, Frame, SymbolSource, Trust};
 use crate::symbols::DumpSymbols;
-use minidump::{Minidump, Module as _};
+use minidump::{Minidump, MinidumpModuleList, Module as _};
 use minidump_processor::ProcessState;
 use minidump_unwind::{CallStack, FrameTrust};
 
@@ -125,4 +125,44 @@ where
         }
     }
     found
+}
+
+/// A crash into code that is no longer mapped (a library unloaded while a
+/// pointer into it was kept) whose walk found no caller in a loaded module:
+/// unwinding stops at the unmapped address more often than not (no unwind
+/// information covers it, and the frame pointer is whatever the caller left
+/// in it). The caller's return address is then the nearest hit of the stack
+/// search (a `call` pushed it at the stack pointer): it becomes the frame
+/// below the top, found by stack scan, as a walker's scan would have made
+/// it, and leaves the search's list. A walk that has a caller in a loaded
+/// module keeps it: a searched hit is weaker evidence.
+pub(super) fn caller_from_search(thread: &mut crate::model::Thread, modules: &MinidumpModuleList) {
+    let Some(top) = thread.frames.first() else {
+        return;
+    };
+    let into_unmapped = thread.crashing && top.module.is_none() && top.function.is_none();
+    let walked_caller = thread.frames[1..].iter().any(|f| f.module.is_some());
+    if !into_unmapped || walked_caller || thread.stack_search.is_empty() {
+        return;
+    }
+    let hit = thread.stack_search.remove(0);
+    // A caller frame records its return address minus one, as walked
+    // frames do: the address is then inside the call.
+    let instruction = hit.address.saturating_sub(1);
+    let frame = Frame {
+        instruction,
+        module: Some(hit.module),
+        function: Some(hit.function),
+        module_offset: modules
+            .module_at_address(instruction)
+            .map(|m| instruction.wrapping_sub(m.base_address())),
+        function_offset: Some(hit.function_offset.saturating_sub(1)),
+        trust: Trust::Scan,
+        symbol_source: hit.symbol_source,
+        ..Frame::from_text(1)
+    };
+    thread.frames.insert(1, frame);
+    for (i, frame) in thread.frames.iter_mut().enumerate() {
+        frame.index = i;
+    }
 }
