@@ -166,3 +166,82 @@ pub(super) fn caller_from_search(thread: &mut crate::model::Thread, modules: &Mi
         frame.index = i;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{StackHit, Thread};
+
+    fn hit(function: &str, stack_offset: u64) -> StackHit {
+        StackHit {
+            stack_offset,
+            below_walk: stack_offset > 0,
+            address: 0x5000 + stack_offset,
+            module: "app".to_string(),
+            function: function.to_string(),
+            function_offset: 0x20,
+            symbol_source: SymbolSource::Dwarf,
+        }
+    }
+
+    fn crashed(frames: Vec<Frame>) -> Thread {
+        Thread {
+            crashing: true,
+            frames,
+            stack_search: vec![hit("flush_cache", 0), hit("main", 0x40)],
+            ..Thread::new(7)
+        }
+    }
+
+    fn unmapped() -> Frame {
+        Frame {
+            instruction: 0x7f00_0000_10f9,
+            trust: Trust::Context,
+            ..Frame::from_text(0)
+        }
+    }
+
+    #[test]
+    fn a_walk_without_a_caller_takes_the_nearest_hit() {
+        let mut thread = crashed(vec![unmapped()]);
+        caller_from_search(&mut thread, &MinidumpModuleList::new());
+        let names: Vec<_> = thread.frames.iter().map(|f| f.function.clone()).collect();
+        assert_eq!(names, [None, Some("flush_cache".to_string())]);
+        let caller = &thread.frames[1];
+        assert_eq!((caller.index, caller.trust), (1, Trust::Scan));
+        assert_eq!(caller.instruction, 0x4fff);
+        assert_eq!(caller.function_offset, Some(0x1f));
+        assert_eq!(thread.stack_search.len(), 1);
+    }
+
+    #[test]
+    fn a_walked_caller_in_a_loaded_module_stays_alone() {
+        let walked = Frame {
+            module: Some("app".to_string()),
+            function: Some("run_hook".to_string()),
+            trust: Trust::Scan,
+            ..Frame::from_text(1)
+        };
+        let mut thread = crashed(vec![unmapped(), walked]);
+        caller_from_search(&mut thread, &MinidumpModuleList::new());
+        assert_eq!(thread.frames.len(), 2);
+        assert_eq!(thread.frames[1].function.as_deref(), Some("run_hook"));
+        assert_eq!(thread.stack_search.len(), 2);
+    }
+
+    #[test]
+    fn only_a_crash_into_unmapped_code() {
+        // A crash in a loaded module, and a thread that did not crash.
+        let mut in_module = crashed(vec![Frame {
+            module: Some("app".to_string()),
+            ..unmapped()
+        }]);
+        let mut waiting = crashed(vec![unmapped()]);
+        waiting.crashing = false;
+        for thread in [&mut in_module, &mut waiting] {
+            caller_from_search(thread, &MinidumpModuleList::new());
+            assert_eq!(thread.frames.len(), 1);
+            assert_eq!(thread.stack_search.len(), 2);
+        }
+    }
+}
