@@ -101,6 +101,93 @@ fn two_crashes_into_unloaded_code_keep_their_callers_and_group_apart() {
     );
 }
 
+/// Captures one of the programs that crash into a dlclose'd library and
+/// analyzes its dump.
+fn capture_unload_crash(program: &str) -> Value {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(program);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Capture::run(programs::programs().join(program))
+        .option("--quiet")
+        .dump_dir(&dir)
+        .command()
+        .current_dir(programs::programs())
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(11),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dump = common::dumps_in(&dir).pop().expect("a dump");
+    let (doc, _) = common::analyze_json(&[&dump]);
+    doc["reports"][0].clone()
+}
+
+/// When the walk stops at the unmapped address (no unwind information
+/// there, and a frame-pointer register that reads as the end of the
+/// stack), the caller comes from the stack search: the return address the
+/// call left at the stack pointer. It is the frame below the top, marked as
+/// the stack scan's, and part of the signature.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_walk_that_stops_in_unloaded_code_gets_its_caller_from_the_stack_search() {
+    let report = capture_unload_crash("unload_crash_no_frame");
+    assert_eq!(report["exception"]["ip_in_no_module"], true);
+    let thread = &report["threads"][0];
+    assert_eq!(thread["crashing"], true);
+    let frames = thread["frames"].as_array().unwrap();
+    // The walk gave the top frame alone: every other return address the
+    // search found lies below it.
+    assert_eq!(frames.len(), 2, "{thread}");
+    let caller = &frames[1];
+    assert_eq!(caller["function"], "flush_plugin_cache", "{caller}");
+    assert_eq!(caller["module"], "unload_crash_no_frame");
+    assert_eq!(caller["trust"], "scan");
+    assert_eq!(caller["index"], 1);
+    let hits = thread["stack_search"].as_array().unwrap();
+    assert!(!hits.is_empty(), "{thread}");
+    assert!(hits.iter().all(|h| h["below_walk"] == true), "{thread}");
+    assert!(
+        hits.iter().all(|h| h["function"] != "flush_plugin_cache"),
+        "the caller is not listed twice: {thread}"
+    );
+    assert_eq!(
+        report["crash_signature"], "(no module) | flush_plugin_cache",
+        "{report}"
+    );
+    // The text report shows the caller in the crashing thread's stack,
+    // marked as found by the stack scan.
+    let text =
+        String::from_utf8(common::run(&["analyze", report["path"].as_str().unwrap()]).stdout)
+            .unwrap();
+    assert!(
+        text.contains("Signature: (no module) | flush_plugin_cache"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(
+            |l| l.contains("1  unload_crash_no_frame!flush_plugin_cache")
+                && l.contains("(stack scan")
+        ),
+        "{text}"
+    );
+}
+
+/// The must-not: the same crash whose walk finds the caller keeps the
+/// walk's stack and signature; the stack search adds nothing to them.
+#[test]
+fn a_walk_with_a_loaded_caller_keeps_its_own_signature() {
+    let report = capture_unload_crash("unload_crash");
+    let thread = &report["threads"][0];
+    let frames = thread["frames"].as_array().unwrap();
+    assert_eq!(frames[1]["function"], "run_release_hook", "{thread}");
+    assert!(frames.len() > 2, "the walk went on: {thread}");
+    assert_eq!(report["crash_signature"], "(no module) | run_release_hook");
+}
+
 /// A crash in a loaded module: frames the stack scan found stay out of its
 /// signature, as before.
 #[test]

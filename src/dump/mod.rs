@@ -190,6 +190,7 @@ impl Analyzer {
             if let Some(hits) = searched.get(&thread.id) {
                 thread.stack_search = hits.clone();
             }
+            caller_from_search(thread, &state.modules);
         }
         // What blocked threads wait for, and who holds it.
         let mut kept = waits::kept_objects(dump.get_raw_stream(waits::WAIT_OBJECTS_STREAM).ok());

@@ -1,9 +1,9 @@
 //! The stack search: for threads whose walk is poor, the return addresses
 //! found in stack memory below the walked frames (what `dps` shows).
 
-use crate::model::{file_name, SymbolSource};
+use crate::model::{file_name, Frame, SymbolSource, Trust};
 use crate::symbols::DumpSymbols;
-use minidump::{Minidump, Module as _};
+use minidump::{Minidump, MinidumpModuleList, Module as _};
 use minidump_processor::ProcessState;
 use minidump_unwind::{CallStack, FrameTrust};
 
@@ -125,4 +125,123 @@ where
         }
     }
     found
+}
+
+/// A crash into code that is no longer mapped (a library unloaded while a
+/// pointer into it was kept) whose walk found no caller in a loaded module:
+/// unwinding stops at the unmapped address more often than not (no unwind
+/// information covers it, and the frame pointer is whatever the caller left
+/// in it). The caller's return address is then the nearest hit of the stack
+/// search (a `call` pushed it at the stack pointer): it becomes the frame
+/// below the top, found by stack scan, as a walker's scan would have made
+/// it, and leaves the search's list. A walk that has a caller in a loaded
+/// module keeps it: a searched hit is weaker evidence.
+pub(super) fn caller_from_search(thread: &mut crate::model::Thread, modules: &MinidumpModuleList) {
+    let Some(top) = thread.frames.first() else {
+        return;
+    };
+    let into_unmapped = thread.crashing && top.module.is_none() && top.function.is_none();
+    let walked_caller = thread.frames[1..].iter().any(|f| f.module.is_some());
+    if !into_unmapped || walked_caller || thread.stack_search.is_empty() {
+        return;
+    }
+    let hit = thread.stack_search.remove(0);
+    // A caller frame records its return address minus one, as walked
+    // frames do: the address is then inside the call.
+    let instruction = hit.address.saturating_sub(1);
+    let frame = Frame {
+        instruction,
+        module: Some(hit.module),
+        function: Some(hit.function),
+        module_offset: modules
+            .module_at_address(instruction)
+            .map(|m| instruction.wrapping_sub(m.base_address())),
+        function_offset: Some(hit.function_offset.saturating_sub(1)),
+        trust: Trust::Scan,
+        symbol_source: hit.symbol_source,
+        ..Frame::from_text(1)
+    };
+    thread.frames.insert(1, frame);
+    for (i, frame) in thread.frames.iter_mut().enumerate() {
+        frame.index = i;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{StackHit, Thread};
+
+    fn hit(function: &str, stack_offset: u64) -> StackHit {
+        StackHit {
+            stack_offset,
+            below_walk: stack_offset > 0,
+            address: 0x5000 + stack_offset,
+            module: "app".to_string(),
+            function: function.to_string(),
+            function_offset: 0x20,
+            symbol_source: SymbolSource::Dwarf,
+        }
+    }
+
+    fn crashed(frames: Vec<Frame>) -> Thread {
+        Thread {
+            crashing: true,
+            frames,
+            stack_search: vec![hit("flush_cache", 0), hit("main", 0x40)],
+            ..Thread::new(7)
+        }
+    }
+
+    fn unmapped() -> Frame {
+        Frame {
+            instruction: 0x7f00_0000_10f9,
+            trust: Trust::Context,
+            ..Frame::from_text(0)
+        }
+    }
+
+    #[test]
+    fn a_walk_without_a_caller_takes_the_nearest_hit() {
+        let mut thread = crashed(vec![unmapped()]);
+        caller_from_search(&mut thread, &MinidumpModuleList::new());
+        let names: Vec<_> = thread.frames.iter().map(|f| f.function.clone()).collect();
+        assert_eq!(names, [None, Some("flush_cache".to_string())]);
+        let caller = &thread.frames[1];
+        assert_eq!((caller.index, caller.trust), (1, Trust::Scan));
+        assert_eq!(caller.instruction, 0x4fff);
+        assert_eq!(caller.function_offset, Some(0x1f));
+        assert_eq!(thread.stack_search.len(), 1);
+    }
+
+    #[test]
+    fn a_walked_caller_in_a_loaded_module_stays_alone() {
+        let walked = Frame {
+            module: Some("app".to_string()),
+            function: Some("run_hook".to_string()),
+            trust: Trust::Scan,
+            ..Frame::from_text(1)
+        };
+        let mut thread = crashed(vec![unmapped(), walked]);
+        caller_from_search(&mut thread, &MinidumpModuleList::new());
+        assert_eq!(thread.frames.len(), 2);
+        assert_eq!(thread.frames[1].function.as_deref(), Some("run_hook"));
+        assert_eq!(thread.stack_search.len(), 2);
+    }
+
+    #[test]
+    fn only_a_crash_into_unmapped_code() {
+        // A crash in a loaded module, and a thread that did not crash.
+        let mut in_module = crashed(vec![Frame {
+            module: Some("app".to_string()),
+            ..unmapped()
+        }]);
+        let mut waiting = crashed(vec![unmapped()]);
+        waiting.crashing = false;
+        for thread in [&mut in_module, &mut waiting] {
+            caller_from_search(thread, &MinidumpModuleList::new());
+            assert_eq!(thread.frames.len(), 1);
+            assert_eq!(thread.stack_search.len(), 2);
+        }
+    }
 }

@@ -45,7 +45,9 @@ pub struct Thread {
     /// When the walk broke off or is mostly stack scanning: return addresses
     /// into named functions found in the thread's stack memory that no
     /// walked frame shows, from the top of the stack down. Weaker evidence
-    /// than frames: a stack holds stale return addresses too.
+    /// than frames: a stack holds stale return addresses too. A crash into
+    /// unmapped code whose walk found no caller in a loaded module takes
+    /// the first hit as its frame 1 (found by stack scan), out of this list.
     pub stack_search: Vec<StackHit>,
     /// The general-purpose registers of the crashing thread (what a
     /// debugger's `r` shows), in the CPU's own order; empty for the other

@@ -9,7 +9,7 @@ const FLAGS: [&str; 3] = ["-g", "-O0", "-fno-omit-frame-pointer"];
 /// Each program: the file built (a `.so` is a shared library), its source,
 /// and what follows the source on gcc's command line. Libraries come before
 /// the programs linked with them; `-Wl,-rpath,$ORIGIN` finds them beside.
-const BUILDS: [(&str, &str, &[&str]); 16] = [
+const BUILDS: [(&str, &str, &[&str]); 17] = [
     ("libpal.so", "libpal.c", &["-lpthread"]),
     (
         "libamdhip64.so",
@@ -23,6 +23,11 @@ const BUILDS: [(&str, &str, &[&str]); 16] = [
     ),
     ("libplugin.so", "libplugin.c", &[]),
     ("unload_crash", "unload_crash.c", &["-ldl"]),
+    (
+        "unload_crash_no_frame",
+        "unload_crash_no_frame.c",
+        &["-ldl"],
+    ),
     ("exit_lock_hang", "exit_lock_hang.c", &["-lpthread"]),
     ("exit_deadlock", "exit_deadlock.c", &["-lpthread"]),
     ("deadlock", "deadlock.c", &["-lpthread"]),
