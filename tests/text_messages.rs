@@ -6,36 +6,9 @@
 //! process's. Every log here is written for these tests, each with a
 //! look-alike from normal work that must not be read as an exit failure.
 
-use crate::common;
-
-use std::path::Path;
+use crate::common::text::{analyze_text, answer};
 
 use serde_json::Value;
-
-fn analyze_text(name: &str, text: &str) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    analyze_path(&path)
-}
-
-fn analyze_path(path: &Path) -> Vec<Value> {
-    let out = common::bin()
-        .args(["analyze", "--format", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    doc["reports"].as_array().unwrap().clone()
-}
-
-fn answer(report: &Value) -> String {
-    match report["diagnoses"].as_array().and_then(|d| d.first()) {
-        Some(d) => common::diagnosis_name(d),
-        None => "none".to_string(),
-    }
-}
 
 /// The one report of `text`, and its answer.
 fn one(name: &str, text: &str) -> (Value, String) {

@@ -6,38 +6,13 @@
 
 use crate::common;
 use crate::common::cpu;
+use crate::common::text::{analyze_path, analyze_text, answer};
 
 use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 
 use serde_json::Value;
-
-/// The reports of `text` read as a file named `name`.
-fn analyze_text(name: &str, text: &str) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, text).unwrap();
-    analyze_path(&path)
-}
-
-fn analyze_path(path: &Path) -> Vec<Value> {
-    let out = common::bin()
-        .args(["analyze", "--format", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    doc["reports"].as_array().unwrap().clone()
-}
-
-fn answer(report: &Value) -> String {
-    match report["diagnoses"].as_array().and_then(|d| d.first()) {
-        Some(d) => common::diagnosis_name(d),
-        None => "none".to_string(),
-    }
-}
 
 /// (file name, trace, expected diagnoses[0], expected format).
 const CASES: &[(&str, &str, &str, &str)] = &[

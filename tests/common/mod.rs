@@ -16,6 +16,7 @@ pub mod shims;
 pub mod skip;
 pub mod symbol_fixtures;
 pub mod synth;
+pub mod text;
 
 /// How long a test waits for something that must happen (a program
 /// reaching the state under test, a thread blocking) before it says it
