@@ -251,6 +251,10 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                 if let (Some(at), false) = (native_at, frame.python) {
                     let thread = current.thread(number);
                     if thread.frames.len() < MAX_FRAMES {
+                        // The thread the C stack was for may have ended
+                        // with its trace: the frames go on from where the
+                        // thread now stands.
+                        let at = at.min(thread.frames.len());
                         thread.frames.insert(at, frame);
                         native_at = Some(at + 1);
                     }
