@@ -4,7 +4,7 @@
 
 #![warn(unreachable_pub)]
 
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -26,7 +26,7 @@ mod rules;
 
 use cli::{AnalyzeArgs, Cli, Command, FailOn, MergeArgs, PackArgs, ReportArgs};
 use config::Context;
-use output::{finish, print_input_errors};
+use output::{finish, print_input_errors, write_stdout};
 
 /// A finding matched `--fail-on` (documented in --help and README).
 pub(crate) const EXIT_FINDING: u8 = 1;
@@ -240,17 +240,5 @@ fn loaded(result: Result<Database, Vec<Problem>>) -> anyhow::Result<Database> {
 pub(crate) fn print_problems(problems: &[Problem]) {
     for problem in problems {
         eprintln!("{}", printable::clean(&problem.to_string()));
-    }
-}
-
-/// Writes to stdout; a closed pipe (`dumptriage ... | head`) is not an error.
-pub(crate) fn write_stdout(
-    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> anyhow::Result<()> {
-    let stdout = io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
-    match write(&mut out).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("cannot write to standard output"),
     }
 }
