@@ -29,17 +29,6 @@ use crate::capture::types::{
     CaptureError, ExitStatus, Notice, StopOptions, Supervised, Written, MAX_TREE_DUMPS,
 };
 
-/// The processes of the tree held stopped for their dumps, and those of
-/// them that were stopped before (Ctrl-Z): `no_kill` leaves these stopped.
-#[derive(Default)]
-struct Held {
-    held: Vec<u32>,
-    stopped_before: Vec<u32>,
-}
-
-/// The dumps of a hung tree: each process's, or why it has none.
-type TreeDumps = Vec<(u32, Result<Written, CaptureError>)>;
-
 pub(super) struct Tracer {
     pub pid: pid_t,
     /// The command's threads we trace.
@@ -433,20 +422,63 @@ impl Tracer {
             .map(|m| (m.pid, wait_objects(m.pid), command_line(m.pid)))
             .collect();
         let mut dumps = Vec::new();
-        let mut held = Held::default();
+        // The processes held stopped for their dumps, and those of them that
+        // were stopped before (Ctrl-Z): `no_kill` leaves these stopped.
+        let mut held = Vec::new();
+        let mut stopped_before = Vec::new();
+        // The command's own threads are ours (traced): each is interrupted,
+        // then the process is left group-stopped for the writer.
         if self.traced {
-            if let Some(exited) =
-                self.hold_command(&stuck, no_kill, notice, &mut held, &mut dumps)?
-            {
-                return Ok(exited);
+            let was_stopped = self.group_stopped;
+            match self.stop_threads(None)? {
+                Ok((stopped, missing)) if missing.is_empty() => {
+                    self.detach_into_group_stop(&stopped);
+                    held.push(pid as u32);
+                    if was_stopped {
+                        stopped_before.push(pid as u32);
+                    }
+                }
+                Ok((stopped, missing)) => {
+                    // A thread would not stop (uninterruptible sleep): no
+                    // dump of the command, and nothing may stay traced.
+                    let error = self.not_stopped(&missing);
+                    if no_kill {
+                        self.release(&stopped)?;
+                    } else {
+                        // Released only when the thread wakes: killed now.
+                        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                        self.wait_for_end(libc::SIGKILL)?;
+                    }
+                    if stuck.iter().any(|m| m.pid == pid as u32) {
+                        dumps.push((pid as u32, Err(error)));
+                    }
+                }
+                Err(status) => {
+                    notice(Notice::Note(format!(
+                        "process {pid} {} at the hang timeout, before it was stopped: no minidump",
+                        how_it_ended(Some(status))
+                    )));
+                    return Ok(Supervised::Exited(status));
+                }
             }
         }
         let root_ended = dumps.iter().any(|(p, _)| *p == pid as u32) && !no_kill;
-        self.hold_others(&stuck, &mut held);
-        let Held {
-            held,
-            stopped_before,
-        } = held;
+        // The other processes to dump are stopped too, and every one is
+        // waited for until all its threads are, before the first dump is
+        // written: none goes on (and changes what another one waits for)
+        // while another is written.
+        for member in &stuck {
+            let untraced = member.pid != pid as u32 || !self.traced;
+            if !untraced || ended(member.pid).is_some() || held.contains(&member.pid) {
+                continue;
+            }
+            if is_stopped(member.pid) {
+                stopped_before.push(member.pid);
+                held.push(member.pid);
+            } else if kill(Pid::from_raw(member.pid as pid_t), Signal::SIGSTOP).is_ok() {
+                held.push(member.pid);
+            }
+        }
         let mut unstoppable = Vec::new();
         for &process in &held {
             // One that will not stop is let go at once, unless `no_kill`
@@ -510,73 +542,6 @@ impl Tracer {
             killed: !no_kill,
             dumps,
         })
-    }
-
-    /// The command's own threads are ours (traced): each is interrupted,
-    /// then the process is left group-stopped for the writer. A thread that
-    /// will not stop costs the command its dump; a command that ended
-    /// before it was stopped ends the capture (the answer returned).
-    fn hold_command(
-        &mut self,
-        stuck: &[tree::Member],
-        no_kill: bool,
-        notice: &dyn Fn(Notice),
-        held: &mut Held,
-        dumps: &mut TreeDumps,
-    ) -> Result<Option<Supervised>, CaptureError> {
-        let pid = self.pid;
-        let was_stopped = self.group_stopped;
-        match self.stop_threads(None)? {
-            Ok((stopped, missing)) if missing.is_empty() => {
-                self.detach_into_group_stop(&stopped);
-                held.held.push(pid as u32);
-                if was_stopped {
-                    held.stopped_before.push(pid as u32);
-                }
-            }
-            Ok((stopped, missing)) => {
-                // A thread would not stop (uninterruptible sleep): no
-                // dump of the command, and nothing may stay traced.
-                let error = self.not_stopped(&missing);
-                if no_kill {
-                    self.release(&stopped)?;
-                } else {
-                    // Released only when the thread wakes: killed now.
-                    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                    self.wait_for_end(libc::SIGKILL)?;
-                }
-                if stuck.iter().any(|m| m.pid == pid as u32) {
-                    dumps.push((pid as u32, Err(error)));
-                }
-            }
-            Err(status) => {
-                notice(Notice::Note(format!(
-                    "process {pid} {} at the hang timeout, before it was stopped: no minidump",
-                    how_it_ended(Some(status))
-                )));
-                return Ok(Some(Supervised::Exited(status)));
-            }
-        }
-        Ok(None)
-    }
-
-    /// The other processes to dump are stopped too, and every one is
-    /// waited for until all its threads are, before the first dump is
-    /// written: none goes on (and changes what another one waits for)
-    /// while another is written.
-    fn hold_others(&self, stuck: &[tree::Member], held: &mut Held) {
-        for member in stuck {
-            let untraced = member.pid != self.pid as u32 || !self.traced;
-            if !untraced || ended(member.pid).is_some() || held.held.contains(&member.pid) {
-                continue;
-            }
-            if is_stopped(member.pid) {
-                held.stopped_before.push(member.pid);
-                held.held.push(member.pid);
-            } else if kill(Pid::from_raw(member.pid as pid_t), Signal::SIGSTOP).is_ok() {
-                held.held.push(member.pid);
-            }
-        }
     }
 
     /// A dump of a live process of the tree, not traced by us; with
