@@ -29,9 +29,9 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 
 use crate::functions;
+use crate::model::signature_name;
 use crate::model::{file_name, offset, Frame, FrameKind, Report, Trust};
 use crate::pattern::{Case, Pattern};
-use crate::summary::signature_name;
 
 /// The version of the signature computed here, written in the JSON and in
 /// baselines. Raised whenever the same stack would get another signature

@@ -2,33 +2,7 @@
 //! signature explains grouped by their crash signature (src/signature.rs),
 //! so identical unknown failures group together.
 
-use crate::model::{bare_name, Kind, Report, Status, Summary, SummaryError, SummaryGroup};
-
-/// A function's name as crash signatures spell it, so one failure keeps one
-/// signature whichever build or debug file named it: no parameters,
-/// glibc's internal aliases under their public name (`__GI_exit` ->
-/// `exit`), no symbol version (`__libc_start_main@@GLIBC_2.34`), and no
-/// compiler clone suffix (`.constprop.0`, `.isra.0`, `.part.0`, `.cold`,
-/// `.lto_priv.0`, `.llvm.123`).
-pub(crate) fn signature_name(function: &str) -> &str {
-    let mut name = bare_name(function);
-    if let Some(at) = name.find('@') {
-        name = &name[..at];
-    }
-    for clone in [
-        ".constprop.",
-        ".isra.",
-        ".part.",
-        ".cold",
-        ".lto_priv.",
-        ".llvm.",
-    ] {
-        if let Some(at) = name.find(clone) {
-            name = &name[..at];
-        }
-    }
-    name.strip_prefix("__GI_").unwrap_or(name)
-}
+use crate::model::{Kind, Report, Status, Summary, SummaryError, SummaryGroup};
 
 /// The group a report belongs to: its specific signature; else its generic
 /// diagnosis or unexplained crash, refined by the crash signature; else a
@@ -139,31 +113,5 @@ pub(crate) fn summarize(reports: &[Report]) -> Summary {
         failed: errors.len(),
         groups,
         errors,
-    }
-}
-
-#[cfg(test)]
-mod signature_tests {
-    use super::*;
-
-    #[test]
-    fn names_are_spelled_the_same_whichever_build_named_them() {
-        for (name, want) in [
-            ("__GI_exit", "exit"),
-            ("__GI___libc_write", "__libc_write"),
-            ("__libc_start_main@@GLIBC_2.34", "__libc_start_main"),
-            ("memcpy@GLIBC_2.2.5", "memcpy"),
-            ("parse_header.constprop.0", "parse_header"),
-            ("scan_block.isra.0.cold", "scan_block"),
-            ("encode.part.3", "encode"),
-            ("helper.lto_priv.0", "helper"),
-            ("ns::Engine::run(int)", "ns::Engine::run"),
-            (
-                "`anonymous namespace'::CrashFunction",
-                "`anonymous namespace'::CrashFunction",
-            ),
-        ] {
-            assert_eq!(signature_name(name), want, "{name}");
-        }
     }
 }

@@ -361,6 +361,14 @@ fn by_name<'a>(doc: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no report of {name}: {doc:#}"))
 }
 
+/// The manifest of a pack: its first member.
+fn pack_manifest(archive: &Path) -> Value {
+    let decoder = zstd::stream::read::Decoder::new(std::fs::File::open(archive).unwrap()).unwrap();
+    let mut tar = tar::Archive::new(decoder);
+    let first = tar.entries().unwrap().next().unwrap().unwrap();
+    serde_json::from_reader(first).unwrap()
+}
+
 /// A pack of a core (of a program in a folder of its own) and of a Wine
 /// minidump (symbols from the sample store), moved to a fresh folder with
 /// the core, the program and the dump deleted: the same frames and
@@ -406,16 +414,15 @@ fn a_pack_moved_elsewhere_gives_the_same_frames_and_diagnosis() {
     let pack = dir.path().join("crashes.tar.zst");
     let small = dir.path().join("small.tar.zst");
     for (archive, extra) in [(&pack, None), (&small, Some("--convert"))] {
-        let mut command = common::bin();
-        command
+        let out = common::bin()
             .arg("pack")
-            .arg(&core)
-            .arg(&wine)
+            .args([&core, &wine])
             .args(["--symbols", store.to_str().unwrap(), "-o"])
             .arg(archive)
             .args(extra)
-            .env("HOME", &home);
-        let out = command.output().unwrap();
+            .env("HOME", &home)
+            .output()
+            .unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -423,14 +430,7 @@ fn a_pack_moved_elsewhere_gives_the_same_frames_and_diagnosis() {
         );
     }
     // --convert packs the core as its small minidump.
-    let manifest = |archive: &Path| -> Value {
-        let decoder =
-            zstd::stream::read::Decoder::new(std::fs::File::open(archive).unwrap()).unwrap();
-        let mut tar = tar::Archive::new(decoder);
-        let first = tar.entries().unwrap().next().unwrap().unwrap();
-        serde_json::from_reader(first).unwrap()
-    };
-    let (whole, converted) = (manifest(&pack), manifest(&small));
+    let (whole, converted) = (pack_manifest(&pack), pack_manifest(&small));
     assert_eq!(whole["inputs"][0]["kind"], "core");
     assert_eq!(
         converted["inputs"][0]["kind"],

@@ -768,6 +768,62 @@ fn compressed_poor_and_broken_cores() {
 /// How many times the intact core's CPU time one corruption of it may cost.
 const COST_FACTOR: u32 = 20;
 
+/// A deterministic stream of pseudo-random numbers (splitmix64).
+fn splitmix64(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Corruption number `case` of a core: the new bytes of its first `head`
+/// bytes, the length it is cut to, and what was done.
+fn corrupt(
+    case: usize,
+    next: &mut impl FnMut() -> u64,
+    original: &[u8],
+    head: usize,
+) -> (Vec<u8>, u64, String) {
+    let mut bytes = original[..head].to_vec();
+    let mut len = original.len() as u64;
+    let what = match case % 4 {
+        0 => {
+            for _ in 0..=(next() % 8) {
+                let at = (next() % head as u64) as usize;
+                bytes[at] ^= 1 << (next() % 8);
+            }
+            "bit flips".to_string()
+        }
+        1 => {
+            let at = (next() % (head as u64 - 8)) as usize & !3;
+            let value = [0u64, u64::MAX, 0x7fff_ffff, 0xffff, 1 << 40][(next() % 5) as usize];
+            bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+            format!("{value:#x} at {at:#x}")
+        }
+        2 => {
+            // Half in the headers and notes, half in the memory.
+            let within = if next().is_multiple_of(2) {
+                head
+            } else {
+                original.len()
+            };
+            len = next() % within as u64;
+            format!("cut at {len}")
+        }
+        _ => {
+            // A program header's offset or size made absurd.
+            let at = 64 + 56 * (next() % 28) as usize + [8, 32, 40][(next() % 3) as usize];
+            bytes[at..at + 8].copy_from_slice(&(u64::MAX - next() % 4096).to_le_bytes());
+            format!("program header field at {at:#x}")
+        }
+    };
+    (bytes, len, what)
+}
+
 /// 160 deterministic corruptions of a real kernel core's headers and notes
 /// (bit flips, extreme counts, sizes and offsets, truncations), each
 /// analysed: a report or one line of error, never a panic, at a cost of the
@@ -799,15 +855,7 @@ fn corrupted_cores_give_a_report_or_one_clear_error() {
         }
         .sources(),
     );
-    let mut state = 0x5eed_c0de_u64;
-    let mut next = move || {
-        // splitmix64
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut next = splitmix64(0x5eed_c0de);
     let path = dir.path().join("case.core");
     std::fs::write(&path, &original).unwrap();
     // What analysing the intact core costs (its first analysis, which
@@ -820,39 +868,7 @@ fn corrupted_cores_give_a_report_or_one_clear_error() {
     let mut slowest = std::time::Duration::ZERO;
     let (mut reports, mut errors) = (0, 0);
     for case in 0..160 {
-        let mut bytes = original[..head].to_vec();
-        let mut len = original.len() as u64;
-        let what = match case % 4 {
-            0 => {
-                for _ in 0..=(next() % 8) {
-                    let at = (next() % head as u64) as usize;
-                    bytes[at] ^= 1 << (next() % 8);
-                }
-                "bit flips".to_string()
-            }
-            1 => {
-                let at = (next() % (head as u64 - 8)) as usize & !3;
-                let value = [0u64, u64::MAX, 0x7fff_ffff, 0xffff, 1 << 40][(next() % 5) as usize];
-                bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
-                format!("{value:#x} at {at:#x}")
-            }
-            2 => {
-                // Half in the headers and notes, half in the memory.
-                let within = if next() % 2 == 0 {
-                    head
-                } else {
-                    original.len()
-                };
-                len = next() % within as u64;
-                format!("cut at {len}")
-            }
-            _ => {
-                // A program header's offset or size made absurd.
-                let at = 64 + 56 * (next() % 28) as usize + [8, 32, 40][(next() % 3) as usize];
-                bytes[at..at + 8].copy_from_slice(&(u64::MAX - next() % 4096).to_le_bytes());
-                format!("program header field at {at:#x}")
-            }
-        };
+        let (bytes, len, what) = corrupt(case, &mut next, &original, head);
         let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
         file.seek(SeekFrom::Start(0)).unwrap();
         file.write_all(&bytes).unwrap();

@@ -220,13 +220,8 @@ fn an_apport_crash_report_of_a_sample_core_gives_its_diagnosis() {
     );
 }
 
-/// A `Report.wer` of the published field layout (UTF-16LE): its faulting
-/// module, offset and exception code; with a WER dump beside it, the
-/// folder is one report, the dump's; a Report.wer that is no WER report is
-/// one line of error.
-#[test]
-fn a_report_wer_gives_its_faulting_module_and_code() {
-    let text = "Version=1\r\nEventType=APPCRASH\r\nEventTime=134079738790000000\r\n\
+/// A Report.wer of an access violation in a graphics driver.
+const REPORT_WER: &str = "Version=1\r\nEventType=APPCRASH\r\nEventTime=134079738790000000\r\n\
 ReportType=2\r\nConsent=1\r\nReportIdentifier=9b0a6b52-3c1e-4d7a-9a61-0f3c1d2e4b5a\r\n\
 NsAppName=game.exe\r\nSig[0].Name=Application Name\r\nSig[0].Value=game.exe\r\n\
 Sig[1].Name=Application Version\r\nSig[1].Value=1.0.4.2\r\n\
@@ -240,8 +235,21 @@ DynamicSig[1].Name=OS Version\r\nDynamicSig[1].Value=10.0.22631.2.0.0.256.48\r\n
 LoadedModule[0]=C:\\Games\\game.exe\r\nLoadedModule[1]=C:\\Windows\\SYSTEM32\\ntdll.dll\r\n\
 LoadedModule[2]=C:\\Windows\\System32\\DriverStore\\FileRepository\\nv.inf_amd64\\nvwgf2umx.dll\r\n\
 FriendlyEventName=Stopped working\r\nAppName=Game\r\nAppPath=C:\\Games\\game.exe\r\n";
+
+/// [`REPORT_WER`] as WER writes it: UTF-16LE with a byte-order mark.
+fn report_wer() -> Vec<u8> {
     let mut wer = vec![0xff, 0xfe];
-    wer.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+    wer.extend(REPORT_WER.encode_utf16().flat_map(u16::to_le_bytes));
+    wer
+}
+
+/// A `Report.wer` of the published field layout (UTF-16LE): its faulting
+/// module, offset and exception code; with a WER dump beside it, the
+/// folder is one report, the dump's; a Report.wer that is no WER report is
+/// one line of error.
+#[test]
+fn a_report_wer_gives_its_faulting_module_and_code() {
+    let wer = report_wer();
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("ReportArchive");
     let alone = archive.join("AppCrash_game.exe_4f2c_1a2b3c4d");

@@ -32,6 +32,67 @@ fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-dumps")
 }
 
+/// One SARIF result against the JSON report of its dump: its rule, its
+/// fingerprint, the blamed thread whole as a stack and a code flow, and its
+/// baseline state.
+fn check_result(result: &Value, report: &Value, rules: &[Value]) {
+    let index = result["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(rules[index]["id"], result["ruleId"]);
+    let want = report["diagnoses"][0]["signature"]
+        .as_str()
+        .unwrap_or("unexplained-crash");
+    assert_eq!(result["ruleId"], want, "{}", report["path"]);
+    assert_eq!(
+        result["partialFingerprints"]["crashSignature/v2"],
+        report["crash_signature"]
+    );
+    assert_eq!(result["properties"]["dump"], report["path"]);
+    // The blamed thread, whole, as a stack and as a code flow.
+    let thread_id = report["diagnoses"][0]["thread_id"]
+        .as_u64()
+        .or_else(|| report["exception"]["thread_id"].as_u64())
+        .unwrap();
+    let thread = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == thread_id)
+        .unwrap();
+    let frames = thread["frames"].as_array().unwrap().len();
+    assert_eq!(
+        result["stacks"][0]["frames"].as_array().unwrap().len(),
+        frames
+    );
+    let flow = result["codeFlows"][0]["threadFlows"][0]["locations"]
+        .as_array()
+        .unwrap();
+    assert_eq!(flow.len(), frames);
+    // The outermost call first.
+    if let (Some(first), Some(last)) = (
+        flow.first()
+            .and_then(|l| l["location"]["logicalLocations"][0]["fullyQualifiedName"].as_str()),
+        thread["frames"]
+            .as_array()
+            .unwrap()
+            .last()
+            .and_then(|f| f["function"].as_str()),
+    ) {
+        assert_eq!(first, last);
+    }
+    let known = report["baseline"]["known"] == true;
+    assert_eq!(
+        result["baselineState"],
+        if known { "unchanged" } else { "new" }
+    );
+    if known {
+        assert_eq!(
+            result["workItemUris"][0],
+            "https://github.com/example/app/issues/9"
+        );
+        assert_eq!(result["level"], "warning");
+    }
+}
+
 #[test]
 fn sarif_of_the_samples_is_valid_and_says_what_json_says() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,61 +147,7 @@ fn sarif_of_the_samples_is_valid_and_says_what_json_says() {
             .is_empty());
     }
     for (result, report) in results.iter().zip(&failed) {
-        let index = result["ruleIndex"].as_u64().unwrap() as usize;
-        assert_eq!(rules[index]["id"], result["ruleId"]);
-        let want = report["diagnoses"][0]["signature"]
-            .as_str()
-            .unwrap_or("unexplained-crash");
-        assert_eq!(result["ruleId"], want, "{}", report["path"]);
-        assert_eq!(
-            result["partialFingerprints"]["crashSignature/v2"],
-            report["crash_signature"]
-        );
-        assert_eq!(result["properties"]["dump"], report["path"]);
-        // The blamed thread, whole, as a stack and as a code flow.
-        let thread_id = report["diagnoses"][0]["thread_id"]
-            .as_u64()
-            .or_else(|| report["exception"]["thread_id"].as_u64())
-            .unwrap();
-        let thread = report["threads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["id"] == thread_id)
-            .unwrap();
-        let frames = thread["frames"].as_array().unwrap().len();
-        assert_eq!(
-            result["stacks"][0]["frames"].as_array().unwrap().len(),
-            frames
-        );
-        let flow = result["codeFlows"][0]["threadFlows"][0]["locations"]
-            .as_array()
-            .unwrap();
-        assert_eq!(flow.len(), frames);
-        // The outermost call first.
-        if let (Some(first), Some(last)) = (
-            flow.first()
-                .and_then(|l| l["location"]["logicalLocations"][0]["fullyQualifiedName"].as_str()),
-            thread["frames"]
-                .as_array()
-                .unwrap()
-                .last()
-                .and_then(|f| f["function"].as_str()),
-        ) {
-            assert_eq!(first, last);
-        }
-        let known = report["baseline"]["known"] == true;
-        assert_eq!(
-            result["baselineState"],
-            if known { "unchanged" } else { "new" }
-        );
-        if known {
-            assert_eq!(
-                result["workItemUris"][0],
-                "https://github.com/example/app/issues/9"
-            );
-            assert_eq!(result["level"], "warning");
-        }
+        check_result(result, report, rules);
     }
     // The unreadable input: an error notification, its name a valid URI.
     let notes = run0["invocations"][0]["toolExecutionNotifications"]

@@ -487,30 +487,10 @@ fn symstore_layout_with_hex_sizes_and_mixed_case() {
     assert_eq!(listed, 1, "the store's root is listed once per run");
 }
 
-/// Module names a dump may carry to reach outside the symbol folders: a
-/// parent path, a drive-relative name, a network path, an alternate data
-/// stream, a device, a 4 KB name. Looked up in a store, on a server and in
-/// a cache (and, for the network path, as a path on this machine): nothing
-/// outside the given folders is opened, listed or written, and a name that
-/// is not a plain file name is used nowhere, not even inside them.
-#[test]
-fn names_from_a_dump_never_leave_the_symbol_folders() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    let store = root.join("work/store");
-    let cache = root.join("work/cache");
-    std::fs::create_dir_all(&store).unwrap();
-    std::fs::create_dir_all(&cache).unwrap();
-    // What an escape would find.
-    for bait in ["x.dll", "x.pdb", "work/x.pdb"] {
-        copy(&native("fakehip.pdb"), &root.join(bait));
-    }
-    let served = root.join("served");
-    std::fs::create_dir_all(&served).unwrap();
-    let server = httpd::Httpd::start(served, false);
-    let shim = shims::build(root, "filelog", shims::FILE_LOG)
-        .expect("a C compiler (cc) is needed to build the file-access recorder");
-
+/// A Windows dump whose modules and PDBs carry names that reach outside a
+/// folder: a parent path, a drive-relative name, a network path, an
+/// alternate data stream, a device, a 4 KB name.
+fn hostile_names_dump() -> Vec<u8> {
     let long: &'static str = Box::leak(format!("{}.dll", "z".repeat(4096)).into_boxed_str());
     let long_pdb: &'static str = Box::leak(format!("{}.pdb", "z".repeat(4096)).into_boxed_str());
     let names: [(&'static str, &'static str); 6] = [
@@ -537,7 +517,34 @@ fn names_from_a_dump_never_leave_the_symbol_folders() {
         })
         .collect();
     let ips: Vec<u64> = modules.iter().map(|m| m.base + 0x1234).collect();
-    let dump = synth::windows_threads(&modules, &[], &ips, Vec::new());
+    synth::windows_threads(&modules, &[], &ips, Vec::new())
+}
+
+/// Module names a dump may carry to reach outside the symbol folders: a
+/// parent path, a drive-relative name, a network path, an alternate data
+/// stream, a device, a 4 KB name. Looked up in a store, on a server and in
+/// a cache (and, for the network path, as a path on this machine): nothing
+/// outside the given folders is opened, listed or written, and a name that
+/// is not a plain file name is used nowhere, not even inside them.
+#[test]
+fn names_from_a_dump_never_leave_the_symbol_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let store = root.join("work/store");
+    let cache = root.join("work/cache");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::create_dir_all(&cache).unwrap();
+    // What an escape would find.
+    for bait in ["x.dll", "x.pdb", "work/x.pdb"] {
+        copy(&native("fakehip.pdb"), &root.join(bait));
+    }
+    let served = root.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let server = httpd::Httpd::start(served, false);
+    let shim = shims::build(root, "filelog", shims::FILE_LOG)
+        .expect("a C compiler (cc) is needed to build the file-access recorder");
+
+    let dump = hostile_names_dump();
     let dump_path = root.join("work/crash.dmp");
     std::fs::write(&dump_path, &dump).unwrap();
 

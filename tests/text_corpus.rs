@@ -131,6 +131,49 @@ fn rule_kinds() -> Vec<(String, String)> {
         .collect()
 }
 
+/// Each report's first diagnosis: its rule and whether it is only possible.
+fn first_answers(reports: &[&Value]) -> Vec<(String, bool)> {
+    reports
+        .iter()
+        .filter_map(|r| r["diagnoses"].as_array()?.first())
+        .map(|d| {
+            (
+                d["signature"].as_str().unwrap().to_string(),
+                d["possible"].is_string(),
+            )
+        })
+        .collect()
+}
+
+/// The rules that answer an exit-time case right: its family's, the
+/// generic ones of its kind, and for a `generic-` label every exit-time
+/// rule of its kind.
+fn wanted<'a>(case: &Case, kinds: &'a [(String, String)]) -> BTreeSet<&'a str> {
+    let family = FAMILIES
+        .iter()
+        .find(|(label, _)| *label == case.label)
+        .unwrap_or_else(|| panic!("{}: unknown label {}", case.file, case.label));
+    let mut wanted: BTreeSet<&str> = family.1.iter().copied().collect();
+    let kind = match case.kind.as_str() {
+        "crash" | "abort" => Some("crash"),
+        "hang" => Some("hang"),
+        _ => None,
+    };
+    match kind {
+        Some("crash") => wanted.extend(CRASH_GENERICS),
+        Some(_) => wanted.extend(HANG_GENERICS),
+        None => {}
+    }
+    if case.label.starts_with("generic-") {
+        for (id, k) in kinds {
+            if Some(k.as_str()) == kind && !NOT_EXIT.contains(&id.as_str()) {
+                wanted.insert(id);
+            }
+        }
+    }
+    wanted
+}
+
 #[test]
 fn the_development_set() {
     let Some((dir, cases)) = corpus() else {
@@ -175,41 +218,11 @@ fn the_development_set() {
     let mut negatives = 0;
     for case in &cases {
         let reports = of(case);
-        let firsts: Vec<(String, bool)> = reports
-            .iter()
-            .filter_map(|r| r["diagnoses"].as_array()?.first())
-            .map(|d| {
-                (
-                    d["signature"].as_str().unwrap().to_string(),
-                    d["possible"].is_string(),
-                )
-            })
-            .collect();
+        let firsts = first_answers(&reports);
         match case.at_exit.as_str() {
             "yes" => {
                 positives += 1;
-                let family = FAMILIES
-                    .iter()
-                    .find(|(label, _)| *label == case.label)
-                    .unwrap_or_else(|| panic!("{}: unknown label {}", case.file, case.label));
-                let mut wanted: BTreeSet<&str> = family.1.iter().copied().collect();
-                let kind = match case.kind.as_str() {
-                    "crash" | "abort" => Some("crash"),
-                    "hang" => Some("hang"),
-                    _ => None,
-                };
-                match kind {
-                    Some("crash") => wanted.extend(CRASH_GENERICS),
-                    Some(_) => wanted.extend(HANG_GENERICS),
-                    None => {}
-                }
-                if case.label.starts_with("generic-") {
-                    for (id, k) in &kinds {
-                        if Some(k.as_str()) == kind && !NOT_EXIT.contains(&id.as_str()) {
-                            wanted.insert(id);
-                        }
-                    }
-                }
+                let wanted = wanted(case, &kinds);
                 match firsts.iter().find(|(id, _)| wanted.contains(id.as_str())) {
                     Some((id, possible)) => answered.push(format!(
                         "{}: {}{id}",

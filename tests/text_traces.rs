@@ -717,6 +717,54 @@ fn a_big_log_costs_in_proportion_to_its_size() {
     assert!(big <= small * 20, "5 MB: {small:?}, 50 MB: {big:?}");
 }
 
+/// gdb's `thread apply all bt` at the crash of `command` run under it.
+#[cfg(target_os = "linux")]
+fn gdb_at_crash(command: &[std::path::PathBuf], bin: &Path) -> Vec<u8> {
+    std::process::Command::new("gdb")
+        .args([
+            "-q",
+            "-batch",
+            "-nx",
+            "-ex",
+            "run",
+            "-ex",
+            "thread apply all bt",
+            "--args",
+        ])
+        .args(command)
+        .current_dir(bin)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .stdout
+}
+
+/// gdb's `thread apply all bt` attached to `program` of `bin` once it
+/// hangs; the program is killed after.
+#[cfg(target_os = "linux")]
+fn gdb_at_hang(bin: &Path, program: &str) -> Vec<u8> {
+    let mut child = std::process::Command::new(bin.join(program))
+        .current_dir(bin)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Each program announces nothing: it has reached its hang when
+    // every thread of it sleeps.
+    common::wait_until_asleep(child.id(), 0);
+    let out = std::process::Command::new("gdb")
+        .args(["-q", "-batch", "-nx", "-p"])
+        .arg(child.id().to_string())
+        .args(["-ex", "thread apply all bt"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    out.stdout
+}
+
 /// Every Linux sample's failure rendered by gdb (`thread apply all bt`: at
 /// the crash under `run`, attached to the hang) gives the dump's own
 /// diagnosis and crash signature (issue 40): the same programs (sample-dumps/linux/bin), the same rules.
@@ -788,23 +836,12 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
         ));
     }
     for (program, sample, command) in crashes {
-        let out = std::process::Command::new("gdb")
-            .args([
-                "-q",
-                "-batch",
-                "-nx",
-                "-ex",
-                "run",
-                "-ex",
-                "thread apply all bt",
-                "--args",
-            ])
-            .args(&command)
-            .current_dir(&bin)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        compare(program, sample, &out.stdout, &mut failures);
+        compare(
+            program,
+            sample,
+            &gdb_at_crash(&command, &bin),
+            &mut failures,
+        );
     }
     for (program, sample) in [
         ("hip_exit_hang", "hip-unregister-fatbinary-hang"),
@@ -812,26 +849,7 @@ fn gdb_renderings_of_the_linux_samples_give_the_dumps_diagnosis() {
         ("dlopen_exit_hang", "glibc-loader-lock-at-exit"),
         ("python3", "python-exit-waits-for-thread"),
     ] {
-        let mut child = std::process::Command::new(bin.join(program))
-            .current_dir(&bin)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Each program announces nothing: it has reached its hang when
-        // every thread of it sleeps.
-        common::wait_until_asleep(child.id(), 0);
-        let out = std::process::Command::new("gdb")
-            .args(["-q", "-batch", "-nx", "-p"])
-            .arg(child.id().to_string())
-            .args(["-ex", "thread apply all bt"])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let _ = child.kill();
-        let _ = child.wait();
-        compare(program, sample, &out.stdout, &mut failures);
+        compare(program, sample, &gdb_at_hang(&bin, program), &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
     // Each signature difference must be listed, and each listed one must

@@ -101,151 +101,18 @@ pub fn pack(options: &PackOptions, database: &Database) -> Result<Packed, String
     };
     let (mut reports, used) =
         crate::analyze_inputs_using(&options.inputs, options.symbols.clone(), database, &batch);
-    let mut left_out = Vec::new();
-    // The inputs: each file under a plain name of its own.
-    let mut names: Vec<String> = Vec::new();
-    let mut inputs: Vec<(Source, PackedInput)> = Vec::new();
-    let mut scratch: Vec<tempfile::TempPath> = Vec::new();
+    let mut gathered = Gathered::default();
     for input in &options.inputs {
-        match input {
-            Input::Invalid { path, error } => left_out.push(LeftOut {
-                what: path.display().to_string(),
-                why: error.clone(),
-            }),
-            Input::Text { label, text } => {
-                let name = unique(&mut names, "stdin.txt");
-                inputs.push((
-                    Source::Bytes(text.clone().into_bytes()),
-                    PackedInput {
-                        name,
-                        from: label.clone(),
-                        bytes: text.len() as u64,
-                        kind: "text".into(),
-                    },
-                ));
-            }
-            Input::Dump(path) | Input::Member { path, .. } => {
-                let mut shown = input.shown();
-                let mut path = path.clone();
-                let sniffed = sniff::kind(&path);
-                // A Windows Error Reporting folder: its report is the dump
-                // beside the Report.wer (whose problem signature is in the
-                // pack's report); the dump is packed, analysed on its own.
-                if sniffed == Some(sniff::Kind::Wer) {
-                    let beside = reports
-                        .iter()
-                        .map(|r| r.path.as_str())
-                        .find(|p| Path::new(p).parent() == path.parent() && *p != shown);
-                    if let Some(dump) = beside {
-                        left_out.push(LeftOut {
-                            what: shown.clone(),
-                            why: "its problem signature is in the pack's report; the dump \
-                                  beside it is packed, and read on its own"
-                                .into(),
-                        });
-                        shown = dump.to_string();
-                        path = PathBuf::from(dump);
-                    }
-                }
-                let base = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| "input".into());
-                let report = reports.iter().find(|r| r.path == shown);
-                let kind = match (
-                    sniff::kind(&path),
-                    report.map(|r| (r.status, r.source.kind)),
-                ) {
-                    (Some(sniff::Kind::Core), _) => "core",
-                    (Some(sniff::Kind::Apport), _) => "apport crash report",
-                    (Some(sniff::Kind::Wer), _) => "Windows Error Reporting report",
-                    (_, Some((Status::Ok, SourceKind::Text))) => "text",
-                    _ => "minidump",
-                };
-                let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
-                if kind == "core" && options.convert {
-                    match converted(&path, output, &options.symbols) {
-                        Ok((small, dump_bytes)) => {
-                            let name = unique(&mut names, &format!("{base}.dmp"));
-                            inputs.push((
-                                Source::File(small.to_path_buf()),
-                                PackedInput {
-                                    name,
-                                    from: shown,
-                                    bytes: dump_bytes,
-                                    kind: "minidump converted from a core".into(),
-                                },
-                            ));
-                            scratch.push(small);
-                            continue;
-                        }
-                        Err(why) => left_out.push(LeftOut {
-                            what: format!("the small minidump of {shown}"),
-                            why: format!("{why}; the core is packed instead"),
-                        }),
-                    }
-                }
-                let name = unique(&mut names, &base);
-                inputs.push((
-                    Source::File(path),
-                    PackedInput {
-                        name,
-                        from: shown,
-                        bytes,
-                        kind: kind.into(),
-                    },
-                ));
-            }
-        }
+        gathered.input(input, &reports, options);
     }
-    // The binaries and symbol files, as long as they fit.
-    let mut files: Vec<(PathBuf, PackedFile)> = Vec::new();
-    let mut total = 0u64;
-    for file in used {
-        let bytes = match std::fs::metadata(&file.path) {
-            Ok(meta) if meta.is_file() => meta.len(),
-            Ok(_) | Err(_) => {
-                left_out.push(LeftOut {
-                    what: file.path.display().to_string(),
-                    why: format!("the {} of {} is no longer readable", file.kind, file.module),
-                });
-                continue;
-            }
-        };
-        if total.saturating_add(bytes) > options.max_symbols {
-            left_out.push(LeftOut {
-                what: file.path.display().to_string(),
-                why: format!(
-                    "the {} of {} ({}) would pass --max-symbols {}",
-                    file.kind,
-                    file.module,
-                    super::convert::size(bytes),
-                    super::convert::size(options.max_symbols)
-                ),
-            });
-            continue;
-        }
-        total += bytes;
-        files.push((
-            file.path.clone(),
-            PackedFile {
-                path: format!("symbols/{}", file.store_path),
-                from: file.path.display().to_string(),
-                module: file.module,
-                id: file.id,
-                kind: file.kind.into(),
-                bytes,
-            },
-        ));
-    }
-    // The report, as the pack's inputs name them.
-    for report in &mut reports {
-        if let Some((_, input)) = inputs.iter().find(|(_, i)| {
-            report.path == i.from || report.path.starts_with(&format!("{}:", i.from))
-        }) {
-            report.path = format!("{}{}", input.name, &report.path[input.from.len()..]);
-        }
-    }
+    let Gathered {
+        inputs,
+        scratch,
+        mut left_out,
+        ..
+    } = gathered;
+    let files = symbol_files(used, options.max_symbols, &mut left_out);
+    rename_reports(&mut reports, &inputs);
     let manifest = Manifest {
         format: FORMAT.into(),
         version: VERSION,
@@ -277,6 +144,181 @@ pub fn pack(options: &PackOptions, database: &Database) -> Result<Packed, String
         bytes,
         contents,
     })
+}
+
+/// The pack's inputs as they are gathered: each file under a plain name of
+/// its own, the small dumps made of cores (deleted once packed), and what
+/// was left out.
+#[derive(Default)]
+struct Gathered {
+    names: Vec<String>,
+    inputs: Vec<(Source, PackedInput)>,
+    scratch: Vec<tempfile::TempPath>,
+    left_out: Vec<LeftOut>,
+}
+
+impl Gathered {
+    fn input(&mut self, input: &Input, reports: &[Report], options: &PackOptions) {
+        match input {
+            Input::Invalid { path, error } => self.left_out.push(LeftOut {
+                what: path.display().to_string(),
+                why: error.clone(),
+            }),
+            Input::Text { label, text } => {
+                let name = unique(&mut self.names, "stdin.txt");
+                self.inputs.push((
+                    Source::Bytes(text.clone().into_bytes()),
+                    PackedInput {
+                        name,
+                        from: label.clone(),
+                        bytes: text.len() as u64,
+                        kind: "text".into(),
+                    },
+                ));
+            }
+            Input::Dump(path) | Input::Member { path, .. } => {
+                self.file(input.shown(), path.clone(), reports, options);
+            }
+        }
+    }
+
+    /// A file input: packed as it is, or a core as its small minidump
+    /// when `--convert` asks for it.
+    fn file(
+        &mut self,
+        mut shown: String,
+        mut path: PathBuf,
+        reports: &[Report],
+        options: &PackOptions,
+    ) {
+        // A Windows Error Reporting folder: its report is the dump
+        // beside the Report.wer (whose problem signature is in the
+        // pack's report); the dump is packed, analysed on its own.
+        if sniff::kind(&path) == Some(sniff::Kind::Wer) {
+            let beside = reports
+                .iter()
+                .map(|r| r.path.as_str())
+                .find(|p| Path::new(p).parent() == path.parent() && *p != shown);
+            if let Some(dump) = beside {
+                self.left_out.push(LeftOut {
+                    what: shown.clone(),
+                    why: "its problem signature is in the pack's report; the dump \
+                          beside it is packed, and read on its own"
+                        .into(),
+                });
+                shown = dump.to_string();
+                path = PathBuf::from(dump);
+            }
+        }
+        let base = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "input".into());
+        let report = reports.iter().find(|r| r.path == shown);
+        let kind = match (
+            sniff::kind(&path),
+            report.map(|r| (r.status, r.source.kind)),
+        ) {
+            (Some(sniff::Kind::Core), _) => "core",
+            (Some(sniff::Kind::Apport), _) => "apport crash report",
+            (Some(sniff::Kind::Wer), _) => "Windows Error Reporting report",
+            (_, Some((Status::Ok, SourceKind::Text))) => "text",
+            _ => "minidump",
+        };
+        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+        if kind == "core" && options.convert {
+            match converted(&path, &options.output, &options.symbols) {
+                Ok((small, dump_bytes)) => {
+                    let name = unique(&mut self.names, &format!("{base}.dmp"));
+                    self.inputs.push((
+                        Source::File(small.to_path_buf()),
+                        PackedInput {
+                            name,
+                            from: shown,
+                            bytes: dump_bytes,
+                            kind: "minidump converted from a core".into(),
+                        },
+                    ));
+                    self.scratch.push(small);
+                    return;
+                }
+                Err(why) => self.left_out.push(LeftOut {
+                    what: format!("the small minidump of {shown}"),
+                    why: format!("{why}; the core is packed instead"),
+                }),
+            }
+        }
+        let name = unique(&mut self.names, &base);
+        self.inputs.push((
+            Source::File(path),
+            PackedInput {
+                name,
+                from: shown,
+                bytes,
+                kind: kind.into(),
+            },
+        ));
+    }
+}
+
+/// The binaries and symbol files the analysis used, as long as they fit in
+/// `max_symbols` bytes; the others are left out, saying why.
+fn symbol_files(
+    used: Vec<crate::symbols::UsedFile>,
+    max_symbols: u64,
+    left_out: &mut Vec<LeftOut>,
+) -> Vec<(PathBuf, PackedFile)> {
+    let mut files: Vec<(PathBuf, PackedFile)> = Vec::new();
+    let mut total = 0u64;
+    for file in used {
+        let bytes = match std::fs::metadata(&file.path) {
+            Ok(meta) if meta.is_file() => meta.len(),
+            Ok(_) | Err(_) => {
+                left_out.push(LeftOut {
+                    what: file.path.display().to_string(),
+                    why: format!("the {} of {} is no longer readable", file.kind, file.module),
+                });
+                continue;
+            }
+        };
+        if total.saturating_add(bytes) > max_symbols {
+            left_out.push(LeftOut {
+                what: file.path.display().to_string(),
+                why: format!(
+                    "the {} of {} ({}) would pass --max-symbols {}",
+                    file.kind,
+                    file.module,
+                    super::convert::size(bytes),
+                    super::convert::size(max_symbols)
+                ),
+            });
+            continue;
+        }
+        total += bytes;
+        files.push((
+            file.path.clone(),
+            PackedFile {
+                path: format!("symbols/{}", file.store_path),
+                from: file.path.display().to_string(),
+                module: file.module,
+                id: file.id,
+                kind: file.kind.into(),
+                bytes,
+            },
+        ));
+    }
+    files
+}
+
+/// The reports, with each path as the pack's inputs name it.
+fn rename_reports(reports: &mut [Report], inputs: &[(Source, PackedInput)]) {
+    for report in reports {
+        if let Some((_, input)) = inputs.iter().find(|(_, i)| {
+            report.path == i.from || report.path.starts_with(&format!("{}:", i.from))
+        }) {
+            report.path = format!("{}{}", input.name, &report.path[input.from.len()..]);
+        }
+    }
 }
 
 /// Where an input's bytes come from.

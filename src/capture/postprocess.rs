@@ -219,47 +219,91 @@ pub(crate) fn scrub_environment(path: &Path) -> Result<(), CaptureError> {
 pub(super) const SCRUB_CHUNK: usize = 1 << 20;
 
 pub(super) fn scrub_environment_in_chunks(path: &Path, chunk: usize) -> Result<(), CaptureError> {
-    use std::io::Read;
     let fail = |why: String| CaptureError::Patch {
         path: path.to_path_buf(),
         why,
     };
-    // The directory entries of the environ streams (memory-mapped: only
-    // the header and directory are touched).
-    let (directory, entries) = {
-        let dump = Minidump::read_path(path).map_err(|e| fail(e.to_string()))?;
-        let entries: Vec<(u64, u64, u64)> = dump
-            .all_streams()
-            .enumerate()
-            .filter(|(_, entry)| entry.stream_type == LINUX_ENVIRON_STREAM)
-            .map(|(i, entry)| {
-                (
-                    i as u64,
-                    u64::from(entry.location.rva),
-                    u64::from(entry.location.data_size),
-                )
-            })
-            .collect();
-        (u64::from(dump.header.stream_directory_rva), entries)
-    };
+    let (directory, entries) = environ_entries(path).map_err(fail)?;
     if entries.is_empty() {
         return Ok(());
     }
     let mut source = File::open(path).map_err(|e| fail(e.to_string()))?;
-    let size = source.metadata().map_err(|e| fail(e.to_string()))?.len();
-    // The byte ranges zeroed whole: each environ stream and, as a
-    // MINIDUMP_DIRECTORY is 12 bytes (StreamType, DataSize, Rva), its entry.
+    let (ranges, needles) = scrub_targets(&mut source, directory, &entries).map_err(fail)?;
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut scrubbed = tempfile::Builder::new()
+        .prefix(".dumptriage-scrub")
+        .tempfile_in(dir)
+        .map_err(|e| fail(format!("cannot create a temporary file beside it: {e}")))?;
+    copy_scrubbed(
+        &mut source,
+        scrubbed.as_file_mut(),
+        chunk,
+        &ranges,
+        &needles,
+    )
+    .map_err(fail)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = scrubbed.as_file().set_permissions(meta.permissions());
+    }
+    scrubbed
+        .as_file()
+        .sync_all()
+        .map_err(|e| fail(e.to_string()))?;
+    scrubbed
+        .persist(path)
+        .map(drop)
+        .map_err(|e| fail(format!("cannot replace it: {}", e.error)))
+}
+
+/// An environ stream: its directory entry's index, its offset and size.
+type EnvironEntry = (u64, u64, u64);
+
+/// The stream directory's offset, and each environ stream
+/// (memory-mapped: only the header and directory are touched).
+fn environ_entries(path: &Path) -> Result<(u64, Vec<EnvironEntry>), String> {
+    let dump = Minidump::read_path(path).map_err(|e| e.to_string())?;
+    let entries: Vec<EnvironEntry> = dump
+        .all_streams()
+        .enumerate()
+        .filter(|(_, entry)| entry.stream_type == LINUX_ENVIRON_STREAM)
+        .map(|(i, entry)| {
+            (
+                i as u64,
+                u64::from(entry.location.rva),
+                u64::from(entry.location.data_size),
+            )
+        })
+        .collect();
+    Ok((u64::from(dump.header.stream_directory_rva), entries))
+}
+
+/// What to zero: the byte ranges zeroed whole (each environ stream and, as
+/// a MINIDUMP_DIRECTORY is 12 bytes (StreamType, DataSize, Rva), its
+/// entry), and the `KEY=VALUE` entries zeroed wherever they occur.
+type ScrubTargets = (Vec<(u64, u64)>, Vec<Vec<u8>>);
+
+/// The [`ScrubTargets`] of the environ streams `entries`.
+fn scrub_targets(
+    source: &mut File,
+    directory: u64,
+    entries: &[EnvironEntry],
+) -> Result<ScrubTargets, String> {
+    use std::io::Read;
+    let size = source.metadata().map_err(|e| e.to_string())?.len();
     let mut ranges: Vec<(u64, u64)> = Vec::new();
     let mut needles: Vec<Vec<u8>> = Vec::new();
-    for &(index, rva, len) in &entries {
+    for &(index, rva, len) in entries {
         if rva.saturating_add(len) > size {
-            return Err(fail("the environ stream lies outside the file".to_string()));
+            return Err("the environ stream lies outside the file".to_string());
         }
         let mut environ = vec![0; len as usize];
         source
             .seek(SeekFrom::Start(rva))
             .and_then(|_| source.read_exact(&mut environ))
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| e.to_string())?;
         for entry in environ.split(|&b| b == 0) {
             if entry.len() >= MIN_SCRUBBED_ENTRY
                 && entry.contains(&b'=')
@@ -272,47 +316,36 @@ pub(super) fn scrub_environment_in_chunks(path: &Path, chunk: usize) -> Result<(
         let slot = directory + 12 * index;
         ranges.push((slot, slot + 12));
     }
+    Ok((ranges, needles))
+}
+
+/// Copies `source` to `out` `chunk` bytes at a time, zeroing `ranges` and
+/// every occurrence of each of `needles`.
+fn copy_scrubbed(
+    source: &mut File,
+    out: &mut File,
+    chunk: usize,
+    ranges: &[(u64, u64)],
+    needles: &[Vec<u8>],
+) -> Result<(), String> {
     let finders: Vec<memchr::memmem::Finder> =
         needles.iter().map(memchr::memmem::Finder::new).collect();
     // A match can straddle two reads: the last `longest - 1` bytes of a
     // window are kept and searched again with the next read.
     let keep = needles.iter().map(Vec::len).max().unwrap_or(1) - 1;
-
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let mut scrubbed = tempfile::Builder::new()
-        .prefix(".dumptriage-scrub")
-        .tempfile_in(dir)
-        .map_err(|e| fail(format!("cannot create a temporary file beside it: {e}")))?;
-    source
-        .seek(SeekFrom::Start(0))
-        .map_err(|e| fail(e.to_string()))?;
+    source.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
     let mut window: Vec<u8> = Vec::with_capacity(chunk + keep);
     let mut window_start = 0u64;
     loop {
-        let before = window.len();
-        window.resize(before + chunk, 0);
-        let mut filled = before;
-        while filled < window.len() {
-            match source.read(&mut window[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(fail(e.to_string())),
-            }
-        }
-        let at_end = filled < window.len();
-        window.truncate(filled);
-        for (finder, needle) in finders.iter().zip(&needles) {
+        let at_end = read_more(source, &mut window, chunk)?;
+        for (finder, needle) in finders.iter().zip(needles) {
             let found: Vec<usize> = finder.find_iter(&window).collect();
             for at in found {
                 window[at..at + needle.len()].fill(0);
             }
         }
         let window_end = window_start + window.len() as u64;
-        for &(from, to) in &ranges {
+        for &(from, to) in ranges {
             let (from, to) = (from.max(window_start), to.min(window_end));
             if from < to {
                 window[(from - window_start) as usize..(to - window_start) as usize].fill(0);
@@ -323,26 +356,33 @@ pub(super) fn scrub_environment_in_chunks(path: &Path, chunk: usize) -> Result<(
         } else {
             window.len().saturating_sub(keep)
         };
-        scrubbed
-            .write_all(&window[..emit])
-            .map_err(|e| fail(e.to_string()))?;
+        out.write_all(&window[..emit]).map_err(|e| e.to_string())?;
         window.drain(..emit);
         window_start += emit as u64;
         if at_end {
-            break;
+            return Ok(());
         }
     }
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = scrubbed.as_file().set_permissions(meta.permissions());
+}
+
+/// Appends up to `chunk` bytes of `source` to `window`; true when the
+/// source ended before that.
+fn read_more(source: &mut File, window: &mut Vec<u8>, chunk: usize) -> Result<bool, String> {
+    use std::io::Read;
+    let before = window.len();
+    window.resize(before + chunk, 0);
+    let mut filled = before;
+    while filled < window.len() {
+        match source.read(&mut window[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
     }
-    scrubbed
-        .as_file()
-        .sync_all()
-        .map_err(|e| fail(e.to_string()))?;
-    scrubbed
-        .persist(path)
-        .map(drop)
-        .map_err(|e| fail(format!("cannot replace it: {}", e.error)))
+    let at_end = filled < window.len();
+    window.truncate(filled);
+    Ok(at_end)
 }
 
 /// A dump with no thread means every ptrace attach failed (another tracer,

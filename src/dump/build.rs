@@ -9,7 +9,7 @@ use crate::model::{
 };
 use crate::symbols::provider::UnloadedName;
 use crate::symbols::DumpSymbols;
-use minidump::{MinidumpException, MinidumpModule, Module as _};
+use minidump::{MinidumpException, MinidumpModule, MinidumpUnloadedModule, Module as _};
 use minidump_processor::ProcessState;
 use minidump_unwind::{CallStack, CallStackInfo, FrameTrust, StackFrame};
 use std::fmt;
@@ -66,32 +66,7 @@ pub(super) fn build_report(
         .and_then(|i| state.threads.get(i))
         .and_then(|t| t.frames.first())
         .map(|f| f.instruction);
-    let exception = exception.map(|e| Exception {
-        code: e.raw.exception_record.exception_code,
-        name: state
-            .exception_info
-            .as_ref()
-            .map(|info| info.reason.to_string())
-            .unwrap_or_default(),
-        address: state
-            .exception_info
-            .as_ref()
-            .map(|info| info.address.0)
-            .unwrap_or(e.raw.exception_record.exception_address),
-        access_address: access_address(e, os, crash_ip),
-        parameters: {
-            let record = &e.raw.exception_record;
-            let count = (record.number_parameters as usize).min(record.exception_information.len());
-            record.exception_information[..count].to_vec()
-        },
-        abort: None,
-        cpp_type: None,
-        cpp_in_flight: None,
-        thread_id: e.get_crashing_thread_id(),
-        crash: true,
-        not_a_crash: None,
-        ip_in_no_module: false,
-    });
+    let exception = exception.map(|e| build_exception(e, state, crash_ip));
 
     let mut threads: Vec<Thread> = state
         .threads
@@ -132,55 +107,103 @@ pub(super) fn build_report(
     let unloaded_modules = state
         .unloaded_modules
         .by_addr()
-        .map(|m| {
-            let base = m.raw.base_of_image;
-            let end = base.saturating_add(u64::from(m.raw.size_of_image));
-            let symbol_source = unloaded_names
-                .iter()
-                .find(|(address, _)| (base..end).contains(*address))
-                .map_or(SymbolSource::None, |(_, name)| name.source);
-            UnloadedModule {
-                name: file_name(&m.name).to_string(),
-                path: m.name.clone(),
-                base,
-                size: u64::from(m.raw.size_of_image),
-                code_id: m.code_identifier().map(|id| id.to_string()),
-                symbol_source,
-            }
-        })
+        .map(|m| unloaded_module(m, unloaded_names))
         .collect();
     let mut warnings = soft_error_warnings(state);
     warnings.extend(symbols.warnings());
 
-    let sys = &state.system_info;
     Report {
-        process: Some(Process {
-            name: state
-                .modules
-                .main_module()
-                .map(|m| file_name(&m.code_file()).to_string()),
-            pid: state.process_id,
-            command_line: None,
-            dump_time: utc(state.time),
-            start_time: state.process_create_time.and_then(utc),
-            uptime_seconds: state
-                .process_create_time
-                .and_then(|start| state.time.duration_since(start).ok())
-                .map(|d| d.as_secs_f64()),
-        }),
-        system: Some(System {
-            os: sys.os.long_name().to_string(),
-            os_version: sys.format_os_version().map(|v| v.into_owned()),
-            cpu: sys.cpu.to_string(),
-            cpu_info: sys.cpu_info.clone(),
-            cpu_count: sys.cpu_count,
-        }),
+        process: Some(process_of(state)),
+        system: Some(system_of(&state.system_info)),
         exception,
         threads,
         modules,
         unloaded_modules,
         warnings,
         ..Report::new(String::new(), Source::default())
+    }
+}
+
+/// The exception record as the report shows it.
+fn build_exception(
+    e: &MinidumpException,
+    state: &ProcessState,
+    crash_ip: Option<u64>,
+) -> Exception {
+    let os = state.system_info.os;
+    Exception {
+        code: e.raw.exception_record.exception_code,
+        name: state
+            .exception_info
+            .as_ref()
+            .map(|info| info.reason.to_string())
+            .unwrap_or_default(),
+        address: state
+            .exception_info
+            .as_ref()
+            .map(|info| info.address.0)
+            .unwrap_or(e.raw.exception_record.exception_address),
+        access_address: access_address(e, os, crash_ip),
+        parameters: {
+            let record = &e.raw.exception_record;
+            let count = (record.number_parameters as usize).min(record.exception_information.len());
+            record.exception_information[..count].to_vec()
+        },
+        abort: None,
+        cpp_type: None,
+        cpp_in_flight: None,
+        thread_id: e.get_crashing_thread_id(),
+        crash: true,
+        not_a_crash: None,
+        ip_in_no_module: false,
+    }
+}
+
+/// A module unloaded before the dump was written, and where the names of
+/// the frames in it came from.
+fn unloaded_module(m: &MinidumpUnloadedModule, unloaded_names: &UnloadedNames) -> UnloadedModule {
+    let base = m.raw.base_of_image;
+    let end = base.saturating_add(u64::from(m.raw.size_of_image));
+    let symbol_source = unloaded_names
+        .iter()
+        .find(|(address, _)| (base..end).contains(*address))
+        .map_or(SymbolSource::None, |(_, name)| name.source);
+    UnloadedModule {
+        name: file_name(&m.name).to_string(),
+        path: m.name.clone(),
+        base,
+        size: u64::from(m.raw.size_of_image),
+        code_id: m.code_identifier().map(|id| id.to_string()),
+        symbol_source,
+    }
+}
+
+/// The process as the dump records it.
+fn process_of(state: &ProcessState) -> Process {
+    Process {
+        name: state
+            .modules
+            .main_module()
+            .map(|m| file_name(&m.code_file()).to_string()),
+        pid: state.process_id,
+        command_line: None,
+        dump_time: utc(state.time),
+        start_time: state.process_create_time.and_then(utc),
+        uptime_seconds: state
+            .process_create_time
+            .and_then(|start| state.time.duration_since(start).ok())
+            .map(|d| d.as_secs_f64()),
+    }
+}
+
+/// The system as the dump records it.
+fn system_of(sys: &minidump_unwind::SystemInfo) -> System {
+    System {
+        os: sys.os.long_name().to_string(),
+        os_version: sys.format_os_version().map(|v| v.into_owned()),
+        cpu: sys.cpu.to_string(),
+        cpu_info: sys.cpu_info.clone(),
+        cpu_count: sys.cpu_count,
     }
 }
 

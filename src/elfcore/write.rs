@@ -87,134 +87,15 @@ pub(crate) fn streams(core: &Core, modules: &[CoreModule], file_len: u64, time: 
     };
     let _ = w.out.pwrite_with(header, 0, scroll::LE);
 
-    // Threads, each with its context.
-    let contexts: Vec<u32> = core.threads.iter().map(|t| w.context(arch, t)).collect();
-    let mut list = (core.threads.len() as u32).to_le_bytes().to_vec();
-    for (thread, rva) in core.threads.iter().zip(&contexts) {
-        let raw = md::MINIDUMP_THREAD {
-            thread_id: thread.tid,
-            suspend_count: 0,
-            priority_class: 0,
-            priority: 0,
-            teb: 0,
-            // No stack copy: the reader finds the stack pointer's segment in
-            // the memory list.
-            stack: md::MINIDUMP_MEMORY_DESCRIPTOR {
-                start_of_memory_range: stack_pointer(arch, &thread.regs),
-                memory: md::MINIDUMP_LOCATION_DESCRIPTOR::default(),
-            },
-            thread_context: md::MINIDUMP_LOCATION_DESCRIPTOR {
-                data_size: context_size(arch),
-                rva: *rva,
-            },
-        };
-        let mut buf = [0u8; 48];
-        let _ = buf.pwrite_with(raw, 0, scroll::LE);
-        list.extend(buf);
-    }
-    w.stream(md::MINIDUMP_STREAM_TYPE::ThreadListStream as u32, &list);
-
-    // Modules.
-    let mut list = (modules.len() as u32).to_le_bytes().to_vec();
-    let mut names = Vec::new();
-    for module in modules {
-        names.push((
-            w.string(&module.path),
-            module.build_id.as_ref().map(|id| w.cv_record(id)),
-        ));
-    }
-    for (module, (name, cv)) in modules.iter().zip(names) {
-        let raw = md::MINIDUMP_MODULE {
-            base_of_image: module.base,
-            size_of_image: u32::try_from(module.size).unwrap_or(u32::MAX),
-            module_name_rva: name,
-            cv_record: cv.unwrap_or_default(),
-            ..md::MINIDUMP_MODULE::default()
-        };
-        let mut buf = [0u8; 108];
-        let _ = buf.pwrite_with(raw, 0, scroll::LE);
-        list.extend(buf);
-    }
-    w.stream(md::MINIDUMP_STREAM_TYPE::ModuleListStream as u32, &list);
-
+    let contexts = w.threads(core, arch);
+    w.modules(modules);
     // Memory: the segments the file holds, in file order, with padding
     // pieces where a writer left a gap between two segments.
     let (memory, first_offset) = memory_list(&core.loads, file_len);
     let base_rva_at = w.stream(md::MINIDUMP_STREAM_TYPE::Memory64ListStream as u32, &memory) + 8;
-
-    if let Some(thread) = crashing_thread(core) {
-        let info = thread.siginfo.unwrap_or_default();
-        let index = core
-            .threads
-            .iter()
-            .position(|t| t.tid == thread.tid)
-            .unwrap_or(0);
-        let mut bytes = Vec::with_capacity(168);
-        bytes.extend(thread.tid.to_le_bytes());
-        bytes.extend(0u32.to_le_bytes());
-        bytes.extend((info.signo as u32).to_le_bytes());
-        bytes.extend((info.code as u32).to_le_bytes());
-        bytes.extend(0u64.to_le_bytes());
-        let address = if FAULT_SIGNALS.contains(&info.signo) {
-            info.word
-        } else {
-            0
-        };
-        bytes.extend(address.to_le_bytes());
-        bytes.extend(0u32.to_le_bytes());
-        bytes.extend(0u32.to_le_bytes());
-        bytes.extend([0u8; 15 * 8]);
-        bytes.extend(context_size(arch).to_le_bytes());
-        bytes.extend(contexts.get(index).copied().unwrap_or(0).to_le_bytes());
-        w.stream(md::MINIDUMP_STREAM_TYPE::ExceptionStream as u32, &bytes);
-    }
-
-    // System: the OS and CPU; the rest is not in a core.
-    let csd = w.string("");
-    let mut system = Vec::with_capacity(56);
-    let cpu = match arch {
-        Arch::X86_64 => md::ProcessorArchitecture::PROCESSOR_ARCHITECTURE_AMD64,
-        Arch::Aarch64 => md::ProcessorArchitecture::PROCESSOR_ARCHITECTURE_ARM64,
-    };
-    system.extend((cpu as u16).to_le_bytes());
-    system.extend([0u8; 4]);
-    system.extend([0u8, 0]);
-    system.extend([0u8; 12]);
-    system.extend((md::PlatformId::Linux as u32).to_le_bytes());
-    system.extend(csd.to_le_bytes());
-    system.extend([0u8; 4]);
-    system.extend([0u8; 24]);
-    w.stream(md::MINIDUMP_STREAM_TYPE::SystemInfoStream as u32, &system);
-
-    if let Some(ps) = &core.psinfo {
-        let mut misc = Vec::with_capacity(24);
-        misc.extend(24u32.to_le_bytes());
-        misc.extend(1u32.to_le_bytes()); // MINIDUMP_MISC1_PROCESS_ID
-        misc.extend(ps.pid.to_le_bytes());
-        misc.extend([0u8; 12]);
-        w.stream(md::MINIDUMP_STREAM_TYPE::MiscInfoStream as u32, &misc);
-        // NUL-separated, as /proc/PID/cmdline: the core keeps only the first
-        // 80 bytes, with spaces between the words.
-        let args = if ps.args.is_empty() {
-            &ps.name
-        } else {
-            &ps.args
-        };
-        w.stream(
-            md::MINIDUMP_STREAM_TYPE::LinuxCmdLine as u32,
-            args.as_bytes(),
-        );
-    }
-    w.stream(
-        md::MINIDUMP_STREAM_TYPE::LinuxMaps as u32,
-        maps(core).as_bytes(),
-    );
-    let auxv: Vec<u8> = core
-        .auxv
-        .iter()
-        .flat_map(|(k, v)| k.to_le_bytes().into_iter().chain(v.to_le_bytes()))
-        .collect();
-    w.stream(md::MINIDUMP_STREAM_TYPE::LinuxAuxv as u32, &auxv);
+    w.exception(core, arch, &contexts);
+    w.system(arch);
+    w.process(core);
 
     Streams {
         bytes: w.out,
@@ -223,9 +104,151 @@ pub(crate) fn streams(core: &Core, modules: &[CoreModule], file_len: u64, time: 
     }
 }
 
+/// The minidump being written: its bytes, and how many directory entries
+/// are filled.
 struct Writer {
     out: Vec<u8>,
     entries: usize,
+}
+
+impl Writer {
+    /// The thread list, each thread with its context; returns where each
+    /// context is.
+    fn threads(&mut self, core: &Core, arch: Arch) -> Vec<u32> {
+        let contexts: Vec<u32> = core.threads.iter().map(|t| self.context(arch, t)).collect();
+        let mut list = (core.threads.len() as u32).to_le_bytes().to_vec();
+        for (thread, rva) in core.threads.iter().zip(&contexts) {
+            let raw = md::MINIDUMP_THREAD {
+                thread_id: thread.tid,
+                suspend_count: 0,
+                priority_class: 0,
+                priority: 0,
+                teb: 0,
+                // No stack copy: the reader finds the stack pointer's segment in
+                // the memory list.
+                stack: md::MINIDUMP_MEMORY_DESCRIPTOR {
+                    start_of_memory_range: stack_pointer(arch, &thread.regs),
+                    memory: md::MINIDUMP_LOCATION_DESCRIPTOR::default(),
+                },
+                thread_context: md::MINIDUMP_LOCATION_DESCRIPTOR {
+                    data_size: context_size(arch),
+                    rva: *rva,
+                },
+            };
+            let mut buf = [0u8; 48];
+            let _ = buf.pwrite_with(raw, 0, scroll::LE);
+            list.extend(buf);
+        }
+        self.stream(md::MINIDUMP_STREAM_TYPE::ThreadListStream as u32, &list);
+        contexts
+    }
+
+    /// The module list, with each module's name and build id.
+    fn modules(&mut self, modules: &[CoreModule]) {
+        let mut list = (modules.len() as u32).to_le_bytes().to_vec();
+        let mut names = Vec::new();
+        for module in modules {
+            names.push((
+                self.string(&module.path),
+                module.build_id.as_ref().map(|id| self.cv_record(id)),
+            ));
+        }
+        for (module, (name, cv)) in modules.iter().zip(names) {
+            let raw = md::MINIDUMP_MODULE {
+                base_of_image: module.base,
+                size_of_image: u32::try_from(module.size).unwrap_or(u32::MAX),
+                module_name_rva: name,
+                cv_record: cv.unwrap_or_default(),
+                ..md::MINIDUMP_MODULE::default()
+            };
+            let mut buf = [0u8; 108];
+            let _ = buf.pwrite_with(raw, 0, scroll::LE);
+            list.extend(buf);
+        }
+        self.stream(md::MINIDUMP_STREAM_TYPE::ModuleListStream as u32, &list);
+    }
+
+    /// The exception stream: the signal of the crashing thread, if any.
+    fn exception(&mut self, core: &Core, arch: Arch, contexts: &[u32]) {
+        if let Some(thread) = crashing_thread(core) {
+            let info = thread.siginfo.unwrap_or_default();
+            let index = core
+                .threads
+                .iter()
+                .position(|t| t.tid == thread.tid)
+                .unwrap_or(0);
+            let mut bytes = Vec::with_capacity(168);
+            bytes.extend(thread.tid.to_le_bytes());
+            bytes.extend(0u32.to_le_bytes());
+            bytes.extend((info.signo as u32).to_le_bytes());
+            bytes.extend((info.code as u32).to_le_bytes());
+            bytes.extend(0u64.to_le_bytes());
+            let address = if FAULT_SIGNALS.contains(&info.signo) {
+                info.word
+            } else {
+                0
+            };
+            bytes.extend(address.to_le_bytes());
+            bytes.extend(0u32.to_le_bytes());
+            bytes.extend(0u32.to_le_bytes());
+            bytes.extend([0u8; 15 * 8]);
+            bytes.extend(context_size(arch).to_le_bytes());
+            bytes.extend(contexts.get(index).copied().unwrap_or(0).to_le_bytes());
+            self.stream(md::MINIDUMP_STREAM_TYPE::ExceptionStream as u32, &bytes);
+        }
+    }
+
+    /// System: the OS and CPU; the rest is not in a core.
+    fn system(&mut self, arch: Arch) {
+        let csd = self.string("");
+        let mut system = Vec::with_capacity(56);
+        let cpu = match arch {
+            Arch::X86_64 => md::ProcessorArchitecture::PROCESSOR_ARCHITECTURE_AMD64,
+            Arch::Aarch64 => md::ProcessorArchitecture::PROCESSOR_ARCHITECTURE_ARM64,
+        };
+        system.extend((cpu as u16).to_le_bytes());
+        system.extend([0u8; 4]);
+        system.extend([0u8, 0]);
+        system.extend([0u8; 12]);
+        system.extend((md::PlatformId::Linux as u32).to_le_bytes());
+        system.extend(csd.to_le_bytes());
+        system.extend([0u8; 4]);
+        system.extend([0u8; 24]);
+        self.stream(md::MINIDUMP_STREAM_TYPE::SystemInfoStream as u32, &system);
+    }
+
+    /// The process: its pid and command line, its mappings and auxv.
+    fn process(&mut self, core: &Core) {
+        if let Some(ps) = &core.psinfo {
+            let mut misc = Vec::with_capacity(24);
+            misc.extend(24u32.to_le_bytes());
+            misc.extend(1u32.to_le_bytes()); // MINIDUMP_MISC1_PROCESS_ID
+            misc.extend(ps.pid.to_le_bytes());
+            misc.extend([0u8; 12]);
+            self.stream(md::MINIDUMP_STREAM_TYPE::MiscInfoStream as u32, &misc);
+            // NUL-separated, as /proc/PID/cmdline: the core keeps only the first
+            // 80 bytes, with spaces between the words.
+            let args = if ps.args.is_empty() {
+                &ps.name
+            } else {
+                &ps.args
+            };
+            self.stream(
+                md::MINIDUMP_STREAM_TYPE::LinuxCmdLine as u32,
+                args.as_bytes(),
+            );
+        }
+        self.stream(
+            md::MINIDUMP_STREAM_TYPE::LinuxMaps as u32,
+            maps(core).as_bytes(),
+        );
+        let auxv: Vec<u8> = core
+            .auxv
+            .iter()
+            .flat_map(|(k, v)| k.to_le_bytes().into_iter().chain(v.to_le_bytes()))
+            .collect();
+        self.stream(md::MINIDUMP_STREAM_TYPE::LinuxAuxv as u32, &auxv);
+    }
 }
 
 impl Writer {

@@ -4,8 +4,8 @@
 //! user must change; the wait chain itself comes from the wait analysis
 //! (src/dump/waits, src/python/joins.rs), never from a guess.
 
+use crate::model::signature_name;
 use crate::model::{file_name, Frame, FrameKind, Report, Thread, WaitsFor};
-use crate::summary::signature_name;
 
 /// Where `thread`'s wait leads, when the dump tells: `None` when it waits
 /// for nothing known.

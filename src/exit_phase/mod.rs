@@ -470,7 +470,7 @@ fn blocked_in(thread: &Thread, tables: &Tables) -> Option<Blocked> {
     // The group of the first of a frame's names that is a blocking call.
     fn group_of<'f>(frame: &'f Frame, tables: &Tables) -> Option<(Option<BlockKind>, &'f str)> {
         frame.names().find_map(|name| {
-            let spelled = crate::summary::signature_name(name);
+            let spelled = crate::model::signature_name(name);
             tables
                 .waits
                 .iter()

@@ -10,6 +10,7 @@ mod capture;
 mod converted;
 mod hex;
 mod message;
+mod names;
 mod phase;
 pub mod schema;
 mod stack;
@@ -20,6 +21,7 @@ use hex::{
     de_hex_list, de_hex_option, de_hex_u32, de_hex_u64, hex_list, hex_option, hex_u32, hex_u64,
 };
 pub use message::*;
+pub use names::*;
 pub use phase::*;
 pub use stack::*;
 
@@ -585,45 +587,4 @@ pub fn offset(value: Option<u64>) -> String {
 /// The file name of a path recorded in a dump, whichever OS wrote it.
 pub fn file_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{bare_name, without_symbol_version};
-
-    #[test]
-    fn symbol_versions_are_not_shown() {
-        for (name, shown) in [
-            ("__libc_start_main@@GLIBC_2.34", "__libc_start_main"),
-            ("memcpy@GLIBC_2.2.5", "memcpy"),
-            ("pthread_cond_wait@@GLIBC_2.3.2", "pthread_cond_wait"),
-            ("_Sleep@4", "_Sleep@4"),
-            ("@plt", "@plt"),
-            ("operator new(unsigned long)", "operator new(unsigned long)"),
-            ("f@@", "f@@"),
-            ("a@b c", "a@b c"),
-        ] {
-            assert_eq!(without_symbol_version(name), shown, "{name}");
-        }
-    }
-
-    #[test]
-    fn bare_names() {
-        assert_eq!(bare_name("exit(int)"), "exit");
-        assert_eq!(bare_name("exit"), "exit");
-        assert_eq!(
-            bare_name("(anonymous namespace)::deliver_result()"),
-            "(anonymous namespace)::deliver_result"
-        );
-        assert_eq!(
-            bare_name("a::(anonymous namespace)::b::(anonymous namespace)::f(int, char)"),
-            "a::(anonymous namespace)::b::(anonymous namespace)::f"
-        );
-        assert_eq!(bare_name("(anonymous namespace)"), "(anonymous namespace)");
-        assert_eq!(
-            bare_name("`dynamic atexit destructor for 'x''"),
-            "`dynamic atexit destructor for 'x''"
-        );
-        assert_eq!(bare_name("(weird)"), "(weird)");
-    }
 }

@@ -294,49 +294,6 @@ impl Frame {
     }
 }
 
-/// A function name without the ELF symbol version a symbol table may
-/// give it (`__libc_start_main@@GLIBC_2.34` -> `__libc_start_main`,
-/// `memcpy@GLIBC_2.2.5` -> `memcpy`): how it is shown. Only a version
-/// (a letter or `_` after the `@`) goes; a 32-bit Windows name's
-/// argument size (`_Sleep@4`) stays.
-pub fn without_symbol_version(name: &str) -> &str {
-    let Some(at) = name.find('@').filter(|&at| at > 0) else {
-        return name;
-    };
-    let version = name[at..].trim_start_matches('@');
-    let is_version = name[at..].len() - version.len() <= 2
-        && version.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && version
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'));
-    if is_version {
-        &name[..at]
-    } else {
-        name
-    }
-}
-
-/// A function name without its parameter list (`exit(int)` -> `exit`), for
-/// symbol files that keep C++ signatures. MSVC's quoted names
-/// (`` `dynamic atexit destructor for 'x'' ``) are kept whole.
-pub fn bare_name(name: &str) -> &str {
-    const ANONYMOUS: &str = "(anonymous namespace)";
-    if name.starts_with('`') {
-        return name;
-    }
-    // `(anonymous namespace)::f()`: the parameter list is the first `(`
-    // that does not open an anonymous namespace's name.
-    let mut from = 0;
-    while let Some(i) = name[from..].find('(').map(|i| from + i) {
-        if name[i..].starts_with(ANONYMOUS) {
-            from = i + ANONYMOUS.len();
-            continue;
-        }
-        return if i > 0 { &name[..i] } else { name };
-    }
-    name
-}
-
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema, Deserialize)]
 pub struct InlineFrame {
     pub function: String,

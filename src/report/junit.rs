@@ -54,77 +54,7 @@ pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> 
     newline(&mut xml, 4)?;
     xml.write_event(Event::Empty(BytesStart::new("properties")))?;
     for report in reports {
-        newline(&mut xml, 4)?;
-        let case = element(
-            "testcase",
-            &[
-                ("classname", "dumptriage"),
-                ("name", &report.path),
-                ("time", "0"),
-            ],
-        );
-        let outcome = if report.status == Status::Error {
-            let error = report.error.as_deref().unwrap_or("unknown error");
-            Some((
-                element("error", &[("message", error), ("type", "unreadable dump")]),
-                None,
-            ))
-        } else if failed(report) && known(report) {
-            // A failure the baseline knows: reported, with its issue, as a
-            // skipped case, so that it does not fail the suite.
-            let b = report.baseline.as_ref();
-            let mut message = match report.diagnoses.first() {
-                Some(d) => format!("known failure {}: {}", d.name(), d.title),
-                None => "known failure: crash matching no known signature".to_string(),
-            };
-            if let Some(issue) = b.and_then(|b| b.issue.as_deref()) {
-                message.push_str(&format!(", tracked at {issue}"));
-            }
-            if let Some(note) = b.and_then(|b| b.note.as_deref()) {
-                message.push_str(&format!(": {note}"));
-            }
-            Some((element("skipped", &[("message", &message)]), None))
-        } else if failed(report) {
-            let (message, kind) = match report.diagnoses.first() {
-                Some(d) => {
-                    let mut message = format!("{}: {}", d.name(), d.title);
-                    if let Some(why) = d.not_established() {
-                        message.push_str(&format!(" ({why})"));
-                    }
-                    (message, d.kind.as_str())
-                }
-                None => ("crash matching no known signature".to_string(), "crash"),
-            };
-            let message = match &report.baseline {
-                Some(_) => format!("{message} (new: its crash signature is not in the baseline)"),
-                None => message,
-            };
-            let body = text::render_report(report, text::Paint { enabled: false });
-            Some((
-                element("failure", &[("message", &message), ("type", kind)]),
-                Some(body),
-            ))
-        } else {
-            None
-        };
-        let Some((detail, body)) = outcome else {
-            xml.write_event(Event::Empty(case))?;
-            continue;
-        };
-        xml.write_event(Event::Start(case))?;
-        newline(&mut xml, 6)?;
-        match body {
-            Some(body) => {
-                let name = detail.name().as_ref().to_vec();
-                xml.write_event(Event::Start(detail))?;
-                let content = partial_escape(xml_chars(&body).into_owned()).into_owned();
-                xml.write_event(Event::Text(BytesText::from_escaped(content)))?;
-                xml.write_event(Event::End(BytesEnd::new(String::from_utf8_lossy(&name))))?;
-            }
-            None => xml.write_event(Event::Empty(detail))?,
-        }
-        newline(&mut xml, 4)?;
-        xml.write_event(Event::End(BytesEnd::new("testcase")))?;
+        write_case(&mut xml, report)?;
     }
     for stream in ["system-out", "system-err"] {
         newline(&mut xml, 4)?;
@@ -137,6 +67,99 @@ pub(super) fn render(reports: &[Report], out: &mut dyn Write) -> io::Result<()> 
     xml.write_event(Event::End(BytesEnd::new("testsuites")))?;
     newline(&mut xml, 0)?;
     Ok(())
+}
+/// One `<testcase>`: empty when nothing failed, else with its error,
+/// skipped or failure element.
+fn write_case<W: Write>(xml: &mut Writer<W>, report: &Report) -> io::Result<()> {
+    newline(xml, 4)?;
+    let case = element(
+        "testcase",
+        &[
+            ("classname", "dumptriage"),
+            ("name", &report.path),
+            ("time", "0"),
+        ],
+    );
+    let Some((detail, body)) = outcome(report) else {
+        return xml.write_event(Event::Empty(case));
+    };
+    xml.write_event(Event::Start(case))?;
+    newline(xml, 6)?;
+    match body {
+        Some(body) => {
+            let name = detail.name().as_ref().to_vec();
+            xml.write_event(Event::Start(detail))?;
+            let content = partial_escape(xml_chars(&body).into_owned()).into_owned();
+            xml.write_event(Event::Text(BytesText::from_escaped(content)))?;
+            xml.write_event(Event::End(BytesEnd::new(String::from_utf8_lossy(&name))))?;
+        }
+        None => xml.write_event(Event::Empty(detail))?,
+    }
+    newline(xml, 4)?;
+    xml.write_event(Event::End(BytesEnd::new("testcase")))
+}
+
+/// The element a test case holds (`error`, `skipped` or `failure`) and the
+/// failure's text body, or nothing for a dump in which nothing failed.
+fn outcome(report: &Report) -> Option<(BytesStart<'static>, Option<String>)> {
+    if report.status == Status::Error {
+        let error = report.error.as_deref().unwrap_or("unknown error");
+        Some((
+            element("error", &[("message", error), ("type", "unreadable dump")]),
+            None,
+        ))
+    } else if failed(report) && known(report) {
+        Some((
+            element("skipped", &[("message", &known_message(report))]),
+            None,
+        ))
+    } else if failed(report) {
+        let (message, kind) = failure_message(report);
+        let body = text::render_report(report, text::Paint { enabled: false });
+        Some((
+            element("failure", &[("message", &message), ("type", kind)]),
+            Some(body),
+        ))
+    } else {
+        None
+    }
+}
+
+/// A failure the baseline knows: reported, with its issue, as a skipped
+/// case, so that it does not fail the suite.
+fn known_message(report: &Report) -> String {
+    let b = report.baseline.as_ref();
+    let mut message = match report.diagnoses.first() {
+        Some(d) => format!("known failure {}: {}", d.name(), d.title),
+        None => "known failure: crash matching no known signature".to_string(),
+    };
+    if let Some(issue) = b.and_then(|b| b.issue.as_deref()) {
+        message.push_str(&format!(", tracked at {issue}"));
+    }
+    if let Some(note) = b.and_then(|b| b.note.as_deref()) {
+        message.push_str(&format!(": {note}"));
+    }
+    message
+}
+
+/// A failure's message and type: the diagnosis and its kind, or a crash no
+/// signature explains.
+fn failure_message(report: &Report) -> (String, &'static str) {
+    let (message, kind) = match report.diagnoses.first() {
+        Some(d) => {
+            let mut message = format!("{}: {}", d.name(), d.title);
+            if let Some(why) = d.not_established() {
+                message.push_str(&format!(" ({why})"));
+            }
+            (message, d.kind.as_str())
+        }
+        None => ("crash matching no known signature".to_string(), "crash"),
+    };
+    let message = match &report.baseline {
+        Some(_) => format!("{message} (new: its crash signature is not in the baseline)"),
+        None => message,
+    };
+    (message, kind)
 }
 
 /// A line break and the next line's indentation.

@@ -7,7 +7,9 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::model::{hex, Report, SourceKind, Status, Summary};
+use crate::model::{
+    hex, Diagnosis, Process, Report, Source, SourceKind, Status, Summary, System, Thread,
+};
 use crate::printable::clean;
 use crate::summary::summarize;
 
@@ -160,85 +162,9 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     let _ = writeln!(s, "{}", p.bold(&format!("== {path}")));
     render_diagnoses(&mut s, report, p);
     if report.source.kind == SourceKind::Text {
-        // A text trace has no process or system record: what it is, what
-        // decided exit, and what the log said around it.
-        let source = &report.source;
-        if source.messages_only {
-            let _ = writeln!(
-                s,
-                "Source:    the messages of a text log, from line {} (no stack trace)",
-                source.line.unwrap_or(1)
-            );
-        } else {
-            let _ = writeln!(
-                s,
-                "Source:    a {} trace in text, from line {}",
-                source.format.as_deref().unwrap_or("stack"),
-                source.line.unwrap_or(1)
-            );
-        }
-        if let Some(said) = &source.exit_evidence {
-            wrap_into(
-                &mut s,
-                "Exit:      ",
-                &format!("the log shows the process exiting: {said}"),
-            );
-        } else if let Some(why) = &source.exit_ruled_out {
-            wrap_into(&mut s, "Exit:      ", &format!("ruled out: {why}"));
-        }
-        for m in &source.messages {
-            let meaning = m
-                .meaning
-                .as_deref()
-                .map(|w| format!(" ({w})"))
-                .unwrap_or_default();
-            wrap_into(
-                &mut s,
-                "Message:   ",
-                &format!("line {}, {}: {}{meaning}", m.line, m.kind.name(), m.text),
-            );
-        }
+        render_text_source(&mut s, &report.source);
     } else if let Some(process) = &report.process {
-        let name = clean(process.name.as_deref().unwrap_or("(unknown)"));
-        let pid = process
-            .pid
-            .map_or_else(|| "pid unknown".to_string(), |pid| format!("pid {pid}"));
-        let _ = writeln!(s, "Process:   {name} ({pid})");
-        let command = report
-            .capture
-            .as_ref()
-            .filter(|c| !c.command.is_empty())
-            .map(|c| crate::printable::shell_words(&c.command))
-            .or_else(|| process.command_line.clone());
-        if let Some(command) = command {
-            let _ = writeln!(s, "Command:   {}", clean(&command));
-        }
-        if report.source.kind == SourceKind::Core {
-            let _ = writeln!(
-                s,
-                "Source:    a Linux core file ({})",
-                clean(report.source.format.as_deref().unwrap_or("ELF core"))
-            );
-        } else if report.source.kind == SourceKind::Wer {
-            let _ = writeln!(
-                s,
-                "Source:    a Windows Error Reporting report ({}), without a dump",
-                clean(report.source.format.as_deref().unwrap_or("Report.wer"))
-            );
-        } else if let Some(format) = (report.source.kind == SourceKind::Minidump)
-            .then_some(report.source.format.as_ref())
-            .flatten()
-        {
-            // A minidump that says what it was made from (`convert`).
-            let _ = writeln!(s, "Source:    a minidump, {}", clean(format));
-        }
-        if let Some(time) = &process.dump_time {
-            let _ = write!(s, "Dumped:    {}", clean(time));
-            if let (Some(start), Some(up)) = (&process.start_time, process.uptime_seconds) {
-                let _ = write!(s, " (started {}, up {})", clean(start), duration(up));
-            }
-            s.push('\n');
-        }
+        render_process(&mut s, report, process);
     }
     if let Some(capture) = &report.capture {
         let _ = writeln!(s, "Captured:  {}", clean(&capture.describe()));
@@ -248,27 +174,7 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
         .as_ref()
         .filter(|_| report.source.kind != SourceKind::Text)
     {
-        // What the dump does not record (a core file records neither the
-        // kernel's version nor the CPU count) is said to be unknown.
-        let version = sys
-            .os_version
-            .as_deref()
-            .map_or_else(|| "(version unknown)".to_string(), clean);
-        let cpus = match sys.cpu_count {
-            0 => "CPU count unknown".to_string(),
-            1 => "1 CPU".to_string(),
-            n => format!("{n} CPUs"),
-        };
-        let _ = write!(
-            s,
-            "System:    {} {version}, {} ({cpus})",
-            clean(&sys.os),
-            clean(&sys.cpu),
-        );
-        if let Some(info) = &sys.cpu_info {
-            let _ = write!(s, " {}", p.dim(&clean(info)));
-        }
-        s.push('\n');
+        render_system(&mut s, sys, p);
     }
     render_exception(&mut s, report, p);
     render_signature(&mut s, report, p);
@@ -290,6 +196,116 @@ pub(crate) fn render_report(report: &Report, p: Paint) -> String {
     }
     render_modules(&mut s, report);
     s
+}
+
+/// A text trace has no process or system record: what it is, what decided
+/// exit, and what the log said around it.
+fn render_text_source(s: &mut String, source: &Source) {
+    if source.messages_only {
+        let _ = writeln!(
+            s,
+            "Source:    the messages of a text log, from line {} (no stack trace)",
+            source.line.unwrap_or(1)
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "Source:    a {} trace in text, from line {}",
+            source.format.as_deref().unwrap_or("stack"),
+            source.line.unwrap_or(1)
+        );
+    }
+    if let Some(said) = &source.exit_evidence {
+        wrap_into(
+            s,
+            "Exit:      ",
+            &format!("the log shows the process exiting: {said}"),
+        );
+    } else if let Some(why) = &source.exit_ruled_out {
+        wrap_into(s, "Exit:      ", &format!("ruled out: {why}"));
+    }
+    for m in &source.messages {
+        let meaning = m
+            .meaning
+            .as_deref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        wrap_into(
+            s,
+            "Message:   ",
+            &format!("line {}, {}: {}{meaning}", m.line, m.kind.name(), m.text),
+        );
+    }
+}
+
+/// The process the dump records: its name and pid, its command line, what
+/// kind of file recorded it, and when.
+fn render_process(s: &mut String, report: &Report, process: &Process) {
+    let name = clean(process.name.as_deref().unwrap_or("(unknown)"));
+    let pid = process
+        .pid
+        .map_or_else(|| "pid unknown".to_string(), |pid| format!("pid {pid}"));
+    let _ = writeln!(s, "Process:   {name} ({pid})");
+    let command = report
+        .capture
+        .as_ref()
+        .filter(|c| !c.command.is_empty())
+        .map(|c| crate::printable::shell_words(&c.command))
+        .or_else(|| process.command_line.clone());
+    if let Some(command) = command {
+        let _ = writeln!(s, "Command:   {}", clean(&command));
+    }
+    if report.source.kind == SourceKind::Core {
+        let _ = writeln!(
+            s,
+            "Source:    a Linux core file ({})",
+            clean(report.source.format.as_deref().unwrap_or("ELF core"))
+        );
+    } else if report.source.kind == SourceKind::Wer {
+        let _ = writeln!(
+            s,
+            "Source:    a Windows Error Reporting report ({}), without a dump",
+            clean(report.source.format.as_deref().unwrap_or("Report.wer"))
+        );
+    } else if let Some(format) = (report.source.kind == SourceKind::Minidump)
+        .then_some(report.source.format.as_ref())
+        .flatten()
+    {
+        // A minidump that says what it was made from (`convert`).
+        let _ = writeln!(s, "Source:    a minidump, {}", clean(format));
+    }
+    if let Some(time) = &process.dump_time {
+        let _ = write!(s, "Dumped:    {}", clean(time));
+        if let (Some(start), Some(up)) = (&process.start_time, process.uptime_seconds) {
+            let _ = write!(s, " (started {}, up {})", clean(start), duration(up));
+        }
+        s.push('\n');
+    }
+}
+
+/// The system the dump was written on. What the dump does not record (a
+/// core file records neither the kernel's version nor the CPU count) is
+/// said to be unknown.
+fn render_system(s: &mut String, sys: &System, p: Paint) {
+    let version = sys
+        .os_version
+        .as_deref()
+        .map_or_else(|| "(version unknown)".to_string(), clean);
+    let cpus = match sys.cpu_count {
+        0 => "CPU count unknown".to_string(),
+        1 => "1 CPU".to_string(),
+        n => format!("{n} CPUs"),
+    };
+    let _ = write!(
+        s,
+        "System:    {} {version}, {} ({cpus})",
+        clean(&sys.os),
+        clean(&sys.cpu),
+    );
+    if let Some(info) = &sys.cpu_info {
+        let _ = write!(s, " {}", p.dim(&clean(info)));
+    }
+    s.push('\n');
 }
 
 /// The crash signature, and where the baseline has it: the issue that
@@ -394,54 +410,13 @@ fn render_exception(s: &mut String, report: &Report, p: Paint) {
 /// other matches; or a plain statement that nothing matched, with the
 /// exit-phase facts that were found.
 fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
-    let thread_label = |id: u32| {
-        let name = report
-            .threads
-            .iter()
-            .find(|t| t.id == id)
-            .and_then(|t| t.name.as_deref())
-            .map(|n| format!(" \"{}\"", clean(n)))
-            .unwrap_or_default();
-        format!("thread {id}{name}")
-    };
     let Some(best) = report.diagnoses.first() else {
         let _ = writeln!(
             s,
             "Diagnosis: {}",
             p.bold("no known exit-time failure matched")
         );
-        let phase = &report.exit_phase;
-        let exiting: Vec<String> = report
-            .threads
-            .iter()
-            .filter_map(|t| {
-                t.exiting
-                    .as_ref()
-                    .map(|m| format!("{} ({})", thread_label(t.id), m.stage))
-            })
-            .collect();
-        let starting: Vec<String> = report
-            .threads
-            .iter()
-            .filter_map(|t| {
-                t.starting
-                    .as_ref()
-                    .map(|m| format!("{} ({})", thread_label(t.id), m.stage))
-            })
-            .collect();
-        let mut facts = if exiting.is_empty() {
-            "no thread is exiting".to_string()
-        } else {
-            format!("exiting: {}", exiting.join(", "))
-        };
-        if !starting.is_empty() {
-            facts.push_str(&format!("; starting: {}", starting.join(", ")));
-        }
-        let blamed = phase
-            .blamed_thread
-            .map(|id| format!("; blamed: {}", thread_label(id)))
-            .unwrap_or_default();
-        let _ = writeln!(s, "Exit phase: {facts}{blamed}");
+        render_exit_phase(s, report);
         return;
     };
     let _ = writeln!(
@@ -462,8 +437,65 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         best.kind.as_str(),
         if best.generic { " (generic)" } else { "" },
         best.confidence,
-        thread_label(best.thread_id)
+        thread_label(report, best.thread_id)
     );
+    render_why(s, best);
+    render_advice(s, best);
+    if report.diagnoses.len() > 1 {
+        let others: Vec<String> = report.diagnoses[1..]
+            .iter()
+            .map(|d| format!("{} ({:.2})", d.name(), d.confidence))
+            .collect();
+        let _ = writeln!(s, "    Also matches: {}", others.join(", "));
+    }
+}
+
+/// `thread 7 "name"`: a thread as the diagnosis names it.
+fn thread_label(report: &Report, id: u32) -> String {
+    let name = report
+        .threads
+        .iter()
+        .find(|t| t.id == id)
+        .and_then(|t| t.name.as_deref())
+        .map(|n| format!(" \"{}\"", clean(n)))
+        .unwrap_or_default();
+    format!("thread {id}{name}")
+}
+
+/// When nothing matched: the exit-phase facts that were found (which
+/// threads exit or start up, and which one is blamed).
+fn render_exit_phase(s: &mut String, report: &Report) {
+    let marked = |marker: fn(&Thread) -> Option<String>| -> Vec<String> {
+        report
+            .threads
+            .iter()
+            .filter_map(|t| {
+                marker(t).map(|stage| format!("{} ({stage})", thread_label(report, t.id)))
+            })
+            .collect()
+    };
+    let exiting = marked(|t| t.exiting.as_ref().map(|m| m.stage.to_string()));
+    let starting = marked(|t| t.starting.as_ref().map(|m| m.stage.to_string()));
+    let mut facts = if exiting.is_empty() {
+        "no thread is exiting".to_string()
+    } else {
+        format!("exiting: {}", exiting.join(", "))
+    };
+    if !starting.is_empty() {
+        facts.push_str(&format!("; starting: {}", starting.join(", ")));
+    }
+    let blamed = report
+        .exit_phase
+        .blamed_thread
+        .map(|id| format!("; blamed: {}", thread_label(report, id)))
+        .unwrap_or_default();
+    let _ = writeln!(s, "Exit phase: {facts}{blamed}");
+}
+
+/// Why the diagnosis holds: how sure it is, the rule's alternative that
+/// matched, and the evidence, each fact with the thread and frame it was
+/// seen in.
+fn render_why(s: &mut String, best: &Diagnosis) {
     if best.thread_exit {
         wrap_into(
             s,
@@ -489,6 +521,11 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
         };
         let _ = writeln!(s, "      - {place}{}", clean(&e.fact));
     }
+}
+
+/// What to do about it: what happens, the fix, the versions that have it,
+/// a workaround and the references.
+fn render_advice(s: &mut String, best: &Diagnosis) {
     wrap_into(s, "    What happens: ", &best.summary);
     wrap_into(s, "    Fix: ", &best.fix);
     if let Some(check) = &best.version_check {
@@ -502,13 +539,6 @@ fn render_diagnoses(s: &mut String, report: &Report, p: Paint) {
     }
     for reference in &best.references {
         let _ = writeln!(s, "    See: {}", clean(reference));
-    }
-    if report.diagnoses.len() > 1 {
-        let others: Vec<String> = report.diagnoses[1..]
-            .iter()
-            .map(|d| format!("{} ({:.2})", d.name(), d.confidence))
-            .collect();
-        let _ = writeln!(s, "    Also matches: {}", others.join(", "));
     }
 }
 

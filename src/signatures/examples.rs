@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use super::exception::ExceptionCode;
-use super::schema::{ExampleSpec, Expect};
+use super::schema::{ExampleSpec, ExampleThread, Expect};
 use crate::model::{
     Capture, CaptureReason, Exception, Frame, Module, ModuleSymbols, Process, Report, StackHit,
     SymbolSource, System, Thread, Trust, UnloadedModule,
@@ -72,93 +72,9 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         if !ids.insert(spec.id) {
             return Err(format!("threads[{t}]: thread id {} appears twice", spec.id));
         }
-        let mut frames = Vec::new();
-        for (index, text) in spec.frames.iter().enumerate() {
-            let frame = parse_frame(index, text)
-                .map_err(|e| format!("threads[{t}].frames[{index}]: {e}"))?;
-            if let Some(m) = &frame.module {
-                loaded.insert(m.clone());
-            }
-            if let Some(m) = &frame.unloaded_module {
-                unloaded.insert(m.clone());
-            }
-            frames.push(frame);
-        }
-        let mut stack_search = Vec::new();
-        for (i, text) in spec.stack.iter().enumerate() {
-            let Some((module, function)) = text
-                .split_once('!')
-                .filter(|(m, f)| !m.is_empty() && !f.is_empty())
-            else {
-                return Err(format!(
-                    "threads[{t}].stack[{i}]: {text:?} is not MODULE!FUNCTION"
-                ));
-            };
-            loaded.insert(module.to_string());
-            stack_search.push(StackHit {
-                stack_offset: 0x1000 + 0x100 * i as u64,
-                below_walk: true,
-                address: 0x5000 + i as u64,
-                module: module.to_string(),
-                function: function.to_string(),
-                function_offset: 0x20,
-                symbol_source: SymbolSource::Sym,
-            });
-        }
-        threads.push(Thread {
-            name: spec.name.clone(),
-            crashing: spec.crashing,
-            wait: spec.waits_for.as_ref().map(|w| crate::model::Wait {
-                kind: w.kind,
-                address: Some(0x5000_0000 + u64::from(spec.id) * 0x40),
-                holder: w.holder,
-                gone_owner: None,
-                found: None,
-                in_module: None,
-                note: None,
-            }),
-            stack_search,
-            frames,
-            ..Thread::new(spec.id)
-        });
+        threads.push(example_thread(t, spec, &mut loaded, &mut unloaded)?);
     }
-    let crashing: Vec<u32> = example
-        .threads
-        .iter()
-        .filter(|t| t.crashing)
-        .map(|t| t.id)
-        .collect();
-    let exception = match (&example.exception, crashing.as_slice()) {
-        (None, []) => None,
-        (Some(text), [thread_id]) => {
-            let code = ExceptionCode::parse(text)?;
-            Some(Exception {
-                code: code.code,
-                name: code.written.clone(),
-                address: 0,
-                access_address: None,
-                parameters: Vec::new(),
-                abort: None,
-                cpp_type: example.cpp_type.clone(),
-                cpp_in_flight: example.cpp_in_flight.clone().map(|cpp_type| {
-                    crate::model::CppInFlight {
-                        cpp_type,
-                        record_address: 0,
-                    }
-                }),
-                thread_id: *thread_id,
-                crash: true,
-                not_a_crash: None,
-                ip_in_no_module: false,
-            })
-        }
-        (Some(_), _) => {
-            return Err("an exception needs exactly one thread with crashing = true".to_string())
-        }
-        (None, _) => return Err("a crashing thread needs an exception".to_string()),
-    };
-    let base = |i: usize| 0x1000_0000 * (i as u64 + 1);
-    let mut exception = exception;
+    let mut exception = example_exception(example)?;
     if let (Some(exception), Some((is_unloaded, name))) = (&mut exception, &access) {
         let (list, first) = if *is_unloaded {
             (&unloaded, 100)
@@ -181,50 +97,165 @@ pub(crate) fn to_report(example: &ExampleSpec) -> Result<Report, String> {
         }),
         exception,
         threads,
-        modules: loaded
-            .into_iter()
-            .enumerate()
-            .map(|(i, name)| Module {
-                path: name.clone(),
-                name,
-                base: base(i),
-                size: 0x10_0000,
-                version: None,
-                debug_file: None,
-                debug_id: None,
-                code_id: None,
-                symbols: ModuleSymbols::Loaded,
-                symbol_source: SymbolSource::Sym,
-                symbol_file: None,
-                symbols_tried: Vec::new(),
-                unwind_info: None,
-            })
-            .collect(),
+        modules: loaded.into_iter().enumerate().map(loaded_module).collect(),
         unloaded_modules: unloaded
             .into_iter()
             .enumerate()
-            .map(|(i, name)| UnloadedModule {
-                path: name.clone(),
-                name,
-                base: base(100 + i),
-                size: 0x10_0000,
-                code_id: None,
-                symbol_source: SymbolSource::None,
-            })
+            .map(unloaded_module)
             .collect(),
-        capture: example.captured.map(|reason| Capture {
-            reason,
-            after_seconds: (reason != CaptureReason::Attach).then_some(60.0),
-            signal: None,
-            command: vec!["example".to_string()],
-            pid: 1,
-            root_pid: None,
-            root_command: None,
-            tool: "signatures test".to_string(),
-            kept: None,
-        }),
+        capture: example.captured.map(capture),
         ..Report::new(String::new(), said_source(&example.said))
     })
+}
+
+/// Where the example's `i`th module is loaded (unloaded ones from 100 on).
+fn base(i: usize) -> u64 {
+    0x1000_0000 * (i as u64 + 1)
+}
+
+/// The example's thread number `t`: its frames and stack-search hits, the
+/// modules they name added to `loaded` and `unloaded`.
+fn example_thread(
+    t: usize,
+    spec: &ExampleThread,
+    loaded: &mut BTreeSet<String>,
+    unloaded: &mut BTreeSet<String>,
+) -> Result<Thread, String> {
+    let mut frames = Vec::new();
+    for (index, text) in spec.frames.iter().enumerate() {
+        let frame =
+            parse_frame(index, text).map_err(|e| format!("threads[{t}].frames[{index}]: {e}"))?;
+        if let Some(m) = &frame.module {
+            loaded.insert(m.clone());
+        }
+        if let Some(m) = &frame.unloaded_module {
+            unloaded.insert(m.clone());
+        }
+        frames.push(frame);
+    }
+    let mut stack_search = Vec::new();
+    for (i, text) in spec.stack.iter().enumerate() {
+        let Some((module, function)) = text
+            .split_once('!')
+            .filter(|(m, f)| !m.is_empty() && !f.is_empty())
+        else {
+            return Err(format!(
+                "threads[{t}].stack[{i}]: {text:?} is not MODULE!FUNCTION"
+            ));
+        };
+        loaded.insert(module.to_string());
+        stack_search.push(StackHit {
+            stack_offset: 0x1000 + 0x100 * i as u64,
+            below_walk: true,
+            address: 0x5000 + i as u64,
+            module: module.to_string(),
+            function: function.to_string(),
+            function_offset: 0x20,
+            symbol_source: SymbolSource::Sym,
+        });
+    }
+    Ok(Thread {
+        name: spec.name.clone(),
+        crashing: spec.crashing,
+        wait: spec.waits_for.as_ref().map(|w| crate::model::Wait {
+            kind: w.kind,
+            address: Some(0x5000_0000 + u64::from(spec.id) * 0x40),
+            holder: w.holder,
+            gone_owner: None,
+            found: None,
+            in_module: None,
+            note: None,
+        }),
+        stack_search,
+        frames,
+        ..Thread::new(spec.id)
+    })
+}
+
+/// The example's exception, on its one crashing thread; an exception needs
+/// a crashing thread and a crashing thread an exception.
+fn example_exception(example: &ExampleSpec) -> Result<Option<Exception>, String> {
+    let crashing: Vec<u32> = example
+        .threads
+        .iter()
+        .filter(|t| t.crashing)
+        .map(|t| t.id)
+        .collect();
+    match (&example.exception, crashing.as_slice()) {
+        (None, []) => Ok(None),
+        (Some(text), [thread_id]) => {
+            let code = ExceptionCode::parse(text)?;
+            Ok(Some(Exception {
+                code: code.code,
+                name: code.written.clone(),
+                address: 0,
+                access_address: None,
+                parameters: Vec::new(),
+                abort: None,
+                cpp_type: example.cpp_type.clone(),
+                cpp_in_flight: example.cpp_in_flight.clone().map(|cpp_type| {
+                    crate::model::CppInFlight {
+                        cpp_type,
+                        record_address: 0,
+                    }
+                }),
+                thread_id: *thread_id,
+                crash: true,
+                not_a_crash: None,
+                ip_in_no_module: false,
+            }))
+        }
+        (Some(_), _) => {
+            Err("an exception needs exactly one thread with crashing = true".to_string())
+        }
+        (None, _) => Err("a crashing thread needs an exception".to_string()),
+    }
+}
+
+/// The example's `i`th loaded module, with symbols.
+fn loaded_module((i, name): (usize, String)) -> Module {
+    Module {
+        path: name.clone(),
+        name,
+        base: base(i),
+        size: 0x10_0000,
+        version: None,
+        debug_file: None,
+        debug_id: None,
+        code_id: None,
+        symbols: ModuleSymbols::Loaded,
+        symbol_source: SymbolSource::Sym,
+        symbol_file: None,
+        symbols_tried: Vec::new(),
+        unwind_info: None,
+    }
+}
+
+/// The example's `i`th unloaded module.
+fn unloaded_module((i, name): (usize, String)) -> UnloadedModule {
+    UnloadedModule {
+        path: name.clone(),
+        name,
+        base: base(100 + i),
+        size: 0x10_0000,
+        code_id: None,
+        symbol_source: SymbolSource::None,
+    }
+}
+
+/// How an example that says it was captured was captured.
+fn capture(reason: CaptureReason) -> Capture {
+    Capture {
+        reason,
+        after_seconds: (reason != CaptureReason::Attach).then_some(60.0),
+        signal: None,
+        command: vec!["example".to_string()],
+        pid: 1,
+        root_pid: None,
+        root_command: None,
+        tool: "signatures test".to_string(),
+        kept: None,
+    }
 }
 
 fn parse_frame(index: usize, text: &str) -> Result<Frame, String> {

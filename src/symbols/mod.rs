@@ -247,82 +247,14 @@ impl SymbolConfig {
             .map(ntpath::parse)
             .unwrap_or_default();
         let mut cache = self.default_cache(&nt);
-        let mut locations: Vec<Location> = Vec::new();
-        let add_folder = |locations: &mut Vec<Location>, dir: PathBuf| {
-            if !locations
-                .iter()
-                .any(|l| matches!(l, Location::Folder(d) if *d == dir))
-            {
-                locations.push(Location::Folder(dir));
-            }
-        };
-        // Servers with their own cache, and those that use the default one.
-        let mut servers: Vec<(String, Option<PathBuf>)> = Vec::new();
-        let mut notes = Vec::new();
-        // debuginfod servers: `--symbols debuginfod+URL`, then
-        // DEBUGINFOD_URLS. Their downloads go to DEBUGINFOD_CACHE_PATH
-        // when set, else to `debuginfod/` in the download cache.
-        let mut debuginfod: Vec<String> = Vec::new();
-        let mut add_debuginfod = |url: &str, notes: &mut Vec<String>| {
-            if !is_url(url) {
-                notes.push(format!(
-                    "debuginfod server {url:?} is not an http(s) URL: not asked"
-                ));
-            } else if !debuginfod.iter().any(|u| u == url) {
-                debuginfod.push(url.to_string());
-            }
-        };
-        for entry in &self.stores {
-            let text = entry.to_string_lossy();
-            if let Some(url) = debuginfod_url(&text) {
-                add_debuginfod(url, &mut notes);
-            } else if is_url(&text) {
-                servers.push((text.into_owned(), cache.clone()));
-            } else {
-                add_folder(&mut locations, entry.clone());
-            }
-        }
-        for url in self
-            .debuginfod_urls
-            .as_deref()
-            .unwrap_or("")
-            .split_whitespace()
-        {
-            add_debuginfod(url, &mut notes);
-        }
-        for element in nt {
-            match element {
-                ntpath::Element::Folder(dir) | ntpath::Element::Cache(dir) => {
-                    add_folder(&mut locations, dir)
-                }
-                ntpath::Element::Server { url, cache: own } => {
-                    servers.push((url, own.or_else(|| cache.clone())))
-                }
-            }
-        }
-        // A cache that cannot be written (a read-only home in a container, a
-        // mistyped --symbols-cache naming a file) would make every download
-        // fail: its servers download into a private folder of the run
-        // instead, and say so once.
-        let mut cache_unusable = false;
-        if let Some(dir) = cache.clone() {
-            let used = servers.iter().any(|(_, c)| c.as_ref() == Some(&dir))
-                || (!debuginfod.is_empty() && self.debuginfod_cache.is_none());
-            if let Err(e) = if used { writable(&dir) } else { Ok(()) } {
-                notes.push(format!(
-                    "the symbols cache {} cannot be used ({e}): files from symbol servers \
-                     are used for this run only, and big symbol files are not indexed",
-                    dir.display()
-                ));
-                for (_, server_cache) in &mut servers {
-                    if server_cache.as_ref() == Some(&dir) {
-                        *server_cache = None;
-                    }
-                }
-                cache = None;
-                cache_unusable = true;
-            }
-        }
+        let mut stores = self.stores_named(nt, cache.as_ref());
+        let cache_unusable = self.check_cache(&mut cache, &mut stores);
+        let Stores {
+            mut locations,
+            servers,
+            debuginfod,
+            mut notes,
+        } = stores;
         let debuginfod_cache = self
             .debuginfod_cache
             .clone()
@@ -335,29 +267,11 @@ impl SymbolConfig {
                 add_folder(&mut locations, dir.clone());
             }
         }
-        // No cache to keep downloads in: they go to a folder of this run's
-        // own (created private, removed at the end), and are not kept.
-        let mut scratch = None;
-        if servers.iter().any(|(_, c)| c.is_none())
-            || (!debuginfod.is_empty() && debuginfod_cache.is_none())
-        {
-            match tempfile::Builder::new().prefix("dumptriage-").tempdir() {
-                Ok(dir) => {
-                    if !cache_unusable {
-                        notes.push(
-                            "no user cache directory and no --symbols-cache: files from symbol \
-                             servers are used for this run only (caching is off)"
-                                .to_string(),
-                        );
-                    }
-                    scratch = Some(dir);
-                }
-                Err(e) => notes.push(format!(
-                    "no user cache directory and no --symbols-cache, and no private folder \
-                     for downloads ({e}): symbol servers without a cache are not asked"
-                )),
-            }
-        }
+        let needs_scratch = servers.iter().any(|(_, c)| c.is_none())
+            || (!debuginfod.is_empty() && debuginfod_cache.is_none());
+        let scratch = needs_scratch
+            .then(|| scratch_folder(cache_unusable, &mut notes))
+            .flatten();
         for (url, server_cache) in servers {
             let Some(dir) =
                 server_cache.or_else(|| scratch.as_ref().map(|d| d.path().to_path_buf()))
@@ -396,15 +310,138 @@ impl SymbolConfig {
         Sources::new(locations, self.system, notes, scratch, index)
             .with_debug_dirs(self.dump_dirs.clone())
     }
+
+    /// The stores the options name, in order: `--symbols` entries, then
+    /// DEBUGINFOD_URLS, then _NT_SYMBOL_PATH. Symbol servers without a cache
+    /// of their own download into `cache`.
+    fn stores_named(&self, nt: Vec<ntpath::Element>, cache: Option<&PathBuf>) -> Stores {
+        let mut stores = Stores::default();
+        // debuginfod servers: `--symbols debuginfod+URL`, then
+        // DEBUGINFOD_URLS. Their downloads go to DEBUGINFOD_CACHE_PATH
+        // when set, else to `debuginfod/` in the download cache.
+        for entry in &self.stores {
+            let text = entry.to_string_lossy();
+            if let Some(url) = debuginfod_url(&text) {
+                stores.add_debuginfod(url);
+            } else if is_url(&text) {
+                stores.servers.push((text.into_owned(), cache.cloned()));
+            } else {
+                add_folder(&mut stores.locations, entry.clone());
+            }
+        }
+        for url in self
+            .debuginfod_urls
+            .as_deref()
+            .unwrap_or("")
+            .split_whitespace()
+        {
+            stores.add_debuginfod(url);
+        }
+        for element in nt {
+            match element {
+                ntpath::Element::Folder(dir) | ntpath::Element::Cache(dir) => {
+                    add_folder(&mut stores.locations, dir)
+                }
+                ntpath::Element::Server { url, cache: own } => {
+                    stores.servers.push((url, own.or_else(|| cache.cloned())))
+                }
+            }
+        }
+        stores
+    }
+
+    /// A cache that cannot be written (a read-only home in a container, a
+    /// mistyped --symbols-cache naming a file) would make every download
+    /// fail: its servers download into a private folder of the run
+    /// instead, and say so once. True when the cache was given up.
+    fn check_cache(&self, cache: &mut Option<PathBuf>, stores: &mut Stores) -> bool {
+        let Some(dir) = cache.clone() else {
+            return false;
+        };
+        let used = stores.servers.iter().any(|(_, c)| c.as_ref() == Some(&dir))
+            || (!stores.debuginfod.is_empty() && self.debuginfod_cache.is_none());
+        let Err(e) = (if used { writable(&dir) } else { Ok(()) }) else {
+            return false;
+        };
+        stores.notes.push(format!(
+            "the symbols cache {} cannot be used ({e}): files from symbol servers \
+             are used for this run only, and big symbol files are not indexed",
+            dir.display()
+        ));
+        for (_, server_cache) in &mut stores.servers {
+            if server_cache.as_ref() == Some(&dir) {
+                *server_cache = None;
+            }
+        }
+        *cache = None;
+        true
+    }
 }
 
-/// The URL of a `--symbols debuginfod+URL` entry.
+/// The stores the options name, before the cache is checked: folders
+/// (and, later, servers) in the order they are searched, symbol servers
+/// with the folder each downloads into, and debuginfod servers.
+#[derive(Default)]
+struct Stores {
+    locations: Vec<Location>,
+    servers: Vec<(String, Option<PathBuf>)>,
+    debuginfod: Vec<String>,
+    notes: Vec<String>,
+}
+
+impl Stores {
+    fn add_debuginfod(&mut self, url: &str) {
+        if !is_url(url) {
+            self.notes.push(format!(
+                "debuginfod server {url:?} is not an http(s) URL: not asked"
+            ));
+        } else if !self.debuginfod.iter().any(|u| u == url) {
+            self.debuginfod.push(url.to_string());
+        }
+    }
+}
+
+/// A folder to search, once.
+fn add_folder(locations: &mut Vec<Location>, dir: PathBuf) {
+    if !locations
+        .iter()
+        .any(|l| matches!(l, Location::Folder(d) if *d == dir))
+    {
+        locations.push(Location::Folder(dir));
+    }
+}
+
+/// No cache to keep downloads in: they go to a folder of this run's own
+/// (created private, removed at the end), and are not kept.
+fn scratch_folder(cache_unusable: bool, notes: &mut Vec<String>) -> Option<tempfile::TempDir> {
+    match tempfile::Builder::new().prefix("dumptriage-").tempdir() {
+        Ok(dir) => {
+            if !cache_unusable {
+                notes.push(
+                    "no user cache directory and no --symbols-cache: files from symbol \
+                     servers are used for this run only (caching is off)"
+                        .to_string(),
+                );
+            }
+            Some(dir)
+        }
+        Err(e) => {
+            notes.push(format!(
+                "no user cache directory and no --symbols-cache, and no private folder \
+                 for downloads ({e}): symbol servers without a cache are not asked"
+            ));
+            None
+        }
+    }
+}
+
 /// Whether files can be written in `dir` (made if missing).
 fn writable(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     tempfile::tempfile_in(dir).map(drop)
 }
 
+/// The URL of a `--symbols debuginfod+URL` entry.
 fn debuginfod_url(entry: &str) -> Option<&str> {
     const PREFIX: &str = "debuginfod+";
     entry

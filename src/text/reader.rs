@@ -1,7 +1,7 @@
 //! The traces of a cleaned log: runs of frames and thread headers, read
 //! piece by piece (split.rs), each trace its own report.
 
-use super::formats::{classify, crashed, Format, Line};
+use super::formats::{classify, crashed, Format, Line, TextFrame};
 use super::trace::{TextThread, Trace};
 
 /// Unrecognised lines inside a trace before it is taken to have ended.
@@ -57,28 +57,51 @@ pub(super) fn join_wrapped(lines: &mut [Option<String>]) {
 
 /// Every trace of the log. `starts` marks the lines where a piece begins.
 pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trace> {
-    let mut traces = Vec::new();
-    let mut current = Trace::default();
-    let mut since = 0usize;
-    // A crash line seen before any frame: it belongs to the next trace.
-    let mut pending_crash: Option<(String, Option<u64>, usize)> = None;
-    let mut pending_start: Option<usize> = None;
-    // A debugger or the user stopped the process (no crash): the line.
-    let mut pending_interrupt: Option<usize> = None;
-    // Where the next native frames of faulthandler's C stack go: that
-    // many frames into the current thread (they are its innermost).
-    let mut native_at: Option<usize> = None;
-    // A line that is no part of any trace (a reporter's words) since the
-    // last frame.
-    let mut prose = false;
-    // A new piece began and no trace line was read in it yet.
-    let mut new_piece = false;
-    // Lines of gdb's `bt full` locals since the last trace line.
-    let mut locals = 0usize;
-    // Frames of this format are history, no thread's, for now.
-    let mut aside: Option<Format> = None;
-    let finish = |current: &mut Trace, traces: &mut Vec<Trace>| {
-        let done = std::mem::take(current);
+    let mut reader = Reader::default();
+    for (i, line) in lines.iter().enumerate() {
+        if starts.get(i).copied().unwrap_or(false) {
+            reader.new_piece = true;
+        }
+        if let Some(line) = line {
+            reader.read(i + 1, line);
+        }
+    }
+    reader.finish();
+    reader.traces
+}
+
+/// Where the reading of a log's lines stands: the traces found, the one
+/// being read, and what was seen before it that may belong to it.
+#[derive(Default)]
+struct Reader {
+    traces: Vec<Trace>,
+    current: Trace,
+    /// Unrecognised lines since the last trace line.
+    since: usize,
+    /// A crash line seen before any frame: it belongs to the next trace.
+    pending_crash: Option<(String, Option<u64>, usize)>,
+    pending_start: Option<usize>,
+    /// A debugger or the user stopped the process (no crash): the line.
+    pending_interrupt: Option<usize>,
+    /// Where the next native frames of faulthandler's C stack go: that
+    /// many frames into the current thread (they are its innermost).
+    native_at: Option<usize>,
+    /// A line that is no part of any trace (a reporter's words) since the
+    /// last frame.
+    prose: bool,
+    /// A new piece began and no trace line was read in it yet.
+    new_piece: bool,
+    /// Lines of gdb's `bt full` locals since the last trace line.
+    locals: usize,
+    /// Frames of this format are history, no thread's, for now.
+    aside: Option<Format>,
+}
+
+impl Reader {
+    /// Ends the trace being read: kept (split where it repeats) unless it
+    /// is a program's own output of a stack's shape or no trace at all.
+    fn finish(&mut self) {
+        let done = std::mem::take(&mut self.current);
         for mut done in split_repeated(done) {
             drop_reprinted(&mut done);
             let frames = || done.threads.iter().flat_map(|t| &t.frames);
@@ -94,78 +117,76 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                 && !debugger_own_python(&done)
                 && (done.has_frames() || (done.crash.is_some() && !done.threads.is_empty()))
             {
-                traces.push(done);
+                self.traces.push(done);
             }
         }
-    };
-    for (i, line) in lines.iter().enumerate() {
-        let number = i + 1;
-        if starts.get(i).copied().unwrap_or(false) {
-            new_piece = true;
-        }
-        let Some(line) = line else { continue };
-        let inside = current.format;
-        let Some(kind) = classify(line, inside) else {
-            // gdb's `bt full` prints each frame's locals under it: part of
-            // the trace (up to MAX_LOCALS lines under one frame).
-            if inside == Some(Format::Gdb) && gdb_locals(line) && locals < MAX_LOCALS {
-                locals += 1;
-                continue;
-            }
-            since += 1;
-            if since > GAP {
-                aside = None;
-            }
-            prose |= !line.trim().is_empty();
-            if current.has_frames() && since > GAP {
-                finish(&mut current, &mut traces);
-            }
-            continue;
+    }
+
+    /// One line of the log, numbered from 1.
+    fn read(&mut self, number: usize, line: &str) {
+        let Some(kind) = classify(line, self.current.format) else {
+            self.unrecognised(line);
+            return;
         };
-        since = 0;
-        locals = 0;
+        self.since = 0;
+        self.locals = 0;
         match &kind {
-            Line::Frame(format, _) if aside == Some(*format) => continue,
+            Line::Frame(format, _) if self.aside == Some(*format) => return,
             Line::Frame(..) | Line::Elided | Line::Module(_) | Line::Location { .. } => {}
-            _ => aside = None,
+            _ => self.aside = None,
         }
         // A new piece's first stack line ends the trace before it, unless
         // its frames go on counting from where that trace's stopped.
         let stack_line = matches!(kind, Line::Thread { .. } | Line::Frame(..) | Line::Start(_));
         if stack_line
-            && std::mem::take(&mut new_piece)
-            && current.has_frames()
-            && !continues(&current, &kind)
+            && std::mem::take(&mut self.new_piece)
+            && self.current.has_frames()
+            && !continues(&self.current, &kind)
         {
-            finish(&mut current, &mut traces);
+            self.finish();
         }
+        self.trace_line(number, line, kind);
+    }
+
+    /// A line no format recognises: gdb's locals, a gap inside a trace, or
+    /// the end of it.
+    fn unrecognised(&mut self, line: &str) {
+        // gdb's `bt full` prints each frame's locals under it: part of
+        // the trace (up to MAX_LOCALS lines under one frame).
+        if self.current.format == Some(Format::Gdb) && gdb_locals(line) && self.locals < MAX_LOCALS
+        {
+            self.locals += 1;
+            return;
+        }
+        self.since += 1;
+        if self.since > GAP {
+            self.aside = None;
+        }
+        self.prose |= !line.trim().is_empty();
+        if self.current.has_frames() && self.since > GAP {
+            self.finish();
+        }
+    }
+
+    /// A line of a trace, by what it is.
+    fn trace_line(&mut self, number: usize, line: &str, kind: Line) {
+        let current = &mut self.current;
         match kind {
             Line::Interrupted => {
                 if current.has_frames() {
                     current.interrupted = true;
                 } else {
-                    pending_interrupt = Some(number);
+                    self.pending_interrupt = Some(number);
                 }
             }
             Line::Start(format) => {
                 if current.has_frames() {
-                    finish(&mut current, &mut traces);
+                    self.finish();
                 }
-                current.format = Some(format);
-                pending_start = Some(number);
+                self.current.format = Some(format);
+                self.pending_start = Some(number);
             }
-            Line::Crash { what, thread } => {
-                if current.has_frames() && current.crash.is_some() {
-                    // A second crash: another process's trace.
-                    finish(&mut current, &mut traces);
-                }
-                if current.has_frames() {
-                    current.crash = Some((what, thread));
-                    current.crash_line = number;
-                } else {
-                    pending_crash = Some((what, thread, number));
-                }
-            }
+            Line::Crash { what, thread } => self.crash(number, what, thread),
             Line::Thread {
                 format,
                 number: thread_number,
@@ -174,46 +195,7 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                 current: marked,
                 event,
             } => {
-                native_at = None;
-                prose = false;
-                if current.format.is_some_and(|f| !f.goes_with(format)) && current.has_frames() {
-                    finish(&mut current, &mut traces);
-                }
-                if let Some((what, thread, at)) = pending_crash.take() {
-                    // systemd-coredump lists every module between its
-                    // `Signal:` line and the first stack.
-                    let reach = match format {
-                        Format::SystemdCoredump => 1000,
-                        _ => 40,
-                    };
-                    if number - at <= reach {
-                        current.crash.get_or_insert((what, thread));
-                        current.crash_line = at;
-                        current.first_line = match current.first_line {
-                            0 => at,
-                            first => first.min(at),
-                        };
-                    }
-                }
-                if current.first_line == 0 {
-                    current.first_line = pending_start.take().unwrap_or(number);
-                }
-                if pending_interrupt.take().is_some_and(|at| number - at <= 40) {
-                    current.interrupted = true;
-                }
-                current.format.get_or_insert(format);
-                // lldb says why a thread stopped on its header line: a
-                // crash, or a stop of its own (an attach's SIGSTOP, a
-                // breakpoint).
-                if let Some(reason) = line.split("stop reason = ").nth(1) {
-                    if !crashed(reason) {
-                        current.interrupted = true;
-                    } else if current.crash.is_none() {
-                        current.crash = Some((reason.trim().to_string(), id));
-                        current.crash_line = number;
-                    }
-                }
-                current.threads.push(TextThread {
+                let header = TextThread {
                     number: thread_number,
                     id,
                     name,
@@ -222,74 +204,15 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                     frames: Vec::new(),
                     format: Some(format),
                     line: number,
-                });
-                current.last_line = number;
+                };
+                self.thread(number, line, format, header);
             }
-            Line::Frame(format, frame) => {
-                let after_prose = std::mem::take(&mut prose);
-                if current.format.is_some_and(|f| !f.goes_with(format)) && current.has_frames() {
-                    finish(&mut current, &mut traces);
-                }
-                if current.first_line == 0 {
-                    current.first_line = pending_start.take().unwrap_or(number);
-                }
-                if pending_interrupt.take().is_some_and(|at| number - at <= 40) {
-                    current.interrupted = true;
-                }
-                if current.format.is_none() || current.threads.is_empty() {
-                    current.format = Some(format);
-                }
-                // A crash named just before the frames is this trace's, and
-                // the trace starts there.
-                if let Some((what, thread, at)) = pending_crash.take() {
-                    if number - at <= 40 {
-                        current.crash.get_or_insert((what, thread));
-                        current.crash_line = at;
-                        current.first_line = current.first_line.min(at);
-                    }
-                }
-                if let (Some(at), false) = (native_at, frame.python) {
-                    let thread = current.thread(number);
-                    if thread.frames.len() < MAX_FRAMES {
-                        // The thread the C stack was for may have ended
-                        // with its trace: the frames go on from where the
-                        // thread now stands.
-                        let at = at.min(thread.frames.len());
-                        thread.frames.insert(at, frame);
-                        native_at = Some(at + 1);
-                    }
-                    current.last_line = number;
-                    continue;
-                }
-                native_at = None;
-                // A frame numbered 0 again, with no header between: the
-                // next thread (gdb's `bt` run twice, `k` per thread).
-                // Visual Studio numbers no frame: a stack copied from its
-                // Call Stack window is one run of lines, so frames after a
-                // reporter's words are another stack.
-                let again =
-                    frame.index == Some(0) || (format == Format::VisualStudio && after_prose);
-                let thread = current.thread(number);
-                if again && !thread.frames.is_empty() {
-                    current.threads.push(TextThread {
-                        line: number,
-                        ..TextThread::default()
-                    });
-                }
-                let thread = current.thread(number);
-                thread.format.get_or_insert(format);
-                for frame in with_joined(frame) {
-                    if thread.frames.len() < MAX_FRAMES {
-                        thread.frames.push(frame);
-                    }
-                }
-                current.last_line = number;
-            }
+            Line::Frame(format, frame) => self.frame(number, format, frame),
             // The thread the debugger stopped in is the crash's, when
             // the crash line did not say.
             Line::Stopped { number, id } => {
                 let thread = number.or(id);
-                match (&mut pending_crash, &mut current.crash) {
+                match (&mut self.pending_crash, &mut current.crash) {
                     (Some((_, named @ None, _)), _) | (None, Some((_, named @ None))) => {
                         *named = thread;
                     }
@@ -309,7 +232,7 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
                     }
                 }
             }
-            Line::Aside(format) => aside = Some(format),
+            Line::Aside(format) => self.aside = Some(format),
             Line::Elided => {
                 if current.has_frames() {
                     current.elided = true;
@@ -317,13 +240,141 @@ pub(super) fn find_traces(lines: &[Option<String>], starts: &[bool]) -> Vec<Trac
             }
             Line::NativeStack => {
                 if current.has_frames() {
-                    native_at = Some(0);
+                    self.native_at = Some(0);
                 }
             }
         }
     }
-    finish(&mut current, &mut traces);
-    traces
+
+    /// The crash, as the line names it: this trace's once it has frames,
+    /// else the next trace's.
+    fn crash(&mut self, number: usize, what: String, thread: Option<u64>) {
+        if self.current.has_frames() && self.current.crash.is_some() {
+            // A second crash: another process's trace.
+            self.finish();
+        }
+        if self.current.has_frames() {
+            self.current.crash = Some((what, thread));
+            self.current.crash_line = number;
+        } else {
+            self.pending_crash = Some((what, thread, number));
+        }
+    }
+
+    /// The trace's first stack line, unless a start line came before it,
+    /// and a stop without a crash just before it.
+    fn begin(&mut self, number: usize) {
+        if self.current.first_line == 0 {
+            self.current.first_line = self.pending_start.take().unwrap_or(number);
+        }
+        if self
+            .pending_interrupt
+            .take()
+            .is_some_and(|at| number - at <= 40)
+        {
+            self.current.interrupted = true;
+        }
+    }
+
+    /// A thread header: a new thread of the trace (or of a new trace when
+    /// its format does not go with the trace's).
+    fn thread(&mut self, number: usize, line: &str, format: Format, header: TextThread) {
+        self.native_at = None;
+        self.prose = false;
+        if self.current.format.is_some_and(|f| !f.goes_with(format)) && self.current.has_frames() {
+            self.finish();
+        }
+        if let Some((what, thread, at)) = self.pending_crash.take() {
+            // systemd-coredump lists every module between its
+            // `Signal:` line and the first stack.
+            let reach = match format {
+                Format::SystemdCoredump => 1000,
+                _ => 40,
+            };
+            let current = &mut self.current;
+            if number - at <= reach {
+                current.crash.get_or_insert((what, thread));
+                current.crash_line = at;
+                current.first_line = match current.first_line {
+                    0 => at,
+                    first => first.min(at),
+                };
+            }
+        }
+        self.begin(number);
+        let current = &mut self.current;
+        current.format.get_or_insert(format);
+        // lldb says why a thread stopped on its header line: a
+        // crash, or a stop of its own (an attach's SIGSTOP, a
+        // breakpoint).
+        if let Some(reason) = line.split("stop reason = ").nth(1) {
+            if !crashed(reason) {
+                current.interrupted = true;
+            } else if current.crash.is_none() {
+                current.crash = Some((reason.trim().to_string(), header.id));
+                current.crash_line = number;
+            }
+        }
+        current.threads.push(header);
+        current.last_line = number;
+    }
+
+    /// A frame: the current thread's next (or, for faulthandler's C stack,
+    /// one of its innermost), or the first of a new thread.
+    fn frame(&mut self, number: usize, format: Format, frame: TextFrame) {
+        let after_prose = std::mem::take(&mut self.prose);
+        if self.current.format.is_some_and(|f| !f.goes_with(format)) && self.current.has_frames() {
+            self.finish();
+        }
+        self.begin(number);
+        let current = &mut self.current;
+        if current.format.is_none() || current.threads.is_empty() {
+            current.format = Some(format);
+        }
+        // A crash named just before the frames is this trace's, and
+        // the trace starts there.
+        if let Some((what, thread, at)) = self.pending_crash.take() {
+            if number - at <= 40 {
+                current.crash.get_or_insert((what, thread));
+                current.crash_line = at;
+                current.first_line = current.first_line.min(at);
+            }
+        }
+        if let (Some(at), false) = (self.native_at, frame.python) {
+            let thread = current.thread(number);
+            if thread.frames.len() < MAX_FRAMES {
+                // The thread the C stack was for may have ended with its
+                // trace: the frames go on from where the thread now stands.
+                let at = at.min(thread.frames.len());
+                thread.frames.insert(at, frame);
+                self.native_at = Some(at + 1);
+            }
+            current.last_line = number;
+            return;
+        }
+        self.native_at = None;
+        // A frame numbered 0 again, with no header between: the
+        // next thread (gdb's `bt` run twice, `k` per thread).
+        // Visual Studio numbers no frame: a stack copied from its
+        // Call Stack window is one run of lines, so frames after a
+        // reporter's words are another stack.
+        let again = frame.index == Some(0) || (format == Format::VisualStudio && after_prose);
+        let thread = current.thread(number);
+        if again && !thread.frames.is_empty() {
+            current.threads.push(TextThread {
+                line: number,
+                ..TextThread::default()
+            });
+        }
+        let thread = current.thread(number);
+        thread.format.get_or_insert(format);
+        for frame in with_joined(frame) {
+            if thread.frames.len() < MAX_FRAMES {
+                thread.frames.push(frame);
+            }
+        }
+        current.last_line = number;
+    }
 }
 
 /// Whether frames of a plain shape look like a stack, not a program's
@@ -381,7 +432,7 @@ fn debugger_own_python(trace: &Trace) -> bool {
 
 /// A frame and the frames written after it on the same line (each the
 /// caller of the one before), as frames of their own.
-fn with_joined(mut frame: super::formats::TextFrame) -> Vec<super::formats::TextFrame> {
+fn with_joined(mut frame: TextFrame) -> Vec<TextFrame> {
     let joined = std::mem::take(&mut frame.joined);
     let mut out = vec![frame];
     for name in joined {

@@ -12,13 +12,53 @@ use crate::model::{
 use super::evidence::{exit_evidence, exit_ruled_out};
 use super::formats::{Format, TextFrame};
 use super::stop::{self, Stop};
-use super::trace::Trace;
+use super::trace::{TextThread, Trace};
 
 /// The report of one trace, with the log's messages around it.
 pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Message]) -> Report {
     let format = trace.format.unwrap_or(Format::Gdb);
     let window = trace.context(lines.len());
-    let stop = trace
+    let stop = find_stop(trace, lines, messages, window);
+    let failure = match trace.crash_line {
+        0 => trace.first_line,
+        line => line,
+    };
+    let mut modules: Vec<String> = Vec::new();
+    let mut threads = Vec::new();
+    let crashing = stop.as_ref().map(|stop| crashing_thread(trace, stop));
+    for (i, text_thread) in trace.threads.iter().enumerate() {
+        // A thread without frames is kept when it is the one that crashed
+        // (faulthandler's "<no Python frame>").
+        if text_thread.frames.is_empty() && Some(i) != crashing {
+            continue;
+        }
+        let crashed = Some(i) == crashing;
+        threads.push(to_thread(i, text_thread, format, crashed, &mut modules));
+    }
+    threads.sort_by_key(|t| !t.crashing);
+    let warnings = warnings(trace, stop.as_ref(), format);
+    let windows = stop::is_windows(trace, &modules, stop.as_ref().map(|s| s.what.as_str()));
+    let source = Source {
+        kind: SourceKind::Text,
+        format: Some(format.name().to_string()),
+        line: Some(trace.first_line),
+        exit_evidence: exit_evidence(messages, lines, window, failure),
+        exit_ruled_out: exit_ruled_out(messages, failure),
+        messages: messages.to_vec(),
+        messages_only: false,
+    };
+    assemble(threads, modules, stop, windows, warnings, source)
+}
+
+/// What stopped the process: the crash the trace names, else one named
+/// near it, in its frames or in the messages, else what its stacks show.
+fn find_stop(
+    trace: &Trace,
+    lines: &[Option<String>],
+    messages: &[Message],
+    window: (usize, usize),
+) -> Option<Stop> {
+    trace
         .crash
         .clone()
         .map(|(what, thread)| Stop {
@@ -30,81 +70,84 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
         .or_else(|| stop::crash_near(lines, window))
         .or_else(|| stop::crash_in_frames(trace, lines))
         .or_else(|| stop::from_messages(messages))
-        .or_else(|| stop::inferred(trace));
-    let failure = match trace.crash_line {
-        0 => trace.first_line,
-        line => line,
+        .or_else(|| stop::inferred(trace))
+}
+
+/// Which thread crashed: the one the crash line names (by the debugger's
+/// number for it, or its id), else the one the format marks as the last
+/// event's (WinDbg's `#`), else as current, else the first.
+fn crashing_thread(trace: &Trace, stop: &Stop) -> usize {
+    let named = stop.thread;
+    let all = || trace.threads.iter();
+    all()
+        .position(|t| named.is_some() && t.number == named)
+        .or_else(|| all().position(|t| named.is_some() && t.id == named))
+        .or_else(|| all().position(|t| t.event))
+        .or_else(|| all().position(|t| t.current))
+        .unwrap_or(0)
+}
+
+/// One thread of the trace, innermost frame first; the modules its frames
+/// name are added to `modules`.
+fn to_thread(
+    i: usize,
+    text_thread: &TextThread,
+    format: Format,
+    crashing: bool,
+    modules: &mut Vec<String>,
+) -> Thread {
+    let thread_format = text_thread.format.unwrap_or(format);
+    // A sampled call tree: its busiest path.
+    let path;
+    let mut stuck = None;
+    let mut frames: Vec<&TextFrame> = if thread_format == Format::Spindump {
+        path = super::formats::busiest_path(&text_thread.frames);
+        stuck = super::formats::every_sample_in(&path);
+        path.iter().collect()
+    } else {
+        text_thread.frames.iter().collect()
     };
-    let mut modules: Vec<String> = Vec::new();
-    let mut threads = Vec::new();
-    // Which thread crashed: the one the crash line names (by the
-    // debugger's number for it, or its id), else the one the format marks
-    // as the last event's (WinDbg's `#`), else as current, else the first.
-    let crashing = stop.as_ref().map(|stop| {
-        let named = stop.thread;
-        let all = || trace.threads.iter();
-        all()
-            .position(|t| named.is_some() && t.number == named)
-            .or_else(|| all().position(|t| named.is_some() && t.id == named))
-            .or_else(|| all().position(|t| t.event))
-            .or_else(|| all().position(|t| t.current))
-            .unwrap_or(0)
-    });
-    for (i, text_thread) in trace.threads.iter().enumerate() {
-        // A thread without frames is kept when it is the one that crashed
-        // (faulthandler's "<no Python frame>").
-        if text_thread.frames.is_empty() && Some(i) != crashing {
-            continue;
-        }
-        let thread_format = text_thread.format.unwrap_or(format);
-        // A sampled call tree: its busiest path.
-        let path;
-        let mut stuck = None;
-        let mut frames: Vec<&TextFrame> = if thread_format == Format::Spindump {
-            path = super::formats::busiest_path(&text_thread.frames);
-            stuck = super::formats::every_sample_in(&path);
-            path.iter().collect()
-        } else {
-            text_thread.frames.iter().collect()
-        };
-        if thread_format.outermost_first() {
-            frames.reverse();
-        }
-        let frames: Vec<Frame> = frames
-            .into_iter()
-            .enumerate()
-            .map(|(index, f)| {
-                if let Some(module) = &f.module {
-                    if !modules.iter().any(|m| m.eq_ignore_ascii_case(module)) {
-                        modules.push(module.clone());
-                    }
-                }
-                to_frame(index, f)
-            })
-            .collect();
-        // Text gives thread ids only sometimes: otherwise their order.
-        let id = text_thread.id.map_or(i as u32 + 1, |id| id as u32);
-        let mut thread = thread(id, text_thread.name.clone(), Some(i) == crashing, frames);
-        // Every sample in one frame: stuck there, whether in a wait the
-        // frames name or not (a wait they name is found from them).
-        thread.blocked = stuck.and_then(|samples| {
-            let top = thread.frames.first()?;
-            let name = top.function.clone().or_else(|| top.module.clone())?;
-            Some(Blocked {
-                frame_index: 0,
-                function: format!("{name} (all {samples} samples there)"),
-                certain: true,
-                kind: None,
-            })
-        });
-        threads.push(thread);
+    if thread_format.outermost_first() {
+        frames.reverse();
     }
-    threads.sort_by_key(|t| !t.crashing);
+    let frames: Vec<Frame> = frames
+        .into_iter()
+        .enumerate()
+        .map(|(index, f)| {
+            if let Some(module) = &f.module {
+                if !modules.iter().any(|m| m.eq_ignore_ascii_case(module)) {
+                    modules.push(module.clone());
+                }
+            }
+            to_frame(index, f)
+        })
+        .collect();
+    // Text gives thread ids only sometimes: otherwise their order.
+    let id = text_thread.id.map_or(i as u32 + 1, |id| id as u32);
+    let mut thread = thread(id, text_thread.name.clone(), crashing, frames);
+    // Every sample in one frame: stuck there, whether in a wait the
+    // frames name or not (a wait they name is found from them).
+    thread.blocked = stuck.and_then(|samples| {
+        let top = thread.frames.first()?;
+        let name = top.function.clone().or_else(|| top.module.clone())?;
+        Some(Blocked {
+            frame_index: 0,
+            function: format!("{name} (all {samples} samples there)"),
+            certain: true,
+            kind: None,
+        })
+    });
+    thread
+}
+
+/// What the reader should know the text did not say: frames left out, no
+/// crash named, a stop inferred, WinDbg's module names.
+fn warnings(trace: &Trace, stop: Option<&Stop>, format: Format) -> Vec<String> {
     let mut warnings = Vec::new();
     if trace.elided {
         warnings.push("the trace leaves frames out ([External Code], `...` or a note): what is shown is not the whole stack".to_string());
     }
-    match &stop {
+    match stop {
         None if trace.interrupted => warnings.push(
             "a debugger or the user stopped the process (no crash): read as a hang or a live stack"
                 .to_string(),
@@ -123,17 +166,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
             "WinDbg names modules without their extension: each is taken as NAME.dll".to_string(),
         );
     }
-    let windows = stop::is_windows(trace, &modules, stop.as_ref().map(|s| s.what.as_str()));
-    let source = Source {
-        kind: SourceKind::Text,
-        format: Some(format.name().to_string()),
-        line: Some(trace.first_line),
-        exit_evidence: exit_evidence(messages, lines, window, failure),
-        exit_ruled_out: exit_ruled_out(messages, failure),
-        messages: messages.to_vec(),
-        messages_only: false,
-    };
-    assemble(threads, modules, stop, windows, warnings, source)
+    warnings
 }
 
 /// A report of messages alone (a log that says what happened and shows no

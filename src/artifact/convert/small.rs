@@ -102,38 +102,7 @@ pub(crate) fn write(
         list_len,
     )?);
 
-    // Where each kept range lands, for the thread stack descriptors.
-    let mut rvas = Vec::with_capacity(keep.len());
-    let mut at = data_at;
-    for range in keep {
-        rvas.push(at);
-        at += range.len();
-    }
-    if let Ok(threads) = dump.get_stream::<MinidumpThreadList>() {
-        let list = dump
-            .all_streams()
-            .find(|d| d.stream_type == md::MINIDUMP_STREAM_TYPE::ThreadListStream as u32)
-            .map(|d| u64::from(d.location.rva))
-            .ok_or("no thread list")?;
-        for (i, thread) in threads.threads.iter().enumerate() {
-            let sp = thread.raw.stack.start_of_memory_range;
-            let found = keep
-                .iter()
-                .zip(&rvas)
-                .find(|(r, _)| sp >= r.start && sp < r.end);
-            let (start, size, rva) = match found {
-                Some((r, rva)) => match (u32::try_from(r.len()), u32::try_from(*rva)) {
-                    (Ok(size), Ok(rva)) => (r.start, size, rva),
-                    _ => (sp, 0, 0),
-                },
-                None => (sp, 0, 0),
-            };
-            let field = list + 4 + i as u64 * THREAD_SIZE + THREAD_STACK_AT;
-            put(&mut head, field, &start.to_le_bytes())?;
-            put(&mut head, field + 8, &size.to_le_bytes())?;
-            put(&mut head, field + 12, &rva.to_le_bytes())?;
-        }
-    }
+    point_stacks(&dump, &mut head, keep, data_at)?;
     put(
         &mut head,
         HEADER_COUNT_AT as u64,
@@ -169,14 +138,7 @@ pub(crate) fn write(
         out,
     )
     .map_err(io)?;
-    let mut list = Vec::with_capacity(list_len as usize);
-    list.extend((keep.len() as u64).to_le_bytes());
-    list.extend(data_at.to_le_bytes());
-    for range in keep {
-        list.extend(range.start.to_le_bytes());
-        list.extend(range.len().to_le_bytes());
-    }
-    emit(&list, out).map_err(io)?;
+    emit(&memory_list(keep, data_at), out).map_err(io)?;
     let mut kept = 0u64;
     for range in keep {
         let region = memory
@@ -197,6 +159,63 @@ pub(crate) fn write(
         ranges: keep.len(),
         memory: kept,
     })
+}
+
+/// Points each thread's stack descriptor in `head` at where its kept
+/// range lands in the new file (ranges are written in order from
+/// `data_at`), or at nothing when no kept range holds its stack pointer.
+fn point_stacks<T: std::ops::Deref<Target = [u8]>>(
+    dump: &Minidump<'_, T>,
+    head: &mut [u8],
+    keep: &[Range],
+    data_at: u64,
+) -> Result<(), String> {
+    let Ok(threads) = dump.get_stream::<MinidumpThreadList>() else {
+        return Ok(());
+    };
+    let mut rvas = Vec::with_capacity(keep.len());
+    let mut at = data_at;
+    for range in keep {
+        rvas.push(at);
+        at += range.len();
+    }
+    let list = dump
+        .all_streams()
+        .find(|d| d.stream_type == md::MINIDUMP_STREAM_TYPE::ThreadListStream as u32)
+        .map(|d| u64::from(d.location.rva))
+        .ok_or("no thread list")?;
+    for (i, thread) in threads.threads.iter().enumerate() {
+        let sp = thread.raw.stack.start_of_memory_range;
+        let found = keep
+            .iter()
+            .zip(&rvas)
+            .find(|(r, _)| sp >= r.start && sp < r.end);
+        let (start, size, rva) = match found {
+            Some((r, rva)) => match (u32::try_from(r.len()), u32::try_from(*rva)) {
+                (Ok(size), Ok(rva)) => (r.start, size, rva),
+                _ => (sp, 0, 0),
+            },
+            None => (sp, 0, 0),
+        };
+        let field = list + 4 + i as u64 * THREAD_SIZE + THREAD_STACK_AT;
+        put(head, field, &start.to_le_bytes())?;
+        put(head, field + 8, &size.to_le_bytes())?;
+        put(head, field + 12, &rva.to_le_bytes())?;
+    }
+    Ok(())
+}
+
+/// The new MINIDUMP_MEMORY64_LIST: the kept ranges, their bytes written in
+/// order from `data_at`.
+fn memory_list(keep: &[Range], data_at: u64) -> Vec<u8> {
+    let mut list = Vec::with_capacity(16 + 16 * keep.len());
+    list.extend((keep.len() as u64).to_le_bytes());
+    list.extend(data_at.to_le_bytes());
+    for range in keep {
+        list.extend(range.start.to_le_bytes());
+        list.extend(range.len().to_le_bytes());
+    }
+    list
 }
 
 /// The end of the last byte the view's streams refer to: the header, the

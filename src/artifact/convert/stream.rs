@@ -151,25 +151,94 @@ fn reduce_from<R: Read>(
     budget: u64,
 ) -> Result<Reduced, String> {
     let header = input.exact(64, "ELF header")?;
-    if !header.starts_with(b"\x7fELF") || u16_at(&header, 16) != Some(4) {
+    let sp_word = check_header(&header)?;
+    let segments = read_segments(input, &header)?;
+
+    let mut reduced = Reduced::default();
+    // The output: the ELF header, the notes, the kept memory, and the
+    // program headers last (their number is known only at the end).
+    out.seek(SeekFrom::Start(64))
+        .map_err(|e| format!("cannot write: {e}"))?;
+    let mut written = Written {
+        at: 64,
+        notes: None,
+        loads: Vec::new(),
+    };
+    let mut facts = Facts::default();
+    let mut left = budget;
+    let mut buffer = vec![0u8; 1 << 20];
+    for segment in &segments {
+        if segment.offset < input.at {
+            reduced.notes.push(format!(
+                "a segment at {:#x} overlaps the one before it: left out",
+                segment.vaddr
+            ));
+            continue;
+        }
+        input.skip_to(segment.offset)?;
+        if segment.kind == PT_NOTE {
+            if written.notes.is_some() || segment.filesz > MAX_NOTES {
+                return Err(format!(
+                    "the core's notes are larger than {} MiB or split: not read from a pipe",
+                    MAX_NOTES >> 20
+                ));
+            }
+            let notes = input.exact(segment.filesz, "notes")?;
+            facts = Facts::read(&notes, sp_word);
+            facts.index(&segments);
+            out.write_all(&notes).map_err(write_err)?;
+            written.notes = Some((written.at, segment.filesz));
+            written.at += segment.filesz;
+            continue;
+        }
+        let spans = facts.keep(segment, &mut left, &mut reduced);
+        let mut copy = SpanCopier {
+            input: &mut *input,
+            out: &mut *out,
+            buffer: &mut buffer,
+            written: &mut written,
+        };
+        copy.spans(segment, spans, &mut reduced)?;
+    }
+    if written.notes.is_none() {
+        return Err("the core has no notes (threads, registers)".into());
+    }
+    write_headers(out, header, &written)?;
+    Ok(reduced)
+}
+
+fn write_err(e: io::Error) -> String {
+    format!("cannot write the kept memory: {e}")
+}
+
+/// The stack pointer's word in the prstatus registers of an x86-64 or
+/// arm64 ELF64 little-endian core; anything else is refused.
+fn check_header(header: &[u8]) -> Result<usize, String> {
+    if !header.starts_with(b"\x7fELF") || u16_at(header, 16) != Some(4) {
         return Err("standard input is not an ELF core file".into());
     }
     if header[4] != 2 || header[5] != 1 {
         return Err("32-bit or big-endian core files are not supported".into());
     }
-    let machine = u16_at(&header, 18).unwrap_or(0);
-    let sp_word = match machine {
-        EM_X86_64 => 19,
-        EM_AARCH64 => 31,
-        other => {
-            return Err(format!(
-                "unsupported architecture: ELF machine {other} (x86-64 and arm64 cores are read)"
-            ))
-        }
-    };
-    let phoff = u64_at(&header, 32).unwrap_or(0);
-    let phentsize = u64::from(u16_at(&header, 54).unwrap_or(0));
-    let phnum = u16_at(&header, 56).unwrap_or(0);
+    let machine = u16_at(header, 18).unwrap_or(0);
+    match machine {
+        EM_X86_64 => Ok(19),
+        EM_AARCH64 => Ok(31),
+        other => Err(format!(
+            "unsupported architecture: ELF machine {other} (x86-64 and arm64 cores are read)"
+        )),
+    }
+}
+
+/// The core's note and load segments, in file order, read from the
+/// program headers; the notes must come first.
+fn read_segments<R: Read>(
+    input: &mut Counted<'_, R>,
+    header: &[u8],
+) -> Result<Vec<Segment>, String> {
+    let phoff = u64_at(header, 32).unwrap_or(0);
+    let phentsize = u64::from(u16_at(header, 54).unwrap_or(0));
+    let phnum = u16_at(header, 56).unwrap_or(0);
     if phnum == PN_XNUM {
         return Err(
             "the core has more than 65534 segments: their count comes after the memory, \
@@ -213,97 +282,100 @@ fn reduce_from<R: Read>(
                 .into(),
         );
     }
+    Ok(segments)
+}
 
-    let mut reduced = Reduced::default();
-    // The output: the ELF header, the notes, the kept memory, and the
-    // program headers last (their number is known only at the end).
-    out.seek(SeekFrom::Start(64))
-        .map_err(|e| format!("cannot write: {e}"))?;
-    let mut written = 64u64;
-    let mut notes_out: Option<(u64, u64)> = None;
-    let mut facts = Facts::default();
-    let mut loads_out: Vec<(Segment, u64)> = Vec::new();
-    let mut left = budget;
-    let mut buffer = vec![0u8; 1 << 20];
-    let write_err = |e: io::Error| format!("cannot write the kept memory: {e}");
-    for segment in &segments {
-        if segment.offset < input.at {
-            reduced.notes.push(format!(
-                "a segment at {:#x} overlaps the one before it: left out",
-                segment.vaddr
-            ));
-            continue;
-        }
-        input.skip_to(segment.offset)?;
-        if segment.kind == PT_NOTE {
-            if notes_out.is_some() || segment.filesz > MAX_NOTES {
-                return Err(format!(
-                    "the core's notes are larger than {} MiB or split: not read from a pipe",
-                    MAX_NOTES >> 20
-                ));
-            }
-            let notes = input.exact(segment.filesz, "notes")?;
-            facts = Facts::read(&notes, sp_word);
-            facts.index(&segments);
-            out.write_all(&notes).map_err(write_err)?;
-            notes_out = Some((written, segment.filesz));
-            written += segment.filesz;
-            continue;
-        }
-        let spans = facts.keep(segment, &mut left, &mut reduced);
+/// What has been written of the reduced core: its length so far, where its
+/// notes went, and each kept range with its length.
+struct Written {
+    at: u64,
+    notes: Option<(u64, u64)>,
+    loads: Vec<(Segment, u64)>,
+}
+
+/// Copying a load segment's kept spans from the input to the output.
+struct SpanCopier<'a, 'b, R, W> {
+    input: &'a mut Counted<'b, R>,
+    out: &'a mut W,
+    buffer: &'a mut [u8],
+    written: &'a mut Written,
+}
+
+impl<R: Read, W: Write> SpanCopier<'_, '_, R, W> {
+    /// Copies each span of `segment` and drops the rest of it; a span the
+    /// input ends in is kept as far as it goes.
+    fn spans(
+        &mut self,
+        segment: &Segment,
+        spans: Vec<Span>,
+        reduced: &mut Reduced,
+    ) -> Result<(), String> {
         let mut at = segment.vaddr;
         let end = segment.vaddr.saturating_add(segment.filesz);
         for span in spans {
             // Drop what comes before the span, then copy the span.
             let gap = span.start - at;
-            let got = io::copy(&mut (&mut *input).take(gap), &mut io::sink())
+            let got = io::copy(&mut (&mut *self.input).take(gap), &mut io::sink())
                 .map_err(|e| format!("cannot read the core: {e}"))?;
             if got < gap {
                 break;
             }
-            let mut want = span.end - span.start;
-            let mut copied = 0u64;
-            while want > 0 {
-                let n = want.min(buffer.len() as u64) as usize;
-                let got = input
-                    .read(&mut buffer[..n])
-                    .map_err(|e| format!("cannot read the core: {e}"))?;
-                if got == 0 {
-                    break;
-                }
-                out.write_all(&buffer[..got]).map_err(write_err)?;
-                copied += got as u64;
-                want -= got as u64;
-            }
+            let want = span.end - span.start;
+            let copied = self.copy(want)?;
             if copied > 0 {
-                loads_out.push((
+                self.written.loads.push((
                     Segment {
                         vaddr: span.start,
                         filesz: copied,
-                        offset: written,
+                        offset: self.written.at,
                         ..*segment
                     },
                     copied,
                 ));
-                written += copied;
+                self.written.at += copied;
                 reduced.kept += copied;
             }
             at = span.start + copied;
-            if want > 0 {
+            if copied < want {
                 break;
             }
         }
         // The rest of the segment.
         let rest = end.saturating_sub(at);
-        io::copy(&mut (&mut *input).take(rest), &mut io::sink())
+        io::copy(&mut (&mut *self.input).take(rest), &mut io::sink())
             .map_err(|e| format!("cannot read the core: {e}"))?;
+        Ok(())
     }
-    if notes_out.is_none() {
-        return Err("the core has no notes (threads, registers)".into());
+
+    /// Copies up to `want` bytes; fewer when the input ends first.
+    fn copy(&mut self, mut want: u64) -> Result<u64, String> {
+        let mut copied = 0u64;
+        while want > 0 {
+            let n = want.min(self.buffer.len() as u64) as usize;
+            let got = self
+                .input
+                .read(&mut self.buffer[..n])
+                .map_err(|e| format!("cannot read the core: {e}"))?;
+            if got == 0 {
+                break;
+            }
+            self.out.write_all(&self.buffer[..got]).map_err(write_err)?;
+            copied += got as u64;
+            want -= got as u64;
+        }
+        Ok(copied)
     }
-    // Program headers, then the ELF header pointing at them.
-    let phoff_out = written.next_multiple_of(8);
-    let mut table = vec![0u8; (phoff_out - written) as usize];
+}
+
+/// The program headers after the kept memory, then the ELF header
+/// pointing at them.
+fn write_headers(
+    out: &mut (impl Write + Seek),
+    header: Vec<u8>,
+    written: &Written,
+) -> Result<(), String> {
+    let phoff_out = written.at.next_multiple_of(8);
+    let mut table = vec![0u8; (phoff_out - written.at) as usize];
     let mut push = |kind: u32, flags: u32, offset: u64, vaddr: u64, size: u64| {
         let mut h = [0u8; 56];
         h[0..4].copy_from_slice(&kind.to_le_bytes());
@@ -314,13 +386,13 @@ fn reduce_from<R: Read>(
         h[40..48].copy_from_slice(&size.to_le_bytes());
         table.extend(h);
     };
-    if let Some((offset, size)) = notes_out {
+    if let Some((offset, size)) = written.notes {
         push(PT_NOTE, 0, offset, 0, size);
     }
-    for (segment, len) in &loads_out {
+    for (segment, len) in &written.loads {
         push(PT_LOAD, segment.flags, segment.offset, segment.vaddr, *len);
     }
-    let count = u16::try_from(loads_out.len() + 1)
+    let count = u16::try_from(written.loads.len() + 1)
         .ok()
         .filter(|n| *n < PN_XNUM)
         .ok_or("too many kept ranges for one core file")?;
@@ -334,7 +406,7 @@ fn reduce_from<R: Read>(
     out.seek(SeekFrom::Start(0)).map_err(write_err)?;
     out.write_all(&elf).map_err(write_err)?;
     out.flush().map_err(write_err)?;
-    Ok(reduced)
+    Ok(())
 }
 
 /// What the notes say about the memory to keep.

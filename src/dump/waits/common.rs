@@ -2,9 +2,9 @@
 
 use std::ops::Range;
 
+use crate::model::signature_name;
 use crate::model::Thread;
 use crate::python::Memory;
-use crate::summary::signature_name;
 
 /// A thread as the dump's thread list gives it.
 pub(in crate::dump) struct DumpThread {

@@ -3,10 +3,37 @@
 use std::fmt::Write as _;
 
 use super::paint::Paint;
-use crate::model::{hex, offset, Frame, FrameKind, SymbolSource, Thread, Trust, WaitKind, Walk};
+use crate::model::{
+    hex, offset, Frame, FrameKind, SymbolSource, Thread, Trust, Wait, WaitKind, Walk,
+};
 use crate::printable::clean;
 
 pub(super) fn render_thread(s: &mut String, thread: &Thread, all: &[Thread], p: Paint) {
+    let header = thread_header(thread);
+    if thread.crashing {
+        let _ = writeln!(s, "{}", p.red(&header));
+    } else {
+        let _ = writeln!(s, "{}", p.bold(&header));
+    }
+    if let Some(wait) = &thread.wait {
+        render_wait(s, wait, all, p);
+    }
+    if thread.walk != Walk::Ok {
+        let _ = writeln!(
+            s,
+            "    {}",
+            p.dim(&format!("stack walk: {}", thread.walk.describe()))
+        );
+    }
+    for frame in &thread.frames {
+        render_frame(s, frame, p);
+    }
+    render_stack_search(s, thread, p);
+}
+
+/// `Thread 7 "name" (crashing) [exiting: ...] [blocked in ...]`: what the
+/// thread is, in one line.
+fn thread_header(thread: &Thread) -> String {
     let mut header = format!("Thread {}", thread.id);
     if let Some(name) = &thread.name {
         let _ = write!(header, " \"{}\"", clean(name));
@@ -34,87 +61,85 @@ pub(super) fn render_thread(s: &mut String, thread: &Thread, all: &[Thread], p: 
     if thread.holds_gil {
         header.push_str(" [holds the GIL]");
     }
-    if thread.crashing {
-        let _ = writeln!(s, "{}", p.red(&header));
-    } else {
-        let _ = writeln!(s, "{}", p.bold(&header));
-    }
-    if let Some(wait) = &thread.wait {
-        let at = wait
-            .address
-            .map(|a| match &wait.in_module {
-                Some(place) => format!(" {} ({})", hex(a), clean(place)),
-                None => format!(" {}", hex(a)),
-            })
-            .unwrap_or_default();
-        let holder = match (wait.kind, wait.holder) {
-            (WaitKind::Join, Some(id)) => format!(": it joins {}", describe_thread(id, all)),
-            (_, Some(id)) => format!(" held by {}", describe_thread(id, all)),
-            (_, None) => String::new(),
-        };
-        let found = wait
-            .found
-            .as_deref()
-            .map(|f| format!(" [{}]", clean(f)))
-            .unwrap_or_default();
-        let note = wait
-            .note
-            .as_deref()
-            .map(|n| format!(" ({})", clean(n)))
-            .unwrap_or_default();
+    header
+}
+
+/// `waits for a mutex at 0x... held by thread 12`: the thread's wait, and
+/// who it waits on when that is known.
+fn render_wait(s: &mut String, wait: &Wait, all: &[Thread], p: Paint) {
+    let at = wait
+        .address
+        .map(|a| match &wait.in_module {
+            Some(place) => format!(" {} ({})", hex(a), clean(place)),
+            None => format!(" {}", hex(a)),
+        })
+        .unwrap_or_default();
+    let holder = match (wait.kind, wait.holder) {
+        (WaitKind::Join, Some(id)) => format!(": it joins {}", describe_thread(id, all)),
+        (_, Some(id)) => format!(" held by {}", describe_thread(id, all)),
+        (_, None) => String::new(),
+    };
+    let found = wait
+        .found
+        .as_deref()
+        .map(|f| format!(" [{}]", clean(f)))
+        .unwrap_or_default();
+    let note = wait
+        .note
+        .as_deref()
+        .map(|n| format!(" ({})", clean(n)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "    waits for {}{at}{holder}{note}{}",
+        wait.kind.as_str(),
+        p.dim(&found)
+    );
+}
+
+/// One frame: its inlined calls first, then the frame itself with how far
+/// its address and its name can be trusted.
+fn render_frame(s: &mut String, frame: &Frame, p: Paint) {
+    for inline in &frame.inlines {
+        let location = source_location(inline.file.as_deref(), inline.line);
         let _ = writeln!(
             s,
-            "    waits for {}{at}{holder}{note}{}",
-            wait.kind.as_str(),
-            p.dim(&found)
+            "    {:>3}  {} {}{location}",
+            "",
+            p.dim("[inlined]"),
+            clean(&inline.function)
         );
     }
-    if thread.walk != Walk::Ok {
-        let _ = writeln!(
-            s,
-            "    {}",
-            p.dim(&format!("stack walk: {}", thread.walk.describe()))
-        );
+    let _ = writeln!(
+        s,
+        "    {:>3}  {}  {}",
+        frame.index,
+        frame_text(frame, p),
+        p.dim(&format!("({})", provenance(frame)))
+    );
+}
+
+/// How the frame was found and where its name came from. Names from
+/// anything but a .sym file say where they came from; export-derived ones
+/// are the least precise.
+fn provenance(frame: &Frame) -> String {
+    match frame.symbol_source {
+        SymbolSource::Sym if frame.function_guessed => format!(
+            "{}, nearest PUBLIC name of the .sym file: a guess",
+            frame.trust.describe()
+        ),
+        SymbolSource::Sym | SymbolSource::None => frame.trust.describe().to_string(),
+        _ if frame.function_guessed => format!(
+            "{}, nearest name from {}: a guess",
+            frame.trust.describe(),
+            frame.symbol_source.describe()
+        ),
+        source => format!(
+            "{}, name from {}",
+            frame.trust.describe(),
+            source.describe()
+        ),
     }
-    for frame in &thread.frames {
-        for inline in &frame.inlines {
-            let location = source_location(inline.file.as_deref(), inline.line);
-            let _ = writeln!(
-                s,
-                "    {:>3}  {} {}{location}",
-                "",
-                p.dim("[inlined]"),
-                clean(&inline.function)
-            );
-        }
-        // Names from anything but a .sym file say where they came from;
-        // export-derived ones are the least precise.
-        let how = match frame.symbol_source {
-            SymbolSource::Sym if frame.function_guessed => format!(
-                "{}, nearest PUBLIC name of the .sym file: a guess",
-                frame.trust.describe()
-            ),
-            SymbolSource::Sym | SymbolSource::None => frame.trust.describe().to_string(),
-            _ if frame.function_guessed => format!(
-                "{}, nearest name from {}: a guess",
-                frame.trust.describe(),
-                frame.symbol_source.describe()
-            ),
-            source => format!(
-                "{}, name from {}",
-                frame.trust.describe(),
-                source.describe()
-            ),
-        };
-        let _ = writeln!(
-            s,
-            "    {:>3}  {}  {}",
-            frame.index,
-            frame_text(frame, p),
-            p.dim(&format!("({how})"))
-        );
-    }
-    render_stack_search(s, thread, p);
 }
 
 /// Stack-search hits shown per thread in text; JSON has them all.

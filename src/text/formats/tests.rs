@@ -9,8 +9,10 @@ fn frame_of(line: &str, inside: Option<Format>) -> (Format, TextFrame) {
     }
 }
 
+/// gdb: a frame with its source, one in a library without a name, one
+/// without an address.
 #[test]
-fn frames_of_each_format() {
+fn gdb_frames() {
     let (f, g) = frame_of(
         "#2  0x00007f3a1c2d3e4f in __run_exit_handlers (status=0) at exit.c:113",
         None,
@@ -40,6 +42,11 @@ fn frames_of_each_format() {
         g.function.as_deref(),
         Some("__futex_abstimed_wait_common64")
     );
+}
+
+/// lldb: module`function + offset at file:line:column.
+#[test]
+fn lldb_frames() {
     let (f, l) = frame_of(
         "    frame #3: 0x0000000100003f2c libfoo.dylib`Foo::~Foo() + 28 at foo.cpp:12:3",
         None,
@@ -60,6 +67,11 @@ fn frames_of_each_format() {
             Some(12)
         )
     );
+}
+
+/// WinDbg's `k`: module!function+offset, and a module + offset without symbols.
+#[test]
+fn windbg_frames() {
     let (f, w) = frame_of(
         "00 000000b5`6d9ff6a8 00007ffd`1c2c2a4e     ntdll!NtWaitForSingleObject+0x14",
         None,
@@ -86,6 +98,11 @@ fn frames_of_each_format() {
         (w.module.as_deref(), w.function, w.module_offset),
         (Some("amdhip64_6.dll"), None, Some(0x2f1a3))
     );
+}
+
+/// Visual Studio's Call Stack window, with and without a name.
+#[test]
+fn visual_studio_frames() {
     let (f, v) = frame_of(
         ">\tonnxruntime.dll!onnxruntime::logging::Logger::Log(int x) Line 42\tC++",
         None,
@@ -96,6 +113,11 @@ fn frames_of_each_format() {
     );
     let (_, v) = frame_of(" \tnvcuda64.dll!00007ffb12345678()\tUnknown", None);
     assert_eq!((v.function, v.address), (None, Some(0x7ffb12345678)));
+}
+
+/// faulthandler's and a Python traceback's `File` lines.
+#[test]
+fn python_frames() {
     let (f, p) = frame_of("  File \"windowsml/__init__.py\", line 428 in close       # WinMLEpCatalogRelease(self._handle)", Some(Format::Faulthandler));
     assert_eq!(
         (f, p.function.as_deref(), p.line, p.python),
@@ -106,6 +128,11 @@ fn frames_of_each_format() {
         None,
     );
     assert_eq!(f, Format::PythonTraceback);
+}
+
+/// glibc's backtrace_symbols, its mangled names demangled.
+#[test]
+fn backtrace_symbols_frames() {
     let (f, b) = frame_of(
         "/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0xf3)[0x7f0e1c2d3083]",
         None,
@@ -126,6 +153,11 @@ fn frames_of_each_format() {
     );
     let (_, b) = frame_of("./prog(_ZN3foo3barEv+0x1a)[0x4005d6]", None);
     assert_eq!(b.function.as_deref(), Some("foo::bar()"));
+}
+
+/// A sanitizer's `#N 0x... in f (module+offset)`.
+#[test]
+fn sanitizer_frames() {
     let (f, a) = frame_of(
         "    #1 0x7f2a in __libc_start_main (/lib/x86_64-linux-gnu/libc.so.6+0x21bf6)",
         None,
@@ -134,6 +166,11 @@ fn frames_of_each_format() {
         (f, a.module.as_deref(), a.module_offset),
         (Format::Sanitizer, Some("libc.so.6"), Some(0x21bf6))
     );
+}
+
+/// Rust's backtrace: the hash after the path goes.
+#[test]
+fn rust_frames() {
     let (f, r) = frame_of(
         "  13: std::rt::lang_start::h0123456789abcdef",
         Some(Format::Rust),
@@ -142,6 +179,11 @@ fn frames_of_each_format() {
         (f, r.function.as_deref()),
         (Format::Rust, Some("std::rt::lang_start"))
     );
+}
+
+/// py-spy's native and Python frames.
+#[test]
+fn py_spy_frames() {
     let (f, s) = frame_of(
         "    pthread_cond_timedwait (libc-2.31.so)",
         Some(Format::PySpy),
@@ -155,6 +197,11 @@ fn frames_of_each_format() {
         (s.function.as_deref(), s.line, s.python),
         (Some("wait"), Some(324), true)
     );
+}
+
+/// eu-stack's `#N 0x... function - module`.
+#[test]
+fn eu_stack_frames() {
     let (f, e) = frame_of(
         "#3  0x00007f2d1c0a2b3c __hipUnregisterFatBinary - /opt/rocm/lib/libamdhip64.so.6",
         None,

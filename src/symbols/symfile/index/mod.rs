@@ -252,9 +252,43 @@ impl Index {
         {
             return Ok(done);
         }
+        let mut assembled = SymbolFile {
+            module_id: String::new(),
+            debug_file: String::new(),
+            files: HashMap::new(),
+            publics: Vec::new(),
+            functions: RangeMap::new(),
+            inline_origins: HashMap::new(),
+            cfi_stack_info: RangeMap::new(),
+            win_stack_framedata_info: RangeMap::new(),
+            win_stack_fpo_info: RangeMap::new(),
+            url: None,
+            ambiguities_repaired: 0,
+            ambiguities_discarded: 0,
+            corruptions_discarded: 0,
+            cfi_eval_corruptions: 0,
+        };
+        self.add_function(&mut assembled, function, previous)?;
+        self.add_public(&mut assembled, public)?;
+        self.add_cfi(&mut assembled, cfi)?;
+        self.add_win(&mut assembled, framedata, false)?;
+        self.add_win(&mut assembled, fpo, true)?;
+        let assembled = Arc::new(assembled);
+        if let Ok(mut map) = self.assembled.lock() {
+            map.insert(key, assembled.clone());
+        }
+        Ok(assembled)
+    }
+
+    /// The FUNC holding the address, with the names of its files and
+    /// inline origins; else only the start of the last one before it.
+    fn add_function(
+        &self,
+        into: &mut SymbolFile,
+        function: Option<Held>,
+        previous: Option<usize>,
+    ) -> Result<(), Broken> {
         let mut functions = Vec::new();
-        let mut files = HashMap::new();
-        let mut inline_origins = HashMap::new();
         if let Some((_, range, offset, len)) = function {
             let parsed = self.parse(offset, len)?;
             let (_, function) = parsed
@@ -267,11 +301,11 @@ impl Index {
                     self.fail(format!("FUNC at {offset:#x} is not at {:#x}", range.start))
                 })?;
             for line in function.lines.ranges_values().map(|(_, l)| l) {
-                self.add_name(FILES, line.file, &mut files)?;
+                self.add_name(FILES, line.file, &mut into.files)?;
             }
             for inlinee in &function.inlinees {
-                self.add_name(FILES, inlinee.call_file, &mut files)?;
-                self.add_name(ORIGINS, inlinee.origin_id, &mut inline_origins)?;
+                self.add_name(FILES, inlinee.call_file, &mut into.files)?;
+                self.add_name(ORIGINS, inlinee.origin_id, &mut into.inline_origins)?;
             }
             functions.push((range, function));
         } else if let Some(n) = previous {
@@ -283,7 +317,12 @@ impl Index {
                 functions.push((range, function));
             }
         }
-        let mut publics = Vec::new();
+        into.functions = range_map(functions);
+        Ok(())
+    }
+
+    /// The PUBLIC the parse names the address after, if any.
+    fn add_public(&self, into: &mut SymbolFile, public: Option<usize>) -> Result<(), Broken> {
         if let Some(n) = public {
             let e = self.entry(PUBLICS, PUBLIC_ENTRY, n)?;
             let (address, parameter_size) = (u64_at(e, 0), u32_at(e, 8));
@@ -292,75 +331,65 @@ impl Index {
                 symbol.address = address;
                 symbol.parameter_size = parameter_size;
                 symbol.name = name;
-                publics.push(symbol);
+                into.publics.push(symbol);
             }
         }
-        let cfi_stack_info = match cfi {
-            Some((_, range, offset, len)) => {
-                let parsed = self.parse(offset, len)?;
-                let info = parsed
-                    .cfi_stack_info
-                    .ranges_values()
-                    .next()
-                    .map(|(_, v)| v.clone())
-                    .filter(|v| v.init.address == range.start)
-                    .ok_or_else(|| {
-                        self.fail(format!("CFI at {offset:#x} is not at {:#x}", range.start))
-                    })?;
-                vec![(range, info)]
-            }
-            None => Vec::new(),
+        Ok(())
+    }
+
+    /// The STACK CFI record holding the address, if any.
+    fn add_cfi(&self, into: &mut SymbolFile, cfi: Option<Held>) -> Result<(), Broken> {
+        let Some((_, range, offset, len)) = cfi else {
+            return Ok(());
         };
-        let win = |entry: Option<Held>, fpo: bool| -> Result<Vec<_>, Broken> {
-            let Some((_, range, offset, len)) = entry else {
-                return Ok(Vec::new());
-            };
-            let parsed = self.parse(offset, len)?;
-            let table = if fpo {
-                &parsed.win_stack_fpo_info
-            } else {
-                &parsed.win_stack_framedata_info
-            };
-            let mut info = table
-                .ranges_values()
-                .next()
-                .map(|(_, v)| v.clone())
-                .filter(|v| v.address == range.start)
-                .ok_or_else(|| {
-                    self.fail(format!(
-                        "STACK WIN at {offset:#x} is not at {:#x}",
-                        range.start
-                    ))
-                })?;
-            // The parse shortens a record that the next one overlaps.
-            info.size = range
-                .end
-                .saturating_sub(range.start)
-                .saturating_add(1)
-                .try_into()
-                .unwrap_or(u32::MAX);
-            Ok(vec![(range, info)])
+        let parsed = self.parse(offset, len)?;
+        let info = parsed
+            .cfi_stack_info
+            .ranges_values()
+            .next()
+            .map(|(_, v)| v.clone())
+            .filter(|v| v.init.address == range.start)
+            .ok_or_else(|| self.fail(format!("CFI at {offset:#x} is not at {:#x}", range.start)))?;
+        into.cfi_stack_info = range_map(vec![(range, info)]);
+        Ok(())
+    }
+
+    /// The STACK WIN record (FPO or frame data) holding the address, if any.
+    fn add_win(&self, into: &mut SymbolFile, entry: Option<Held>, fpo: bool) -> Result<(), Broken> {
+        let Some((_, range, offset, len)) = entry else {
+            return Ok(());
         };
-        let assembled = Arc::new(SymbolFile {
-            module_id: String::new(),
-            debug_file: String::new(),
-            files,
-            publics,
-            functions: range_map(functions),
-            inline_origins,
-            cfi_stack_info: range_map(cfi_stack_info),
-            win_stack_framedata_info: range_map(win(framedata, false)?),
-            win_stack_fpo_info: range_map(win(fpo, true)?),
-            url: None,
-            ambiguities_repaired: 0,
-            ambiguities_discarded: 0,
-            corruptions_discarded: 0,
-            cfi_eval_corruptions: 0,
-        });
-        if let Ok(mut map) = self.assembled.lock() {
-            map.insert(key, assembled.clone());
+        let parsed = self.parse(offset, len)?;
+        let table = if fpo {
+            &parsed.win_stack_fpo_info
+        } else {
+            &parsed.win_stack_framedata_info
+        };
+        let mut info = table
+            .ranges_values()
+            .next()
+            .map(|(_, v)| v.clone())
+            .filter(|v| v.address == range.start)
+            .ok_or_else(|| {
+                self.fail(format!(
+                    "STACK WIN at {offset:#x} is not at {:#x}",
+                    range.start
+                ))
+            })?;
+        // The parse shortens a record that the next one overlaps.
+        info.size = range
+            .end
+            .saturating_sub(range.start)
+            .saturating_add(1)
+            .try_into()
+            .unwrap_or(u32::MAX);
+        let records = range_map(vec![(range, info)]);
+        if fpo {
+            into.win_stack_fpo_info = records;
+        } else {
+            into.win_stack_framedata_info = records;
         }
-        Ok(assembled)
+        Ok(())
     }
 
     fn add_name(
