@@ -40,6 +40,7 @@
 
 mod cores;
 mod crash_context;
+mod hold;
 mod live;
 mod procfs;
 mod signals;

@@ -14,12 +14,13 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::crash_context::crash_context;
+use super::hold::Held;
 use super::live::{
-    append_kept, error_chain, group_stop, python_memory, wait_objects, why_no_threads,
-    write_live_dump_keeping, CRASH_SIGNALS, PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
+    append_kept, error_chain, python_memory, wait_objects, why_no_threads, write_live_dump_keeping,
+    CRASH_SIGNALS, PROCESS_END_TIMEOUT, SAME_SIGNAL_WINDOW, SI_KERNEL,
 };
 use super::procfs::{
-    command_line, describe_threads, ended, process_name, read_status, signal_bit, thread_states,
+    command_line, describe_threads, process_name, read_status, signal_bit, thread_states,
 };
 use super::signals::{exit_status, how_it_ended, signal_name};
 use super::tree;
@@ -422,44 +423,14 @@ impl Tracer {
             .map(|m| (m.pid, wait_objects(m.pid), command_line(m.pid)))
             .collect();
         let mut dumps = Vec::new();
-        // The processes held stopped for their dumps, and those of them that
-        // were stopped before (Ctrl-Z): `no_kill` leaves these stopped.
-        let mut held = Vec::new();
-        let mut stopped_before = Vec::new();
-        // The command's own threads are ours (traced): each is interrupted,
-        // then the process is left group-stopped for the writer.
+        let mut held = Held::default();
         if self.traced {
-            let was_stopped = self.group_stopped;
-            match self.stop_threads(None)? {
-                Ok((stopped, missing)) if missing.is_empty() => {
-                    self.detach_into_group_stop(&stopped);
-                    held.push(pid as u32);
-                    if was_stopped {
-                        stopped_before.push(pid as u32);
-                    }
-                }
-                Ok((stopped, missing)) => {
-                    // A thread would not stop (uninterruptible sleep): no
-                    // dump of the command, and nothing may stay traced.
-                    let error = self.not_stopped(&missing);
-                    if no_kill {
-                        self.release(&stopped)?;
-                    } else {
-                        // Released only when the thread wakes: killed now.
-                        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
-                        self.wait_for_end(libc::SIGKILL)?;
-                    }
-                    if stuck.iter().any(|m| m.pid == pid as u32) {
-                        dumps.push((pid as u32, Err(error)));
-                    }
-                }
-                Err(status) => {
-                    notice(Notice::Note(format!(
-                        "process {pid} {} at the hang timeout, before it was stopped: no minidump",
-                        how_it_ended(Some(status))
-                    )));
-                    return Ok(Supervised::Exited(status));
-                }
+            if let Some(status) = self.hold_command(&stuck, no_kill, &mut held, &mut dumps)? {
+                notice(Notice::Note(format!(
+                    "process {pid} {} at the hang timeout, before it was stopped: no minidump",
+                    how_it_ended(Some(status))
+                )));
+                return Ok(Supervised::Exited(status));
             }
         }
         let root_ended = dumps.iter().any(|(p, _)| *p == pid as u32) && !no_kill;
@@ -467,67 +438,30 @@ impl Tracer {
         // waited for until all its threads are, before the first dump is
         // written: none goes on (and changes what another one waits for)
         // while another is written.
-        for member in &stuck {
-            let untraced = member.pid != pid as u32 || !self.traced;
-            if !untraced || ended(member.pid).is_some() || held.contains(&member.pid) {
-                continue;
-            }
-            if is_stopped(member.pid) {
-                stopped_before.push(member.pid);
-                held.push(member.pid);
-            } else if kill(Pid::from_raw(member.pid as pid_t), Signal::SIGSTOP).is_ok() {
-                held.push(member.pid);
-            }
-        }
-        let mut unstoppable = Vec::new();
-        for &process in &held {
-            // One that will not stop is let go at once, unless `no_kill`
-            // lets everything go at the end.
-            if let Err(error) = group_stop(process, self.stop.limit, no_kill) {
-                unstoppable.push((process, error));
-            }
-        }
-        // To be ended: SIGTERM waits, queued, while the process is
-        // stopped, and is what it takes first when the writer continues it
-        // after its dump: its interrupted calls never return to it.
-        let terminated: Vec<u32> = if no_kill {
+        held.stop_others(&stuck, self.traced.then_some(pid as u32));
+        held.wait_all_stopped(self.stop.limit, no_kill);
+        let terminated = if no_kill {
             Vec::new()
         } else {
-            held.iter()
-                .copied()
-                .filter(|p| !unstoppable.iter().any(|(u, _)| u == p))
-                .filter(|&p| kill(Pid::from_raw(p as pid_t), Signal::SIGTERM).is_ok())
-                .collect()
+            held.queue_terminate()
         };
         let to_dump: Vec<_> = kept
             .into_iter()
             .filter(|(member, _, _)| !dumps.iter().any(|(p, _)| p == member))
             .collect();
-        // With `no_kill`, each is stopped again after its dump until the
-        // last is written; the last goes on when its writer continues it.
-        let last = to_dump
-            .iter()
-            .map(|(member, _, _)| *member)
-            .rfind(|member| !unstoppable.iter().any(|(u, _)| u == member));
+        let last = held.last_to_dump(to_dump.iter().map(|(member, _, _)| *member));
         for (member, objects, command) in to_dump {
-            if let Some(at) = unstoppable.iter().position(|(p, _)| *p == member) {
-                dumps.push((member, Err(unstoppable.remove(at).1)));
+            if let Some(error) = held.take_unstoppable(member) {
+                dumps.push((member, Err(error)));
                 continue;
             }
-            let leave_stopped =
-                no_kill && (Some(member) != last || stopped_before.contains(&member));
             let dump = self
-                .dump_live(member, &objects, leave_stopped)
+                .dump_live(member, &objects, held.leave_stopped(member, last, no_kill))
                 .map(|path| Written { path, command });
             dumps.push((member, dump));
         }
         if no_kill {
-            let go_on = held
-                .iter()
-                .filter(|&&p| Some(p) != last && !stopped_before.contains(&p));
-            for &process in go_on {
-                let _ = kill(Pid::from_raw(process as pid_t), Signal::SIGCONT);
-            }
+            held.let_go(last);
         } else {
             tree::end_all_below(std::process::id(), kill_after, &terminated);
             if !root_ended {
@@ -542,6 +476,47 @@ impl Tracer {
             killed: !no_kill,
             dumps,
         })
+    }
+
+    /// Holds the traced command for its dump at a hang: each of its threads
+    /// is interrupted, then the process is left group-stopped for the
+    /// writer. A thread that would not stop (uninterruptible sleep) means no
+    /// dump of the command, and nothing may stay traced: the command is let
+    /// go, or killed. The command's exit status when it ended before it was
+    /// stopped.
+    fn hold_command(
+        &mut self,
+        stuck: &[tree::Member],
+        no_kill: bool,
+        held: &mut Held,
+        dumps: &mut Vec<(u32, Result<Written, CaptureError>)>,
+    ) -> Result<Option<ExitStatus>, CaptureError> {
+        let pid = self.pid;
+        let was_stopped = self.group_stopped;
+        match self.stop_threads(None)? {
+            Ok((stopped, missing)) if missing.is_empty() => {
+                self.detach_into_group_stop(&stopped);
+                held.held.push(pid as u32);
+                if was_stopped {
+                    held.stopped_before.push(pid as u32);
+                }
+            }
+            Ok((stopped, missing)) => {
+                let error = self.not_stopped(&missing);
+                if no_kill {
+                    self.release(&stopped)?;
+                } else {
+                    // Released only when the thread wakes: killed now.
+                    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                    self.wait_for_end(libc::SIGKILL)?;
+                }
+                if stuck.iter().any(|m| m.pid == pid as u32) {
+                    dumps.push((pid as u32, Err(error)));
+                }
+            }
+            Err(status) => return Ok(Some(status)),
+        }
+        Ok(None)
     }
 
     /// A dump of a live process of the tree, not traced by us; with
@@ -707,9 +682,4 @@ fn wait_for(pid: pid_t, flags: c_int, deadline: Instant) -> Result<(pid_t, c_int
         std::thread::sleep(pause.min(deadline - now));
         pause = (pause * 2).min(Duration::from_millis(10));
     }
-}
-
-/// Whether process `pid` is stopped (Ctrl-Z, SIGSTOP), by its main thread.
-fn is_stopped(pid: u32) -> bool {
-    read_status(&format!("/proc/{pid}/status")).is_ok_and(|s| s.state == 'T')
 }
