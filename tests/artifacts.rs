@@ -99,63 +99,11 @@ fn converted_sample_cores_give_the_cores_report_at_under_5_percent() {
         );
         return;
     }
-    let bin = cores::samples_bin();
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     std::fs::create_dir(&home).unwrap();
-    // (core, from the kernel: also read from a pipe)
-    let mut made: Vec<(PathBuf, bool)> = Vec::new();
-    for program in [
-        "cuda_exit_crash",
-        "tls_exit_crash",
-        "unload_crash",
-        "static_dtor_throw",
-    ] {
-        let work = cores::workdir(dir.path(), program);
-        made.push((
-            cores::crash_core(&work.join(program), &[], &[], &work),
-            true,
-        ));
-    }
     let python = Path::new("/usr/bin/python3");
-    if python.exists() {
-        // CPython's own interpreter state (the Python reader's memory):
-        // a thread left running at exit, and a thread after finalization.
-        let work = cores::workdir(dir.path(), "python-final");
-        made.push((
-            cores::crash_core(
-                python,
-                &["-c", "import pyfinal_ext"],
-                &[("PYTHONPATH", &bin)],
-                &work,
-            ),
-            true,
-        ));
-        let work = cores::workdir(dir.path(), "python-join");
-        let script = "import threading, time\nprint('ready', flush=True)\nthreading.Thread(target=time.sleep, args=(60,)).start()";
-        let (core, _) = cores::hang_cores(python, &["-c", script], &work, false);
-        made.push((core, true));
-    } else {
-        common::skip::skip(
-            "artifacts::convert_python",
-            "no /usr/bin/python3 (Debian's python3)",
-        );
-    }
-    for (program, gcore) in [
-        ("hip_exit_hang", false),
-        ("tls_exit_hang", false),
-        ("dlopen_exit_hang", false),
-        ("exit_lock_hang", false),
-        ("exit_deadlock", false),
-        ("python3", true),
-    ] {
-        let work = cores::workdir(dir.path(), program);
-        let (quit, gcored) = cores::hang_cores(&work.join(program), &[], &work, gcore);
-        made.push((quit, true));
-        if let Some(gcored) = gcored {
-            made.push((gcored, false));
-        }
-    }
+    let mut made = sample_cores(dir.path(), python);
     // A core cut short: its warning goes into the minidump.
     let (first, _) = &made[1];
     let bytes = std::fs::read(first).unwrap();
@@ -166,74 +114,8 @@ fn converted_sample_cores_give_the_cores_report_at_under_5_percent() {
     let mut failures = Vec::new();
     let mut python_reads = 0;
     for (core, kernel) in &made {
-        let label = core.display().to_string();
-        let small = core.with_extension("small.dmp");
-        let out = convert(
-            &[core.to_str().unwrap(), "-o", small.to_str().unwrap()],
-            None,
-        );
-        let said = String::from_utf8_lossy(&out.stderr).into_owned();
-        if out.status.code() != Some(0) || !said.contains("gives the same report") {
-            failures.push(format!(
-                "{label}: convert said {:?}: {said}",
-                out.status.code()
-            ));
-            continue;
-        }
-        if said.contains("Python readers read") && !said.contains("read 0 ranges") {
-            python_reads += 1;
-        }
-        let ratio = size(&small) as f64 / size(core) as f64;
-        if ratio >= 0.05 {
-            failures.push(format!("{label}: {:.2}% of the core", ratio * 100.0));
-        }
-        let want = &analyze(core, &[], &home)["reports"][0];
-        let got = &analyze(&small, &[], &home)["reports"][0];
-        if answer(want) != answer(got) {
-            failures.push(format!(
-                "{label}: core {:#}\nminidump {:#}",
-                answer(want),
-                answer(got)
-            ));
-        }
-        assert_eq!(got["source"]["kind"], "minidump");
-        assert!(got["source"]["format"]
-            .as_str()
-            .unwrap()
-            .contains("converted by dumptriage"));
-        if label.ends_with("core.cut") {
-            assert!(
-                got["warnings"]
-                    .to_string()
-                    .contains("the core is incomplete"),
-                "{:#}",
-                got["warnings"]
-            );
-        }
-        // From a pipe: the kernel's cores read once, in order.
-        let piped = core.with_extension("piped.dmp");
-        let out = convert(&["--from-stdin", "-o", piped.to_str().unwrap()], Some(core));
-        let said = String::from_utf8_lossy(&out.stderr).into_owned();
-        if *kernel {
-            if out.status.code() != Some(0) {
-                failures.push(format!("{label} from a pipe: {said}"));
-                continue;
-            }
-            let got = &analyze(&piped, &[], &home)["reports"][0];
-            if answer(want) != answer(got) {
-                failures.push(format!(
-                    "{label} from a pipe: core {:#}\nminidump {:#}",
-                    answer(want),
-                    answer(got)
-                ));
-            }
-            // Never replaces a file.
-            let again = convert(&["--from-stdin", "-o", piped.to_str().unwrap()], Some(core));
-            assert_eq!(again.status.code(), Some(2), "{label}");
-        } else if label.contains("gcore") {
-            assert_eq!(out.status.code(), Some(2), "{label}: {said}");
-            assert_eq!(said.lines().count(), 1, "{said}");
-            assert!(said.contains("notes do not come before"), "{said}");
+        if let Some(read) = check_converted(core, *kernel, &home, &mut failures) {
+            python_reads += usize::from(read);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -268,6 +150,148 @@ fn converted_sample_cores_give_the_cores_report_at_under_5_percent() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an ELF core"));
+}
+
+/// The cores the conversion test converts, each with whether the kernel
+/// wrote it (and so it is also read from a pipe): the Linux samples'
+/// crashes and hangs, CPython's when `python` is here, and gdb's gcore of
+/// a hang.
+fn sample_cores(dir: &Path, python: &Path) -> Vec<(PathBuf, bool)> {
+    let bin = cores::samples_bin();
+    // (core, from the kernel: also read from a pipe)
+    let mut made: Vec<(PathBuf, bool)> = Vec::new();
+    for program in [
+        "cuda_exit_crash",
+        "tls_exit_crash",
+        "unload_crash",
+        "static_dtor_throw",
+    ] {
+        let work = cores::workdir(dir, program);
+        made.push((
+            cores::crash_core(&work.join(program), &[], &[], &work),
+            true,
+        ));
+    }
+    if python.exists() {
+        // CPython's own interpreter state (the Python reader's memory):
+        // a thread left running at exit, and a thread after finalization.
+        let work = cores::workdir(dir, "python-final");
+        made.push((
+            cores::crash_core(
+                python,
+                &["-c", "import pyfinal_ext"],
+                &[("PYTHONPATH", &bin)],
+                &work,
+            ),
+            true,
+        ));
+        let work = cores::workdir(dir, "python-join");
+        let script = "import threading, time\nprint('ready', flush=True)\nthreading.Thread(target=time.sleep, args=(60,)).start()";
+        let (core, _) = cores::hang_cores(python, &["-c", script], &work, false);
+        made.push((core, true));
+    } else {
+        common::skip::skip(
+            "artifacts::convert_python",
+            "no /usr/bin/python3 (Debian's python3)",
+        );
+    }
+    for (program, gcore) in [
+        ("hip_exit_hang", false),
+        ("tls_exit_hang", false),
+        ("dlopen_exit_hang", false),
+        ("exit_lock_hang", false),
+        ("exit_deadlock", false),
+        ("python3", true),
+    ] {
+        let work = cores::workdir(dir, program);
+        let (quit, gcored) = cores::hang_cores(&work.join(program), &[], &work, gcore);
+        made.push((quit, true));
+        if let Some(gcored) = gcored {
+            made.push((gcored, false));
+        }
+    }
+    made
+}
+
+/// Converts one core and checks the minidump against it (the same answer,
+/// under 5% of its size, its warnings), then converts it again from a pipe:
+/// the kernel's cores give the same answer, gdb's gcore is refused in one
+/// line. What is wrong goes into `failures`; whether the Python readers'
+/// reads were kept, when the conversion went through.
+fn check_converted(
+    core: &Path,
+    kernel: bool,
+    home: &Path,
+    failures: &mut Vec<String>,
+) -> Option<bool> {
+    let label = core.display().to_string();
+    let small = core.with_extension("small.dmp");
+    let out = convert(
+        &[core.to_str().unwrap(), "-o", small.to_str().unwrap()],
+        None,
+    );
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.code() != Some(0) || !said.contains("gives the same report") {
+        failures.push(format!(
+            "{label}: convert said {:?}: {said}",
+            out.status.code()
+        ));
+        return None;
+    }
+    let python_read = said.contains("Python readers read") && !said.contains("read 0 ranges");
+    let ratio = size(&small) as f64 / size(core) as f64;
+    if ratio >= 0.05 {
+        failures.push(format!("{label}: {:.2}% of the core", ratio * 100.0));
+    }
+    let want = &analyze(core, &[], home)["reports"][0];
+    let got = &analyze(&small, &[], home)["reports"][0];
+    if answer(want) != answer(got) {
+        failures.push(format!(
+            "{label}: core {:#}\nminidump {:#}",
+            answer(want),
+            answer(got)
+        ));
+    }
+    assert_eq!(got["source"]["kind"], "minidump");
+    assert!(got["source"]["format"]
+        .as_str()
+        .unwrap()
+        .contains("converted by dumptriage"));
+    if label.ends_with("core.cut") {
+        assert!(
+            got["warnings"]
+                .to_string()
+                .contains("the core is incomplete"),
+            "{:#}",
+            got["warnings"]
+        );
+    }
+    // From a pipe: the kernel's cores read once, in order.
+    let piped = core.with_extension("piped.dmp");
+    let out = convert(&["--from-stdin", "-o", piped.to_str().unwrap()], Some(core));
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    if kernel {
+        if out.status.code() != Some(0) {
+            failures.push(format!("{label} from a pipe: {said}"));
+            return None;
+        }
+        let got = &analyze(&piped, &[], home)["reports"][0];
+        if answer(want) != answer(got) {
+            failures.push(format!(
+                "{label} from a pipe: core {:#}\nminidump {:#}",
+                answer(want),
+                answer(got)
+            ));
+        }
+        // Never replaces a file.
+        let again = convert(&["--from-stdin", "-o", piped.to_str().unwrap()], Some(core));
+        assert_eq!(again.status.code(), Some(2), "{label}");
+    } else if label.contains("gcore") {
+        assert_eq!(out.status.code(), Some(2), "{label}: {said}");
+        assert_eq!(said.lines().count(), 1, "{said}");
+        assert!(said.contains("notes do not come before"), "{said}");
+    }
+    Some(python_read)
 }
 
 /// lldb, a minidump reader that is not ours, reads the minidump `convert`
@@ -588,10 +612,9 @@ fn doctor(env: &[(&str, &Path)], limit: &str, args: &[&str], cwd: &Path) -> (Opt
 
 /// `doctor` on this machine says the core_pattern and core limit it
 /// finds, and fails for core files exactly when the limit is 0 (with a
-/// pattern that writes files, as here); then each core_pattern setting,
-/// injected as files under a folder read instead of /proc and /etc.
+/// pattern that writes files, as here).
 #[test]
-fn doctor_reports_this_machine_and_each_setting() {
+fn doctor_reports_this_machine() {
     let dir = tempfile::tempdir().unwrap();
     let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
     let pattern = pattern.trim_end();
@@ -616,21 +639,26 @@ fn doctor_reports_this_machine_and_each_setting() {
     }
     // `run` and `attach`: tried for real (root here, or ptrace_scope 0).
     assert!(said.contains("run: ptrace of a child"), "{said}");
+}
 
-    // Injected settings: (core_pattern, files, limit, status, said).
+/// A core_pattern setting injected as files under a folder `doctor` reads
+/// instead of /proc and /etc: the pattern, the files (path, text,
+/// executable), the core limit, the status wanted and words it must say.
+type Setting<'a> = (
+    &'a str,
+    Vec<(&'a str, &'a str, bool)>,
+    &'a str,
+    i32,
+    &'a str,
+);
+
+fn core_settings() -> Vec<Setting<'static>> {
     let systemd = "|/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h %d";
     let apport = "|/usr/share/apport/apport -p%p -s%s -c%c -d%d -P%P -u%u -g%g -- %E";
     fn handler(path: &str) -> (&str, &str, bool) {
         (path, "#!/bin/sh\n", true)
     }
-    type Setting<'a> = (
-        &'a str,
-        Vec<(&'a str, &'a str, bool)>,
-        &'a str,
-        i32,
-        &'a str,
-    );
-    let settings: Vec<Setting> = vec![
+    vec![
         (
             systemd,
             vec![],
@@ -700,8 +728,15 @@ fn doctor_reports_this_machine_and_each_setting() {
             0,
             "piped to dumptriage",
         ),
-    ];
-    for (i, (pattern, files, limit, want, says)) in settings.iter().enumerate() {
+    ]
+}
+
+/// Each core_pattern setting (systemd-coredump, apport, a folder that
+/// cannot be written, a pipe to dumptriage), injected.
+#[test]
+fn doctor_reads_each_core_pattern_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (pattern, files, limit, want, says)) in core_settings().iter().enumerate() {
         let root = dir.path().join(format!("root{i}"));
         let sys = root.join("proc/sys/kernel");
         std::fs::create_dir_all(&sys).unwrap();
@@ -727,9 +762,14 @@ fn doctor_reports_this_machine_and_each_setting() {
             assert!(said.contains("fix: "), "{said}");
         }
     }
+}
 
-    // Symbol servers: one that answers (any HTTP answer), one that does
-    // not (a note: it fails no capture).
+/// Symbol servers: one that answers (any HTTP answer), one that does not
+/// (a note: it fails no capture); and a check for another operating
+/// system is refused.
+#[test]
+fn doctor_checks_symbol_servers() {
+    let dir = tempfile::tempdir().unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let answering = format!("http://{}/", listener.local_addr().unwrap());
     std::thread::spawn(move || {

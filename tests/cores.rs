@@ -433,59 +433,7 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
         None => dir.path().to_path_buf(),
     };
     let dir = DirPath(dir);
-    // (core, program, the sample whose diagnosis it must give)
-    let mut cores: Vec<(PathBuf, PathBuf, &str)> = Vec::new();
-    for (program, sample) in [
-        ("cuda_exit_crash", "cuda-runtime-teardown-at-exit"),
-        ("tls_exit_crash", "tls-destructor-crash-at-exit"),
-        ("unload_crash", "crash-at-exit-after-dlclose"),
-        ("static_dtor_throw", "abort-during-exit"),
-    ] {
-        let work = workdir(dir.path(), program);
-        let core = crash_core(&work.join(program), &[], &[], &work);
-        cores.push((zstd_copy(&core), bin.join(program), sample));
-        cores.push((core, bin.join(program), sample));
-    }
-    // The real interpreter (Debian's python3, which the sample's extension
-    // was built against) crashing in a thread after finalization.
-    let python = Path::new("/usr/bin/python3");
-    if !python.exists() {
-        common::skip::skip("cores::python", "no /usr/bin/python3 (Debian's python3)");
-    } else {
-        let work = workdir(dir.path(), "python-final");
-        let core = crash_core(
-            python,
-            &["-c", "import pyfinal_ext"],
-            &[("PYTHONPATH", &bin)],
-            &work,
-        );
-        cores.push((
-            core,
-            python.to_path_buf(),
-            "python-thread-after-finalization",
-        ));
-    }
-    for (program, sample) in [
-        ("hip_exit_hang", "hip-unregister-fatbinary-hang"),
-        ("tls_exit_hang", "tls-teardown-hang-at-exit"),
-        ("dlopen_exit_hang", "glibc-loader-lock-at-exit"),
-        ("python3", "python-exit-waits-for-thread"),
-    ] {
-        let work = workdir(dir.path(), program);
-        let mut child = start_hang(&work.join(program), &[], &work);
-        let gcored = work.join(format!("gcore.{program}"));
-        common::gcore(child.id(), &gcored);
-        // What a CI step's watchdog does: SIGQUIT, and the kernel dumps.
-        Command::new("kill")
-            .args(["-QUIT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        let _ = child.wait();
-        let quit = take_core(&bin.join(program), &work);
-        cores.push((zstd_copy(&gcored), bin.join(program), sample));
-        cores.push((gcored, bin.join(program), sample));
-        cores.push((quit, bin.join(program), sample));
-    }
+    let cores = sample_cores(dir.path(), &bin);
     let paths: Vec<PathBuf> = cores.iter().map(|(c, _, _)| c.clone()).collect();
     let reports = analyze(&paths);
     assert_eq!(reports.len(), cores.len());
@@ -558,6 +506,67 @@ fn cores_of_the_linux_samples_give_the_dumps_diagnosis_and_gdbs_frames() {
     );
 }
 
+/// The cores of the Linux samples' programs, each with its program and the
+/// sample whose diagnosis it must give: a kernel core of each crash and its
+/// zstd copy, CPython's crash after finalization when Debian's python3 is
+/// here, and for each hang gdb's gcore, its zstd copy and a SIGQUIT kernel
+/// core.
+fn sample_cores(dir: &Path, bin: &Path) -> Vec<(PathBuf, PathBuf, &'static str)> {
+    let mut cores: Vec<(PathBuf, PathBuf, &'static str)> = Vec::new();
+    for (program, sample) in [
+        ("cuda_exit_crash", "cuda-runtime-teardown-at-exit"),
+        ("tls_exit_crash", "tls-destructor-crash-at-exit"),
+        ("unload_crash", "crash-at-exit-after-dlclose"),
+        ("static_dtor_throw", "abort-during-exit"),
+    ] {
+        let work = workdir(dir, program);
+        let core = crash_core(&work.join(program), &[], &[], &work);
+        cores.push((zstd_copy(&core), bin.join(program), sample));
+        cores.push((core, bin.join(program), sample));
+    }
+    // The real interpreter (Debian's python3, which the sample's extension
+    // was built against) crashing in a thread after finalization.
+    let python = Path::new("/usr/bin/python3");
+    if !python.exists() {
+        common::skip::skip("cores::python", "no /usr/bin/python3 (Debian's python3)");
+    } else {
+        let work = workdir(dir, "python-final");
+        let core = crash_core(
+            python,
+            &["-c", "import pyfinal_ext"],
+            &[("PYTHONPATH", bin)],
+            &work,
+        );
+        cores.push((
+            core,
+            python.to_path_buf(),
+            "python-thread-after-finalization",
+        ));
+    }
+    for (program, sample) in [
+        ("hip_exit_hang", "hip-unregister-fatbinary-hang"),
+        ("tls_exit_hang", "tls-teardown-hang-at-exit"),
+        ("dlopen_exit_hang", "glibc-loader-lock-at-exit"),
+        ("python3", "python-exit-waits-for-thread"),
+    ] {
+        let work = workdir(dir, program);
+        let mut child = start_hang(&work.join(program), &[], &work);
+        let gcored = work.join(format!("gcore.{program}"));
+        common::gcore(child.id(), &gcored);
+        // What a CI step's watchdog does: SIGQUIT, and the kernel dumps.
+        Command::new("kill")
+            .args(["-QUIT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let _ = child.wait();
+        let quit = take_core(&bin.join(program), &work);
+        cores.push((zstd_copy(&gcored), bin.join(program), sample));
+        cores.push((gcored, bin.join(program), sample));
+        cores.push((quit, bin.join(program), sample));
+    }
+    cores
+}
+
 /// A core compressed three ways, an ordinary crash's core (no exit-time
 /// answer), an exit hang's core with its wait chain, and broken cores:
 /// each gives a report (with a warning naming what is missing) or one line
@@ -575,64 +584,9 @@ fn compressed_poor_and_broken_cores() {
     let work = workdir(dir.path(), "work");
     let core = crash_core(&work.join("tls_exit_crash"), &[], &[], &work);
     let bytes = std::fs::read(&core).unwrap();
-    let write = |name: &str, data: &[u8]| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, data).unwrap();
-        path
-    };
-    let mut lz4 = lz4_flex::frame::FrameEncoder::new(Vec::new());
-    lz4.write_all(&bytes).unwrap();
-    let lz4 = write("core.lz4", &lz4.finish().unwrap());
-    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 1);
-    xz.write_all(&bytes).unwrap();
-    let xz = write("core.xz", &xz.finish().unwrap());
-    let zst = zstd_copy(&core);
-
-    // An ordinary crash (during work, three calls below main).
-    let plain = dir.path().join("plain");
-    std::fs::create_dir_all(&plain).unwrap();
-    common::tool(
-        "gcc",
-        &[
-            "-g".as_ref(),
-            "-O0".as_ref(),
-            "-o".as_ref(),
-            plain.join("cfi_crash").as_os_str(),
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/programs/cfi_crash.c")
-                .as_os_str(),
-        ],
-    );
-    // Stripped, with its debug file kept as `objcopy --only-keep-debug`
-    // names it, beside the core: found by build id.
-    let binary = plain.join("cfi_crash");
-    let debug = plain.join("cfi_crash.debug");
-    common::tool(
-        "objcopy",
-        &[
-            "--only-keep-debug".as_ref(),
-            binary.as_os_str(),
-            debug.as_os_str(),
-        ],
-    );
-    common::tool("strip", &["-g".as_ref(), binary.as_os_str()]);
-    let ordinary = crash_core(&binary, &[], &[], &plain);
-
-    // An exit handler waiting for a mutex a worker holds, dumped on SIGQUIT.
-    let hang = dir.path().join("hang");
-    std::fs::create_dir_all(&hang).unwrap();
-    std::os::unix::fs::symlink(
-        programs::programs().join("exit_lock_hang"),
-        hang.join("exit_lock_hang"),
-    )
-    .unwrap();
-    let mut child = start_hang(&hang.join("exit_lock_hang"), &[], &hang);
-    Command::new("kill")
-        .args(["-QUIT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let _ = child.wait();
-    let waits = take_core(&hang.join("exit_lock_hang"), &hang);
+    let [lz4, xz, zst] = compressed_copies(dir.path(), &core, &bytes);
+    let ordinary = ordinary_crash_core(dir.path());
+    let waits = exit_hang_core(dir.path());
 
     let reports = analyze(&[core.clone(), lz4, xz, zst, ordinary, waits]);
     let want = answer(&reports[0]);
@@ -644,85 +598,9 @@ fn compressed_poor_and_broken_cores() {
             format!("{format}-compressed ELF core")
         );
     }
-    // The ordinary crash: a crash, named where it happened, no exit answer.
-    let ordinary = &reports[4];
-    assert_eq!(ordinary["exception"]["crash"], true);
-    assert!(
-        ordinary["diagnoses"].as_array().unwrap().is_empty(),
-        "{:#}",
-        ordinary["diagnoses"]
-    );
-    let frames: Vec<&str> = ordinary["threads"][0]["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["function"].as_str())
-        .collect();
-    assert_eq!(
-        &frames[..4],
-        ["store_result", "compute_layer", "run_model", "main"],
-        "{frames:?}"
-    );
-    let top = &ordinary["threads"][0]["frames"][0];
-    assert!(
-        top["file"]
-            .as_str()
-            .is_some_and(|f| f.ends_with("cfi_crash.c")),
-        "the line comes from cfi_crash.debug: {top:#}"
-    );
-    // The requested core of the exit hang: no crash, the holder named.
-    let waits = &reports[5];
-    assert!(waits["exception"].is_null(), "{:#}", waits["exception"]);
-    assert_eq!(waits["diagnoses"][0]["signature"], "hang-during-exit");
-    assert!(
-        waits["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("sent by process")),
-        "{:#}",
-        waits["warnings"]
-    );
-    let threads = waits["threads"].as_array().unwrap();
-    let exiting = threads.iter().find(|t| !t["exiting"].is_null()).unwrap();
-    assert_eq!(exiting["wait"]["kind"], "mutex", "{exiting:#}");
-    assert!(
-        threads.iter().any(|t| t["id"] == exiting["wait"]["holder"]),
-        "{exiting:#}"
-    );
-
-    // Broken cores.
-    let mut cut = bytes.clone();
-    cut.truncate(bytes.len() * 6 / 10);
-    let mut zeroed = bytes.clone();
-    let data_start = 0x3000.min(zeroed.len());
-    zeroed[data_start..].iter_mut().for_each(|b| *b = 0);
-    let mut no_files = bytes.clone();
-    // NT_FILE's type word, made unknown.
-    let at = no_files
-        .windows(4)
-        .position(|w| w == 0x4649_4c45u32.to_le_bytes())
-        .unwrap();
-    no_files[at..at + 4].copy_from_slice(&0x1234u32.to_le_bytes());
-    let mut hostile = bytes.clone();
-    hostile[56..58].copy_from_slice(&u16::MAX.to_le_bytes()); // e_phnum
-    let mut far = bytes.clone();
-    far[32..40].copy_from_slice(&(u64::MAX - 10).to_le_bytes()); // e_phoff
-    let mut packed = zstd::encode_all(&bytes[..], 3).unwrap();
-    packed.truncate(packed.len() / 2);
-    let cases = [
-        write("cut.core", &cut),
-        write("zeroed.core", &zeroed),
-        write("no-files.core", &no_files),
-        write("hostile-phnum.core", &hostile),
-        write("far-headers.core", &far),
-        write("cut.zst", &packed),
-        write(
-            "text.zst",
-            &zstd::encode_all(&b"hello, not a core"[..], 3).unwrap(),
-        ),
-        write("header-only.core", &bytes[..64]),
-    ];
+    check_ordinary_crash(&reports[4]);
+    check_exit_hang(&reports[5]);
+    let cases = broken_copies(dir.path(), &bytes);
     let reports = analyze(&cases);
     let by_name = |name: &str| {
         let i = cases.iter().position(|c| c.ends_with(name)).unwrap();
@@ -763,6 +641,166 @@ fn compressed_poor_and_broken_cores() {
         by_name("hostile-phnum.core")["status"] == "ok"
             || by_name("hostile-phnum.core")["error"].is_string()
     );
+}
+
+fn write_in(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, data).unwrap();
+    path
+}
+
+/// The core compressed with lz4, xz and zstd.
+fn compressed_copies(dir: &Path, core: &Path, bytes: &[u8]) -> [PathBuf; 3] {
+    let mut lz4 = lz4_flex::frame::FrameEncoder::new(Vec::new());
+    lz4.write_all(bytes).unwrap();
+    let lz4 = write_in(dir, "core.lz4", &lz4.finish().unwrap());
+    let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 1);
+    xz.write_all(bytes).unwrap();
+    let xz = write_in(dir, "core.xz", &xz.finish().unwrap());
+    let zst = zstd_copy(core);
+
+    [lz4, xz, zst]
+}
+
+/// The core of an ordinary crash (during work, three calls below main) of
+/// a stripped program whose debug file lies beside the core, as
+/// `objcopy --only-keep-debug` names it: found by build id.
+fn ordinary_crash_core(dir: &Path) -> PathBuf {
+    let plain = dir.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    common::tool(
+        "gcc",
+        &[
+            "-g".as_ref(),
+            "-O0".as_ref(),
+            "-o".as_ref(),
+            plain.join("cfi_crash").as_os_str(),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/programs/cfi_crash.c")
+                .as_os_str(),
+        ],
+    );
+    // Stripped, with its debug file kept as `objcopy --only-keep-debug`
+    // names it, beside the core: found by build id.
+    let binary = plain.join("cfi_crash");
+    let debug = plain.join("cfi_crash.debug");
+    common::tool(
+        "objcopy",
+        &[
+            "--only-keep-debug".as_ref(),
+            binary.as_os_str(),
+            debug.as_os_str(),
+        ],
+    );
+    common::tool("strip", &["-g".as_ref(), binary.as_os_str()]);
+    crash_core(&binary, &[], &[], &plain)
+}
+
+/// The core of an exit handler waiting for a mutex a worker holds, dumped
+/// on SIGQUIT.
+fn exit_hang_core(dir: &Path) -> PathBuf {
+    let hang = dir.join("hang");
+    std::fs::create_dir_all(&hang).unwrap();
+    std::os::unix::fs::symlink(
+        programs::programs().join("exit_lock_hang"),
+        hang.join("exit_lock_hang"),
+    )
+    .unwrap();
+    let mut child = start_hang(&hang.join("exit_lock_hang"), &[], &hang);
+    Command::new("kill")
+        .args(["-QUIT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let _ = child.wait();
+    take_core(&hang.join("exit_lock_hang"), &hang)
+}
+
+/// The ordinary crash: a crash, named where it happened, no exit answer.
+fn check_ordinary_crash(ordinary: &Value) {
+    assert_eq!(ordinary["exception"]["crash"], true);
+    assert!(
+        ordinary["diagnoses"].as_array().unwrap().is_empty(),
+        "{:#}",
+        ordinary["diagnoses"]
+    );
+    let frames: Vec<&str> = ordinary["threads"][0]["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["function"].as_str())
+        .collect();
+    assert_eq!(
+        &frames[..4],
+        ["store_result", "compute_layer", "run_model", "main"],
+        "{frames:?}"
+    );
+    let top = &ordinary["threads"][0]["frames"][0];
+    assert!(
+        top["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("cfi_crash.c")),
+        "the line comes from cfi_crash.debug: {top:#}"
+    );
+}
+
+/// The requested core of the exit hang: no crash, the holder named.
+fn check_exit_hang(waits: &Value) {
+    assert!(waits["exception"].is_null(), "{:#}", waits["exception"]);
+    assert_eq!(waits["diagnoses"][0]["signature"], "hang-during-exit");
+    assert!(
+        waits["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("sent by process")),
+        "{:#}",
+        waits["warnings"]
+    );
+    let threads = waits["threads"].as_array().unwrap();
+    let exiting = threads.iter().find(|t| !t["exiting"].is_null()).unwrap();
+    assert_eq!(exiting["wait"]["kind"], "mutex", "{exiting:#}");
+    assert!(
+        threads.iter().any(|t| t["id"] == exiting["wait"]["holder"]),
+        "{exiting:#}"
+    );
+}
+
+/// The core broken in eight ways: cut, zeroed, its files note unknown,
+/// hostile and far program headers, a cut zstd stream, text compressed,
+/// the ELF header alone.
+fn broken_copies(dir: &Path, bytes: &[u8]) -> Vec<PathBuf> {
+    let write = |name: &str, data: &[u8]| write_in(dir, name, data);
+    let mut cut = bytes.to_vec();
+    cut.truncate(bytes.len() * 6 / 10);
+    let mut zeroed = bytes.to_vec();
+    let data_start = 0x3000.min(zeroed.len());
+    zeroed[data_start..].iter_mut().for_each(|b| *b = 0);
+    let mut no_files = bytes.to_vec();
+    // NT_FILE's type word, made unknown.
+    let at = no_files
+        .windows(4)
+        .position(|w| w == 0x4649_4c45u32.to_le_bytes())
+        .unwrap();
+    no_files[at..at + 4].copy_from_slice(&0x1234u32.to_le_bytes());
+    let mut hostile = bytes.to_vec();
+    hostile[56..58].copy_from_slice(&u16::MAX.to_le_bytes()); // e_phnum
+    let mut far = bytes.to_vec();
+    far[32..40].copy_from_slice(&(u64::MAX - 10).to_le_bytes()); // e_phoff
+    let mut packed = zstd::encode_all(bytes, 3).unwrap();
+    packed.truncate(packed.len() / 2);
+    vec![
+        write("cut.core", &cut),
+        write("zeroed.core", &zeroed),
+        write("no-files.core", &no_files),
+        write("hostile-phnum.core", &hostile),
+        write("far-headers.core", &far),
+        write("cut.zst", &packed),
+        write(
+            "text.zst",
+            &zstd::encode_all(&b"hello, not a core"[..], 3).unwrap(),
+        ),
+        write("header-only.core", &bytes[..64]),
+    ]
 }
 
 /// How many times the intact core's CPU time one corruption of it may cost.

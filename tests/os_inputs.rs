@@ -170,32 +170,7 @@ fn an_apport_crash_report_of_a_sample_core_gives_its_diagnosis() {
     );
     assert_eq!(report["threads"], core_reports[0]["threads"]);
 
-    // Without the core: gdb's stacks, the crashing thread as apport's
-    // Stacktrace field names it.
-    let report = of(&retraced);
-    assert_eq!(report["source"]["kind"], "text", "{report:#}");
-    assert!(report["warnings"][0]
-        .as_str()
-        .unwrap()
-        .contains("holds no core"));
-    let crashing = &report["threads"][0];
-    assert_eq!(crashing["crashing"], true);
-    let names = |thread: &Value| -> Vec<String> {
-        thread["frames"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f["function"].as_str().map(str::to_string))
-            .collect()
-    };
-    let from_core = names(&core_reports[0]["threads"][0]);
-    let from_text = names(crashing);
-    assert!(
-        from_text.iter().any(|f| f == "cache_release")
-            && from_core.iter().any(|f| f == "cache_release"),
-        "core {from_core:?}, text {from_text:?}"
-    );
-    assert_eq!(crashing["id"], core_reports[0]["threads"][0]["id"]);
+    check_retraced(of(&retraced), &core_reports[0]);
 
     for (path, says) in [
         (&empty, "neither its core"),
@@ -218,6 +193,34 @@ fn an_apport_crash_report_of_a_sample_core_gives_its_diagnosis() {
         "{:#}",
         reports[0]
     );
+}
+
+/// The report of the `.crash` without its core: gdb's stacks, the crashing
+/// thread as apport's Stacktrace field names it, with the core's frames.
+fn check_retraced(report: &Value, core_report: &Value) {
+    assert_eq!(report["source"]["kind"], "text", "{report:#}");
+    assert!(report["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("holds no core"));
+    let crashing = &report["threads"][0];
+    assert_eq!(crashing["crashing"], true);
+    let names = |thread: &Value| -> Vec<String> {
+        thread["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["function"].as_str().map(str::to_string))
+            .collect()
+    };
+    let from_core = names(&core_report["threads"][0]);
+    let from_text = names(crashing);
+    assert!(
+        from_text.iter().any(|f| f == "cache_release")
+            && from_core.iter().any(|f| f == "cache_release"),
+        "core {from_core:?}, text {from_text:?}"
+    );
+    assert_eq!(crashing["id"], core_report["threads"][0]["id"]);
 }
 
 /// A Report.wer of an access violation in a graphics driver.

@@ -103,131 +103,8 @@ fn every_sample_dump_gets_its_expected_diagnosis() {
         };
         let mut fail = |what: String| failures.push(format!("{file}: {what}"));
         assert_eq!(report["status"], "ok", "{file}: {}", report["error"]);
-        let names: Vec<String> = report["diagnoses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(common::diagnosis_name)
-            .collect();
-        let diagnoses: Vec<&str> = names.iter().map(String::as_str).collect();
-        if sample.signature.is_empty() {
-            if !diagnoses.is_empty() {
-                fail(format!(
-                    "expected no exit-time diagnosis, got {diagnoses:?}"
-                ));
-            }
-        } else {
-            if diagnoses.first() != Some(&sample.signature.as_str()) {
-                fail(format!(
-                    "diagnoses[0] should be {}, got {diagnoses:?}",
-                    sample.signature
-                ));
-            }
-            let kind = &report["diagnoses"][0]["kind"];
-            if kind != sample.kind.as_str() {
-                fail(format!("kind {kind} != {}", sample.kind));
-            }
-        }
-        for generic in &sample.also_true {
-            if !diagnoses.contains(&generic.as_str()) {
-                fail(format!("{generic} should also match, got {diagnoses:?}"));
-            }
-        }
-        if report["process"]["name"] != sample.process.as_str() {
-            fail(format!(
-                "process {} != {}",
-                report["process"]["name"], sample.process
-            ));
-        }
-        let code = report["exception"]["code"].as_str().unwrap_or("");
-        if code != sample.exception_code {
-            fail(format!("exception {code:?} != {:?}", sample.exception_code));
-        }
-
-        let threads: BTreeMap<u64, &Value> = report["threads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| (t["id"].as_u64().unwrap(), t))
-            .collect();
-        let ids: Vec<u64> = threads.keys().copied().collect();
-        let mut want_ids = sample.thread_ids.clone();
-        want_ids.sort_unstable();
-        if ids != want_ids {
-            fail(format!("threads {ids:?} != {want_ids:?}"));
-        }
-        for pair in &sample.thread_names {
-            let (id, name) = pair.split_once('=').unwrap();
-            let id: u64 = id.parse().unwrap();
-            if threads.get(&id).map(|t| &t["name"]) != Some(&Value::from(name)) {
-                fail(format!("thread {id} should be named {name:?}"));
-            }
-        }
-
-        let blamed = report["exit_phase"]["blamed_thread"].as_i64().unwrap_or(-1);
-        if blamed != sample.blamed_thread_id {
-            fail(format!(
-                "blamed thread {blamed} != {}",
-                sample.blamed_thread_id
-            ));
-        }
-        if let Some(thread) = threads.get(&(blamed as u64)).filter(|_| blamed >= 0) {
-            let name = thread["name"].as_str().unwrap_or("");
-            if name != sample.blamed_thread_name {
-                fail(format!(
-                    "blamed thread named {name:?} != {:?}",
-                    sample.blamed_thread_name
-                ));
-            }
-            if !sample.signature.is_empty() && report["diagnoses"][0]["thread_id"] != blamed {
-                fail(format!(
-                    "diagnosis is about thread {}, not {blamed}",
-                    report["diagnoses"][0]["thread_id"]
-                ));
-            }
-            let names = functions(thread);
-            for f in &sample.key_functions {
-                if !names.contains(f) {
-                    fail(format!("{f} not on the blamed thread"));
-                }
-            }
-            for f in &sample.absent_functions {
-                if names.contains(f) {
-                    fail(format!("{f} should not be on the blamed thread"));
-                }
-            }
-        }
-        for (thread_name, wanted) in &sample.thread_functions {
-            // "main" is the first thread in the dump's own order.
-            let thread = if thread_name == "main" {
-                threads.get(&sample.thread_ids[0])
-            } else {
-                threads.values().find(|t| t["name"] == thread_name.as_str())
-            };
-            let Some(thread) = thread else {
-                fail(format!("no thread {thread_name:?}"));
-                continue;
-            };
-            let names = functions(thread);
-            for f in wanted {
-                if !names.contains(f) {
-                    fail(format!("{f} not on thread {thread_name}"));
-                }
-            }
-        }
-        let unloaded: Vec<&str> = report["unloaded_modules"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| m["name"].as_str().unwrap())
-            .collect();
-        for module in &sample.unloaded_modules {
-            if !unloaded.contains(&module.as_str()) {
-                fail(format!(
-                    "{module} missing from unloaded modules {unloaded:?}"
-                ));
-            }
-        }
+        check_diagnoses(sample, report, &mut fail);
+        check_threads(sample, report, &mut fail);
     }
     assert!(
         failures.is_empty(),
@@ -235,6 +112,140 @@ fn every_sample_dump_gets_its_expected_diagnosis() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The sample's diagnoses (the first, its kind, the generic ones also
+/// true), process name and exception code.
+fn check_diagnoses(sample: &Sample, report: &Value, fail: &mut impl FnMut(String)) {
+    let names: Vec<String> = report["diagnoses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(common::diagnosis_name)
+        .collect();
+    let diagnoses: Vec<&str> = names.iter().map(String::as_str).collect();
+    if sample.signature.is_empty() {
+        if !diagnoses.is_empty() {
+            fail(format!(
+                "expected no exit-time diagnosis, got {diagnoses:?}"
+            ));
+        }
+    } else {
+        if diagnoses.first() != Some(&sample.signature.as_str()) {
+            fail(format!(
+                "diagnoses[0] should be {}, got {diagnoses:?}",
+                sample.signature
+            ));
+        }
+        let kind = &report["diagnoses"][0]["kind"];
+        if kind != sample.kind.as_str() {
+            fail(format!("kind {kind} != {}", sample.kind));
+        }
+    }
+    for generic in &sample.also_true {
+        if !diagnoses.contains(&generic.as_str()) {
+            fail(format!("{generic} should also match, got {diagnoses:?}"));
+        }
+    }
+    if report["process"]["name"] != sample.process.as_str() {
+        fail(format!(
+            "process {} != {}",
+            report["process"]["name"], sample.process
+        ));
+    }
+    let code = report["exception"]["code"].as_str().unwrap_or("");
+    if code != sample.exception_code {
+        fail(format!("exception {code:?} != {:?}", sample.exception_code));
+    }
+}
+
+/// The sample's threads: ids, names, the blamed thread and the functions
+/// on it and on named threads, and the unloaded modules.
+fn check_threads(sample: &Sample, report: &Value, fail: &mut impl FnMut(String)) {
+    let threads: BTreeMap<u64, &Value> = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["id"].as_u64().unwrap(), t))
+        .collect();
+    let ids: Vec<u64> = threads.keys().copied().collect();
+    let mut want_ids = sample.thread_ids.clone();
+    want_ids.sort_unstable();
+    if ids != want_ids {
+        fail(format!("threads {ids:?} != {want_ids:?}"));
+    }
+    for pair in &sample.thread_names {
+        let (id, name) = pair.split_once('=').unwrap();
+        let id: u64 = id.parse().unwrap();
+        if threads.get(&id).map(|t| &t["name"]) != Some(&Value::from(name)) {
+            fail(format!("thread {id} should be named {name:?}"));
+        }
+    }
+
+    let blamed = report["exit_phase"]["blamed_thread"].as_i64().unwrap_or(-1);
+    if blamed != sample.blamed_thread_id {
+        fail(format!(
+            "blamed thread {blamed} != {}",
+            sample.blamed_thread_id
+        ));
+    }
+    if let Some(thread) = threads.get(&(blamed as u64)).filter(|_| blamed >= 0) {
+        let name = thread["name"].as_str().unwrap_or("");
+        if name != sample.blamed_thread_name {
+            fail(format!(
+                "blamed thread named {name:?} != {:?}",
+                sample.blamed_thread_name
+            ));
+        }
+        if !sample.signature.is_empty() && report["diagnoses"][0]["thread_id"] != blamed {
+            fail(format!(
+                "diagnosis is about thread {}, not {blamed}",
+                report["diagnoses"][0]["thread_id"]
+            ));
+        }
+        let names = functions(thread);
+        for f in &sample.key_functions {
+            if !names.contains(f) {
+                fail(format!("{f} not on the blamed thread"));
+            }
+        }
+        for f in &sample.absent_functions {
+            if names.contains(f) {
+                fail(format!("{f} should not be on the blamed thread"));
+            }
+        }
+    }
+    for (thread_name, wanted) in &sample.thread_functions {
+        // "main" is the first thread in the dump's own order.
+        let thread = if thread_name == "main" {
+            threads.get(&sample.thread_ids[0])
+        } else {
+            threads.values().find(|t| t["name"] == thread_name.as_str())
+        };
+        let Some(thread) = thread else {
+            fail(format!("no thread {thread_name:?}"));
+            continue;
+        };
+        let names = functions(thread);
+        for f in wanted {
+            if !names.contains(f) {
+                fail(format!("{f} not on thread {thread_name}"));
+            }
+        }
+    }
+    let unloaded: Vec<&str> = report["unloaded_modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    for module in &sample.unloaded_modules {
+        if !unloaded.contains(&module.as_str()) {
+            fail(format!(
+                "{module} missing from unloaded modules {unloaded:?}"
+            ));
+        }
+    }
 }
 
 /// The README's first command, word for word: `analyze sample-dumps/`
