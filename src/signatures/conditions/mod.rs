@@ -262,3 +262,77 @@ fn label(spec: &MatchSpec) -> String {
     let words: Vec<String> = words.into_iter().map(|(_, w)| w).collect();
     words.join("; ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(toml: &str) -> MatchSpec {
+        toml::from_str(toml).unwrap()
+    }
+
+    /// A table without a label is named by its conditions, frames first,
+    /// whatever their place in the list: diagnoses name tables so, and a
+    /// new condition must not reorder the words of existing ones.
+    #[test]
+    fn default_labels_keep_their_word_order() {
+        let spec = table(
+            r#"
+            said = ["terminate"]
+            functions_present = ["Py_FinalizeEx"]
+            modules_loaded = ["python3*.dll"]
+            access_in_unloaded_module = true
+            ip_in_unloaded_module = true
+            captured = "hang-timeout"
+            waits_for = "mutex"
+            deadlock = true
+            holder_blocked = false
+            thread_blocked = true
+            thread_exiting = true
+            process_exiting = true
+            abort = false
+            crash = true
+            exception = ["SIGABRT", "0xC0000409"]
+            frames = [{ function = "exit" }, { module = "a.dll" }, { function = "b" }, { function = "c" }]
+            "#,
+        );
+        assert_eq!(
+            label(&spec),
+            "frames exit < a.dll < b ...; exception SIGABRT/0xC0000409; crash; not abort; \
+             process exiting; thread exiting; thread blocked; not holder blocked; deadlock; \
+             waits for a mutex; captured at hang-timeout; instruction in an unloaded module; \
+             access in an unloaded module; loaded python3*.dll; running Py_FinalizeEx; \
+             the log says terminate"
+        );
+        assert_eq!(label(&table("")), "no condition");
+    }
+
+    /// Every key is documented, once, and a table of settings alone is
+    /// refused as matching every dump.
+    #[test]
+    fn every_key_is_documented_once_and_a_table_needs_a_condition() {
+        let keys: Vec<&str> = SETTINGS
+            .iter()
+            .chain(ON_DUMP)
+            .chain(ON_THREAD)
+            .map(|k| k.key)
+            .collect();
+        let unique: std::collections::BTreeSet<&str> = keys.iter().copied().collect();
+        assert_eq!(unique.len(), keys.len(), "{keys:?}");
+        assert!(SETTINGS
+            .iter()
+            .chain(ON_DUMP)
+            .chain(ON_THREAD)
+            .all(|k| !k.doc.is_empty()));
+        let settings_only = table("label = \"x\"\nstack_search = true\nthread = \"any\"");
+        let errors = compile(&settings_only, Kind::Crash, "match[0]", true).unwrap_err();
+        assert_eq!(
+            errors,
+            [(
+                "match[0]".to_string(),
+                "matches every dump: add a condition".to_string()
+            )]
+        );
+        assert!(compile(&table("crash = false"), Kind::Hang, "match[0]", true).is_ok());
+    }
+}
