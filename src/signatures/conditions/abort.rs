@@ -3,7 +3,7 @@
 use super::condition::{flag_label, Compiler, Condition, OnDump, Scene};
 use super::found::Found;
 
-pub(in crate::signatures) struct Abort;
+pub(super) struct Abort;
 
 impl Condition for Abort {
     type Spec = Option<bool>;

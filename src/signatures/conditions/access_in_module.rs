@@ -6,7 +6,7 @@ use super::found::Found;
 use crate::model::Report;
 use crate::pattern::{Case, Pattern};
 
-pub(in crate::signatures) struct AccessInModule;
+pub(super) struct AccessInModule;
 
 impl Condition for AccessInModule {
     type Spec = Option<String>;

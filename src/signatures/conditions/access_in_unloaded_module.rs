@@ -6,7 +6,7 @@ use super::condition::{Compiler, Condition, OnDump, Scene, UnloadedChoice};
 use super::found::Found;
 use crate::pattern::Pattern;
 
-pub(in crate::signatures) struct AccessInUnloadedModule;
+pub(super) struct AccessInUnloadedModule;
 
 impl Condition for AccessInUnloadedModule {
     type Spec = Option<UnloadedChoice>;

@@ -4,7 +4,7 @@ use super::condition::{Compiler, Condition, OnDump, Scene};
 use super::found::Found;
 use crate::model::CaptureReason;
 
-pub(in crate::signatures) struct Captured;
+pub(super) struct Captured;
 
 impl Condition for Captured {
     type Spec = Option<CaptureReason>;

@@ -18,7 +18,7 @@ use crate::pattern::{Case, Compile, Pattern};
 use crate::signatures::names::resolve_family;
 
 /// A key of a `[[match]]` table that a dump must satisfy.
-pub(in crate::signatures) trait Condition {
+pub(super) trait Condition {
     /// The value as the rule file writes it; its default is the key left
     /// out.
     type Spec: DeserializeOwned + Default + Debug;
@@ -48,13 +48,13 @@ pub(in crate::signatures) trait Condition {
 }
 
 /// A condition on the dump as a whole, checked once per table.
-pub(in crate::signatures) trait OnDump: Condition {
+pub(super) trait OnDump: Condition {
     /// Whether it holds; if so, its facts are added to `found`.
     fn holds(compiled: &Self::Compiled, scene: &Scene<'_>, found: &mut Found) -> bool;
 }
 
 /// A condition on the thread the table chose, checked on each candidate.
-pub(in crate::signatures) trait OnThread: Condition {
+pub(super) trait OnThread: Condition {
     /// Whether it holds on `thread`; if so, its facts are added to `found`.
     fn holds(
         compiled: &Self::Compiled,
@@ -75,7 +75,7 @@ pub(in crate::signatures) struct Scene<'a> {
 }
 
 /// Compiles a table's conditions, collecting every problem with its key.
-pub(in crate::signatures) struct Compiler<'a> {
+pub(super) struct Compiler<'a> {
     /// The table's key path, `match[0]`.
     path: &'a str,
     /// The key of the condition being compiled.
@@ -84,8 +84,8 @@ pub(in crate::signatures) struct Compiler<'a> {
     /// checks run.
     full: bool,
     /// The thread the table's thread conditions apply to.
-    pub(in crate::signatures) thread: ThreadChoice,
-    pub(in crate::signatures) errors: Vec<(String, String)>,
+    pub(super) thread: ThreadChoice,
+    pub(super) errors: Vec<(String, String)>,
 }
 
 impl<'a> Compiler<'a> {
@@ -111,18 +111,18 @@ impl<'a> Compiler<'a> {
 
     /// Every check is made (a user's file, `signatures lint`), not only
     /// those a run of the built-in rules needs.
-    pub(in crate::signatures) fn full(&self) -> bool {
+    pub(super) fn full(&self) -> bool {
         self.full
     }
 
     /// The full path of the condition's key followed by `rest`
     /// (`[1].text`): `match[0].said[1].text`.
-    pub(in crate::signatures) fn key(&self, rest: &str) -> String {
+    pub(super) fn key(&self, rest: &str) -> String {
         format!("{}.{}{rest}", self.path, self.key)
     }
 
     /// A problem with the key followed by `rest`.
-    pub(in crate::signatures) fn error(&mut self, rest: &str, reason: String) {
+    pub(super) fn error(&mut self, rest: &str, reason: String) {
         let key = self.key(rest);
         self.errors.push((key, reason));
     }
@@ -131,12 +131,7 @@ impl<'a> Compiler<'a> {
     /// family (`family:NAME`, families.toml) or a function group
     /// (`functions:NAME`, functions.toml); `None`, and a problem, when it
     /// is not valid.
-    pub(in crate::signatures) fn pattern(
-        &mut self,
-        rest: &str,
-        source: &str,
-        case: Case,
-    ) -> Option<Pattern> {
+    pub(super) fn pattern(&mut self, rest: &str, source: &str, case: Case) -> Option<Pattern> {
         let when = if self.full {
             Compile::Now
         } else {
@@ -160,11 +155,7 @@ impl<'a> Compiler<'a> {
 
     /// A list of patterns (`[0]`, `[1]`, ... under the key); `None` when
     /// it is empty.
-    pub(in crate::signatures) fn patterns(
-        &mut self,
-        items: &[String],
-        case: Case,
-    ) -> Option<Vec<Pattern>> {
+    pub(super) fn patterns(&mut self, items: &[String], case: Case) -> Option<Vec<Pattern>> {
         let patterns: Vec<Pattern> = items
             .iter()
             .enumerate()
@@ -193,7 +184,7 @@ pub(crate) enum ThreadChoice {
 /// unloaded modules.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
-pub(in crate::signatures) enum UnloadedChoice {
+pub(super) enum UnloadedChoice {
     Any(bool),
     Named(String),
 }
@@ -201,7 +192,7 @@ pub(in crate::signatures) enum UnloadedChoice {
 impl UnloadedChoice {
     /// `Some(None)` for any module, `Some(Some(pattern))` for one, `None`
     /// for `false` or the key left out.
-    pub(in crate::signatures) fn compile(
+    pub(super) fn compile(
         choice: &Option<UnloadedChoice>,
         cx: &mut Compiler<'_>,
     ) -> Option<Option<Pattern>> {
@@ -215,7 +206,7 @@ impl UnloadedChoice {
 
 /// `not crash` for `false`, `crash` for `true`: the label words of a
 /// yes-or-no condition.
-pub(in crate::signatures) fn flag_label(want: Option<bool>, name: &str) -> Option<String> {
+pub(super) fn flag_label(want: Option<bool>, name: &str) -> Option<String> {
     want.map(|want| {
         if want {
             name.to_string()

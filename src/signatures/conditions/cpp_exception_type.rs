@@ -4,7 +4,7 @@ use super::condition::{Compiler, Condition, OnDump, Scene};
 use super::found::Found;
 use crate::pattern::{Case, Pattern};
 
-pub(in crate::signatures) struct CppExceptionType;
+pub(super) struct CppExceptionType;
 
 impl Condition for CppExceptionType {
     /// A pattern on the type (`std::runtime_error`); needs the dump's memory

@@ -3,7 +3,7 @@
 use super::condition::{flag_label, Compiler, Condition, OnDump, Scene};
 use super::found::Found;
 
-pub(in crate::signatures) struct Crash;
+pub(super) struct Crash;
 
 impl Condition for Crash {
     type Spec = Option<bool>;

@@ -3,7 +3,7 @@
 use super::condition::{Compiler, Condition, OnDump, Scene};
 use super::found::Found;
 
-pub(in crate::signatures) struct Deadlock;
+pub(super) struct Deadlock;
 
 impl Condition for Deadlock {
     type Spec = Option<bool>;

@@ -4,7 +4,7 @@ use super::condition::{Compiler, Condition, OnDump, Scene};
 use super::found::Found;
 use crate::signatures::exception::ExceptionCode;
 
-pub(in crate::signatures) struct Exception;
+pub(super) struct Exception;
 
 impl Condition for Exception {
     type Spec = Vec<String>;

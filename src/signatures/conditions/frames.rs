@@ -10,11 +10,11 @@ use crate::model::{Frame, FrameKind, Thread, Trust};
 use crate::pattern::{Case, Pattern};
 use crate::signatures::names::anchored;
 
-pub(in crate::signatures) struct Frames;
+pub(super) struct Frames;
 
 /// A frame pattern as written.
 #[derive(Debug, Deserialize, Default)]
-pub(in crate::signatures) struct FrameSpec {
+pub(super) struct FrameSpec {
     function: Option<String>,
     /// The function pattern may match a name that is only the nearest
     /// export before the address (a guess).

@@ -8,11 +8,11 @@ use crate::model::{bare_name, Report};
 use crate::pattern::{Case, Pattern};
 
 /// `functions_absent`.
-pub(in crate::signatures) struct FunctionsAbsent;
+pub(super) struct FunctionsAbsent;
 
 /// `functions_present`: what a module list would show, said by the frames
 /// (a text trace of a statically linked interpreter has no module for it).
-pub(in crate::signatures) struct FunctionsPresent;
+pub(super) struct FunctionsPresent;
 
 impl Condition for FunctionsAbsent {
     type Spec = Vec<String>;

@@ -5,7 +5,7 @@ use super::condition::{flag_label, Compiler, Condition, OnThread, Scene};
 use super::found::Found;
 use crate::model::Thread;
 
-pub(in crate::signatures) struct HolderBlocked;
+pub(super) struct HolderBlocked;
 
 impl Condition for HolderBlocked {
     type Spec = Option<bool>;

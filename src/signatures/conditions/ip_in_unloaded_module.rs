@@ -6,7 +6,7 @@ use super::found::Found;
 use crate::model::{offset, Thread};
 use crate::pattern::Pattern;
 
-pub(in crate::signatures) struct IpInUnloadedModule;
+pub(super) struct IpInUnloadedModule;
 
 impl Condition for IpInUnloadedModule {
     type Spec = Option<UnloadedChoice>;

@@ -4,7 +4,7 @@ use super::condition::{Compiler, Condition, OnDump, Scene};
 use super::found::Found;
 use crate::pattern::{Case, Pattern};
 
-pub(in crate::signatures) struct ModulesLoaded;
+pub(super) struct ModulesLoaded;
 
 impl Condition for ModulesLoaded {
     type Spec = Vec<String>;

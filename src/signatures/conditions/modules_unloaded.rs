@@ -5,7 +5,7 @@ use super::condition::{Compiler, Condition, OnDump, Scene};
 use super::found::Found;
 use crate::pattern::{Case, Pattern};
 
-pub(in crate::signatures) struct ModulesUnloaded;
+pub(super) struct ModulesUnloaded;
 
 impl Condition for ModulesUnloaded {
     type Spec = Vec<String>;

@@ -5,7 +5,7 @@ use super::condition::{flag_label, Compiler, Condition, OnDump, Scene};
 use super::exit::{exit_in_stack, exit_unproven, thread_ending};
 use super::found::Found;
 
-pub(in crate::signatures) struct ProcessExiting;
+pub(super) struct ProcessExiting;
 
 impl Condition for ProcessExiting {
     type Spec = Option<bool>;

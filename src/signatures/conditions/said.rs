@@ -7,7 +7,7 @@ use super::found::Found;
 use crate::model::MessageKind;
 use crate::pattern::{Case, Pattern};
 
-pub(in crate::signatures) struct Said;
+pub(super) struct Said;
 
 impl Condition for Said {
     /// By kind (`cuda-runtime-unloading`, `python-finalizing`, ...), each
@@ -82,13 +82,13 @@ pub enum SaidSpec {
 }
 
 impl SaidSpec {
-    pub(in crate::signatures) fn kind(&self) -> crate::model::MessageKind {
+    pub(crate) fn kind(&self) -> crate::model::MessageKind {
         match self {
             SaidSpec::Kind(kind) | SaidSpec::Text { kind, .. } => *kind,
         }
     }
 
-    pub(in crate::signatures) fn text(&self) -> Option<&str> {
+    pub(crate) fn text(&self) -> Option<&str> {
         match self {
             SaidSpec::Kind(_) => None,
             SaidSpec::Text { text, .. } => Some(text),

@@ -4,7 +4,7 @@ use super::condition::{flag_label, Compiler, Condition, OnThread, Scene};
 use super::found::{Found, INFERRED_WAIT};
 use crate::model::{Thread, Wait, WaitKind};
 
-pub(in crate::signatures) struct ThreadBlocked;
+pub(super) struct ThreadBlocked;
 
 impl Condition for ThreadBlocked {
     type Spec = Option<bool>;

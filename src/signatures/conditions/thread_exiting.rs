@@ -5,7 +5,7 @@ use super::exit::{exit_in_stack, exit_unproven};
 use super::found::{Found, INFERRED_EXIT};
 use crate::model::{ExitStage, Thread};
 
-pub(in crate::signatures) struct ThreadExiting;
+pub(super) struct ThreadExiting;
 
 impl Condition for ThreadExiting {
     type Spec = Option<bool>;

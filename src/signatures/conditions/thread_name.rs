@@ -5,7 +5,7 @@ use super::found::Found;
 use crate::model::Thread;
 use crate::pattern::{Case, Pattern};
 
-pub(in crate::signatures) struct ThreadName;
+pub(super) struct ThreadName;
 
 impl Condition for ThreadName {
     type Spec = Option<String>;

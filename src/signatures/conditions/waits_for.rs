@@ -5,7 +5,7 @@ use super::condition::{Compiler, Condition, OnThread, Scene};
 use super::found::Found;
 use crate::model::{Thread, WaitKind};
 
-pub(in crate::signatures) struct WaitsFor;
+pub(super) struct WaitsFor;
 
 impl Condition for WaitsFor {
     /// The thread's `wait.kind`.
