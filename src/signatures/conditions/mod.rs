@@ -68,7 +68,7 @@ pub(super) const SETTINGS: &[KeyDoc] = &[
     },
     KeyDoc {
         key: "stack_search",
-        doc: "`true`: when the chosen thread's walk is poor, return addresses found by searching its stack memory may stand in for frames (after the walked ones, `within` not applying to them) and for exit frames (a definite exit-time function found there makes the thread count as exiting, and a thread so found can be the blamed one). Each such piece of evidence says so and lowers the confidence",
+        doc: "`true`: when the chosen thread's walk is poor, return addresses found by searching its stack memory may stand in for frames (after the walked ones, `within` not applying to them) and for exit frames (a definite exit-time function found there makes the thread count as exiting, and a thread so found can be the blamed one). Each such piece of evidence says so and lowers the confidence (see [Stack search](../signatures.md#stack-search))",
     },
 ];
 

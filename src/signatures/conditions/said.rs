@@ -15,7 +15,7 @@ impl Condition for Said {
     type Spec = Vec<SaidSpec>;
     /// A kind, and a pattern on the text.
     type Compiled = Vec<(MessageKind, Option<Pattern>)>;
-    const DOC: &'static str = "messages the text log must hold (a text report's `source.messages`, docs/text-traces.md), each by its kind (`\"cuda-runtime-unloading\"`) or by its kind and a pattern on its text or meaning (`{ kind = \"exception-what\", text = 're:.*OrtEnv::Release.*' }`); each is a fact of the evidence, like a frame. A dump has no messages: a table with `said` answers text only. Examples give them as `said = [...]`, a message's text in place of the pattern";
+    const DOC: &'static str = "messages the text log must hold (a text report's `source.messages`, [text-traces.md](../text-traces.md)), each by its kind (`\"cuda-runtime-unloading\"`) or by its kind and a pattern on its text or meaning (`{ kind = \"exception-what\", text = 're:.*OrtEnv::Release.*' }`); each is a fact of the evidence, like a frame. A dump has no messages: a table with `said` answers text only. Examples give them as `said = [...]`, a message's text in place of the pattern";
     const LABEL_RANK: u8 = 15;
 
     fn compile(spec: &Vec<SaidSpec>, cx: &mut Compiler<'_>) -> Option<Self::Compiled> {

@@ -11,7 +11,7 @@ impl Condition for WaitsFor {
     /// The thread's `wait.kind`.
     type Spec = Option<WaitKind>;
     type Compiled = WaitKind;
-    const DOC: &'static str = "the kind of object the chosen thread waits for, as the wait analysis found it: `\"mutex\"`, `\"join\"`, `\"condition\"`, `\"semaphore\"`, `\"critical-section\"`, `\"loader-lock\"`, `\"srw-lock\"`, `\"handle\"`. Examples give it as `waits_for = { kind = \"...\", holder = ID }` on a thread";
+    const DOC: &'static str = "the kind of object the chosen thread waits for, as the wait analysis ([waits.md](../waits.md)) found it: `\"mutex\"`, `\"join\"`, `\"condition\"`, `\"semaphore\"`, `\"critical-section\"`, `\"loader-lock\"`, `\"srw-lock\"`, `\"handle\"`. Examples give it as `waits_for = { kind = \"...\", holder = ID }` on a thread";
     const LABEL_RANK: u8 = 9;
 
     fn compile(spec: &Option<WaitKind>, _: &mut Compiler<'_>) -> Option<WaitKind> {
