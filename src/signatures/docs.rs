@@ -7,20 +7,46 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
+use super::conditions;
 use super::rule::Rule;
 use super::schema::Expect;
 use super::Database;
 
 /// Every page of the database, as (file name, text): one per rule, the
-/// index and the function groups.
+/// index, the match conditions and the function groups.
 pub fn pages(db: &Database) -> Vec<(String, String)> {
     let mut pages: Vec<(String, String)> = db
         .rules()
         .map(|r| (format!("{}.md", r.id), page(r)))
         .collect();
     pages.push(("README.md".to_string(), index(db.rules())));
+    pages.push(("conditions.md".to_string(), conditions()));
     pages.push(("function-groups.md".to_string(), function_groups()));
     pages
+}
+
+/// The page of the keys of a `[[match]]` table, from the conditions' own
+/// doc texts (src/signatures/conditions/), in the order they are checked.
+fn conditions() -> String {
+    let mut s = String::from(
+        "<!-- Generated from src/signatures/conditions/ by `dumptriage signatures docs`; do not edit. -->\n\n\
+         # Match conditions\n\nA `[[match]]` table of a rule file ([../signatures.md](../signatures.md)) \
+         matches when all of its conditions hold. A rule matches when any of its tables does; the \
+         most specific matching table gives the diagnosis. Patterns (globs, `re:` regular \
+         expressions, `family:NAME`, `functions:NAME`) are described in \
+         [Patterns and case](../signatures.md#patterns-and-case).\n",
+    );
+    for (title, keys) in [
+        ("Table settings", conditions::SETTINGS),
+        ("Conditions on the dump as a whole", conditions::ON_DUMP),
+        ("Conditions on the chosen thread", conditions::ON_THREAD),
+    ] {
+        let _ = write!(s, "\n## {title}\n\n| key | meaning |\n| --- | --- |\n");
+        for key in keys {
+            let _ = writeln!(s, "| `{}` | {} |", key.key, key.doc);
+        }
+    }
+    s
 }
 
 /// The page of the named function groups rules use as `functions:NAME`.
@@ -161,7 +187,8 @@ pub fn index<'a>(rules: impl IntoIterator<Item = &'a Rule>) -> String {
     let mut s = String::from(
         "<!-- Generated from signatures/*.toml by `dumptriage signatures docs`; do not edit. -->\n\n\
          # Signatures\n\nThe known exit-time failures dumptriage recognises, then the generic \
-         situations. The rule format is described in [../signatures.md](../signatures.md).\n\n",
+         situations. The rule format is described in [../signatures.md](../signatures.md), \
+         the keys of a `[[match]]` table in [conditions.md](conditions.md).\n\n",
     );
     s.push_str(&table(rules, ""));
     s.push_str("\nThe function groups rules name as `functions:NAME` are listed in [function-groups.md](function-groups.md).\n");

@@ -15,7 +15,7 @@ use crate::model::{
 
 /// The source of an example that names the messages of a text log: a text
 /// report holding them, with the exit evidence they give by themselves.
-fn said_source(said: &[super::schema::SaidSpec]) -> crate::model::Source {
+fn said_source(said: &[super::conditions::SaidSpec]) -> crate::model::Source {
     if said.is_empty() {
         return crate::model::Source::default();
     }

@@ -4,7 +4,7 @@
 /// An exception condition: a raw code, or a name (`SIGSEGV`,
 /// `EXCEPTION_ACCESS_VIOLATION`) known to stand for one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExceptionCode {
+pub(crate) struct ExceptionCode {
     pub code: u32,
     /// Signals are numbers that mean something only off Windows.
     pub signal: bool,
@@ -36,7 +36,7 @@ pub(crate) const EXCEPTION_NAMES: &[(&str, u32, bool)] = &[
 ];
 
 impl ExceptionCode {
-    pub fn parse(text: &str) -> Result<ExceptionCode, String> {
+    pub(crate) fn parse(text: &str) -> Result<ExceptionCode, String> {
         let trimmed = text.trim();
         if let Some(&(name, code, signal)) = EXCEPTION_NAMES
             .iter()

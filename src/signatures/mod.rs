@@ -4,6 +4,7 @@
 //! Works on plain stacks and needs no dump: a rule's examples are stacks
 //! written by hand (see [`examples`]).
 
+mod conditions;
 pub mod docs;
 pub(crate) mod examples;
 pub(crate) mod exception;
@@ -169,7 +170,7 @@ impl Database {
                     });
                 }
             }
-            if rule.alternatives.iter().any(|c| !c.frames.is_empty()) && !normal {
+            if rule.alternatives.iter().any(|c| !c.frames().is_empty()) && !normal {
                 outcomes.push(ExampleOutcome {
                     rule: rule.id.clone(),
                     example: "normal work".to_string(),
@@ -198,12 +199,12 @@ fn normal_work(rule: &Rule, example: &schema::ExampleSpec, report: &Classified) 
         .iter()
         .flat_map(|t| &t.frames)
         .any(|f| f.module.is_some() && f.function.is_none());
-    let patterns = || rule.alternatives.iter().flat_map(|c| &c.frames);
+    let patterns = || rule.alternatives.iter().flat_map(|c| c.frames());
     let matched = report
         .threads
         .iter()
         .flat_map(|t| &t.frames)
-        .any(|f| patterns().any(|p| p.function.is_some() && matcher::frame_matches(p, f)));
+        .any(|f| patterns().any(|p| p.function.is_some() && conditions::frame_matches(p, f)));
     let positive: std::collections::BTreeSet<&str> = rule
         .examples
         .iter()

@@ -2,10 +2,13 @@
 //!
 //! Keys the schema does not know are not an error here; loading
 //! ([`super::load`]) reports each of them with its full path, so an author
-//! sees every problem at once. docs/signatures.md documents the format.
+//! sees every problem at once. docs/signatures.md documents the format. A
+//! `[[match]]` table's keys are those of the conditions
+//! ([`super::conditions`]).
 
 use serde::Deserialize;
 
+use super::conditions::{MatchSpec, SaidSpec};
 use crate::model::{CaptureReason, Kind};
 
 #[derive(Debug, Deserialize)]
@@ -46,126 +49,6 @@ pub(crate) struct FixedSpec {
     pub release: Option<String>,
     /// The source that establishes `release` (https).
     pub source: Option<String>,
-}
-
-#[derive(Debug, Deserialize, Default)]
-pub(crate) struct MatchSpec {
-    /// A few words on what this alternative recognises, named by every
-    /// diagnosis it gives.
-    pub label: Option<String>,
-    pub thread: Option<ThreadChoice>,
-    pub thread_name: Option<String>,
-    #[serde(default)]
-    pub exception: Vec<String>,
-    pub crash: Option<bool>,
-    /// Some threads wait for each other in a cycle (exit_phase.deadlock).
-    pub deadlock: Option<bool>,
-    /// Why the dump was taken, as `run` or `attach` recorded it in the dump.
-    pub captured: Option<CaptureReason>,
-    pub abort: Option<bool>,
-    pub process_exiting: Option<bool>,
-    pub thread_exiting: Option<bool>,
-    pub thread_blocked: Option<bool>,
-    /// The kind of object the chosen thread waits for (its `wait.kind`).
-    pub waits_for: Option<crate::model::WaitKind>,
-    /// The chosen thread's wait is held by a thread that is itself blocked
-    /// (`true`), or by one that is not (`false`).
-    pub holder_blocked: Option<bool>,
-    pub ip_in_unloaded_module: Option<UnloadedChoice>,
-    pub access_in_unloaded_module: Option<UnloadedChoice>,
-    pub access_in_module: Option<String>,
-    /// The type an MSVC C++ exception threw (`std::runtime_error`), as a
-    /// pattern; needs the dump's memory or the throwing module's binary.
-    pub cpp_exception_type: Option<String>,
-    /// Whether return addresses found by searching a thread's stack memory
-    /// (when its walk is poor) may stand in for frames and exit frames.
-    #[serde(default)]
-    pub stack_search: bool,
-    #[serde(default)]
-    pub modules_loaded: Vec<String>,
-    #[serde(default)]
-    pub modules_unloaded: Vec<String>,
-    #[serde(default)]
-    pub functions_absent: Vec<String>,
-    /// Function patterns some frame of some thread must match: what a
-    /// module list would show, said by the frames (a text trace of a
-    /// statically linked interpreter has no module for it).
-    #[serde(default)]
-    pub functions_present: Vec<String>,
-    /// Messages the text log must hold (a text trace's `source.messages`,
-    /// by kind: `cuda-runtime-unloading`, `python-finalizing`, ...), each
-    /// as a fact like a frame.
-    #[serde(default)]
-    pub said: Vec<SaidSpec>,
-    #[serde(default)]
-    pub frames: Vec<FrameSpec>,
-}
-
-/// A message a rule asks the log for: its kind (`"terminate"`), or its
-/// kind and a pattern its text or meaning must match (`{ kind =
-/// "exception-what", text = 're:OrtEnv::Release' }`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum SaidSpec {
-    Kind(crate::model::MessageKind),
-    Text {
-        kind: crate::model::MessageKind,
-        text: String,
-    },
-}
-
-impl SaidSpec {
-    pub(crate) fn kind(&self) -> crate::model::MessageKind {
-        match self {
-            SaidSpec::Kind(kind) | SaidSpec::Text { kind, .. } => *kind,
-        }
-    }
-
-    pub(crate) fn text(&self) -> Option<&str> {
-        match self {
-            SaidSpec::Kind(_) => None,
-            SaidSpec::Text { text, .. } => Some(text),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ThreadChoice {
-    /// The thread of a real crash.
-    Crashing,
-    /// The crashing thread, or for a dump without a crash the exiting,
-    /// blocked thread (exit_phase).
-    Blamed,
-    /// Any thread.
-    Any,
-    /// A thread whose name matches `thread_name`.
-    Named,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub(crate) enum UnloadedChoice {
-    Any(bool),
-    Named(String),
-}
-
-#[derive(Debug, Deserialize, Default)]
-pub(crate) struct FrameSpec {
-    pub function: Option<String>,
-    /// The function pattern may match a name that is only the nearest
-    /// export before the address (a guess).
-    #[serde(default)]
-    pub guessed: bool,
-    pub module: Option<String>,
-    pub unloaded: Option<String>,
-    /// The frame's source file (a Python frame's `.py` file), as a pattern
-    /// on the path as the trace printed it.
-    pub file: Option<String>,
-    /// A Python frame (from a text trace), not a native one.
-    #[serde(default)]
-    pub python: bool,
-    pub within: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]

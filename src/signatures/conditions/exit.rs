@@ -1,15 +1,15 @@
 //! Whether the exit a rule asks for is there: in the thread's stack, as a
 //! thread's own exit, or not established (a possible finding).
 
+use super::condition::Scene;
 use super::evidence::describe_hit;
 use super::found::{Found, EXIT_NOT_PROVEN, STACK_SEARCH};
-use crate::model::{Report, Thread};
-use crate::signatures::rule::{Conditions, Rule};
+use crate::model::Thread;
 
 /// An exit condition met by a thread's stack memory instead of its walked
 /// frames, for rules that allow stack-search evidence.
-pub(super) fn exit_in_stack(c: &Conditions, thread: &Thread, found: &mut Found) -> bool {
-    if !c.stack_search {
+pub(super) fn exit_in_stack(scene: &Scene<'_>, thread: &Thread, found: &mut Found) -> bool {
+    if !scene.stack_search {
         return false;
     }
     let Some(marker) = &thread.exiting_in_stack else {
@@ -38,11 +38,11 @@ pub(super) fn exit_in_stack(c: &Conditions, thread: &Thread, found: &mut Found) 
 /// exit or unload establishes exit: the exit-only function groups
 /// (functions.toml), which the exit-phase tables hold, and unloaded
 /// modules. Generic rules are about exit itself and are never met this way.
-pub(super) fn exit_unproven(rule: &Rule, report: &Report, found: &mut Found) -> bool {
-    let Some(why) = report.exit_phase.exit_not_proven.as_deref() else {
+pub(super) fn exit_unproven(scene: &Scene<'_>, found: &mut Found) -> bool {
+    let Some(why) = scene.report.exit_phase.exit_not_proven.as_deref() else {
         return false;
     };
-    if rule.generic {
+    if scene.generic {
         return false;
     }
     found.fact(None, None, format!("exit not established: {why}"));
@@ -57,10 +57,11 @@ pub(super) fn exit_unproven(rule: &Rule, report: &Report, found: &mut Found) -> 
 /// shows the process exiting. The same failure as at process exit, torn
 /// down by one thread; the diagnosis says so. Generic rules are about the
 /// process's exit and are never met this way.
-pub(super) fn thread_ending(rule: &Rule, report: &Report, found: &mut Found) -> bool {
-    if rule.generic {
+pub(super) fn thread_ending(scene: &Scene<'_>, found: &mut Found) -> bool {
+    if scene.generic {
         return false;
     }
+    let report = scene.report;
     let thread = match report.crashing_thread() {
         Some(t) => t.ending.as_ref().map(|e| (t, e)),
         None => report
