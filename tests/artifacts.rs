@@ -40,12 +40,7 @@ fn tmp(home: &Path) -> PathBuf {
 /// What must be the same: the diagnoses, and every thread's frames (where
 /// and what each one is, and what it waits for).
 fn answer(report: &Value) -> Value {
-    let diagnoses: Vec<String> = report["diagnoses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(common::diagnosis_name)
-        .collect();
+    let diagnoses = common::diagnosis_names(report);
     let threads: Vec<Value> = report["threads"]
         .as_array()
         .unwrap()

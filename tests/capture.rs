@@ -134,15 +134,6 @@ fn thread(report: &Value, id: u64) -> &Value {
         .unwrap_or_else(|| panic!("no thread {id} in {report:#}"))
 }
 
-fn functions(thread: &Value) -> Vec<String> {
-    thread["frames"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["function"].as_str().map(str::to_string))
-        .collect()
-}
-
 /// `PROCESSNAME_PID_YYMMDD_HHMMSS.dmp`
 fn assert_procdump_name(path: &Path, process: &str, pid: u32) {
     let name = path.file_name().unwrap().to_string_lossy();
@@ -214,7 +205,7 @@ fn attach_diagnoses_the_hip_exit_hang_and_leaves_the_process_running() {
     );
     assert_eq!(report["exit_phase"]["blamed_thread"], pid);
     assert_eq!(report["exception"]["thread_id"], pid);
-    let main = functions(thread(report, u64::from(pid)));
+    let main = common::function_names(thread(report, u64::from(pid)));
     assert!(main.iter().any(|f| f == "SyncAllStreams"), "{main:?}");
     let pal = report["threads"]
         .as_array()
@@ -222,7 +213,9 @@ fn attach_diagnoses_the_hip_exit_hang_and_leaves_the_process_running() {
         .iter()
         .find(|t| t["id"] != pid)
         .unwrap();
-    assert!(functions(pal).iter().any(|f| f == "PalFenceWait"));
+    assert!(common::function_names(pal)
+        .iter()
+        .any(|f| f == "PalFenceWait"));
 }
 
 /// When exit runs on a thread other than the main one, the dump is made to
@@ -240,7 +233,7 @@ fn attach_records_the_blamed_thread_in_the_dump() {
     let report = &doc["reports"][0];
     let blamed = report["exit_phase"]["blamed_thread"].as_u64().unwrap();
     assert_ne!(blamed, u64::from(pid), "exit runs on a worker thread");
-    assert!(functions(thread(report, blamed))
+    assert!(common::function_names(thread(report, blamed))
         .iter()
         .any(|f| f == "__hipUnregisterFatBinary"));
     assert_eq!(report["exception"]["thread_id"], blamed);
@@ -397,7 +390,7 @@ fn run_captures_a_crash_at_exit_and_dies_of_the_same_signal() {
         .unwrap()
         .iter()
         .all(|m| m["name"] != "libplugin.so"));
-    let names = functions(crashing);
+    let names = common::function_names(crashing);
     assert!(names.iter().any(|f| f == "run_release_hook"), "{names:?}");
     // A crash at exit. (A Linux dump has no unloaded-module list, so the
     // unloaded plugin can only be inferred from the address.)
@@ -423,7 +416,7 @@ fn libc_symbols() -> PathBuf {
 /// frame the "main has returned" inference keys on: without it a test of
 /// that inference would prove nothing.
 fn has_libc_start(thread: &Value) -> bool {
-    functions(thread)
+    common::function_names(thread)
         .iter()
         .any(|f| f == "__libc_start_call_main")
 }
@@ -491,7 +484,7 @@ fn attach_to_a_healthy_gpu_daemon_finds_nothing_wrong() {
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(functions)
+        .flat_map(common::function_names)
         .collect();
     for wanted in ["PalFenceWait", "serve_requests", "request_worker"] {
         assert!(all.iter().any(|f| f == wanted), "{wanted} not in {all:?}");

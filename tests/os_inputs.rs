@@ -205,14 +205,7 @@ fn check_retraced(report: &Value, core_report: &Value) {
         .contains("holds no core"));
     let crashing = &report["threads"][0];
     assert_eq!(crashing["crashing"], true);
-    let names = |thread: &Value| -> Vec<String> {
-        thread["frames"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f["function"].as_str().map(str::to_string))
-            .collect()
-    };
+    let names = common::function_names;
     let from_core = names(&core_report["threads"][0]);
     let from_text = names(crashing);
     assert!(

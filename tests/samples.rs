@@ -117,12 +117,7 @@ fn every_sample_dump_gets_its_expected_diagnosis() {
 /// The sample's diagnoses (the first, its kind, the generic ones also
 /// true), process name and exception code.
 fn check_diagnoses(sample: &Sample, report: &Value, fail: &mut impl FnMut(String)) {
-    let names: Vec<String> = report["diagnoses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(common::diagnosis_name)
-        .collect();
+    let names = common::diagnosis_names(report);
     let diagnoses: Vec<&str> = names.iter().map(String::as_str).collect();
     if sample.signature.is_empty() {
         if !diagnoses.is_empty() {

@@ -105,12 +105,7 @@ fn a_deadlock_through_the_loader_lock_names_both_threads_and_both_locks() {
     let mut both = vec![main_id, worker_id];
     both.sort();
     assert_eq!(cycle, both);
-    let diagnoses: Vec<String> = report["diagnoses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(common::diagnosis_name)
-        .collect();
+    let diagnoses = common::diagnosis_names(&report);
     assert!(diagnoses.iter().any(|d| d == "deadlock"), "{diagnoses:?}");
 
     // The text says it as a person reads it.
@@ -206,12 +201,7 @@ fn a_dllmain_waiting_for_its_thread_holds_the_loader_lock_that_thread_needs() {
         )),
         "{evidence}"
     );
-    let names: Vec<String> = report["diagnoses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(common::diagnosis_name)
-        .collect();
+    let names = common::diagnosis_names(&report);
     assert!(
         names.iter().any(|n| n == "loader-lock-at-exit"),
         "{names:?}"

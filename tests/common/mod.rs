@@ -253,6 +253,27 @@ pub fn diagnosis_name(diagnosis: &serde_json::Value) -> String {
     }
 }
 
+/// The names of a JSON report's diagnoses, in order (`diagnosis_name`).
+pub fn diagnosis_names(report: &serde_json::Value) -> Vec<String> {
+    report["diagnoses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(diagnosis_name)
+        .collect()
+}
+
+/// The function names of a JSON thread's frames, in order (frames without
+/// one left out).
+pub fn function_names(thread: &serde_json::Value) -> Vec<String> {
+    thread["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["function"].as_str().map(str::to_string))
+        .collect()
+}
+
 /// The `.dmp` files of a folder, sorted.
 pub fn dumps_in(dir: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
