@@ -51,6 +51,7 @@ pub(in crate::text) enum Format {
     Spindump,
     CallTree,
     Valgrind,
+    Dotnet,
 }
 
 impl Format {
@@ -77,6 +78,7 @@ impl Format {
             Format::Spindump => "spindump",
             Format::CallTree => "call-tree",
             Format::Valgrind => "valgrind",
+            Format::Dotnet => "dotnet",
         }
     }
 

@@ -14,6 +14,7 @@ mod backtrace_symbols;
 mod call_tree;
 mod common;
 mod cuda_sanitizer;
+mod dotnet;
 mod eu_stack;
 mod faulthandler;
 mod frame_list;
@@ -38,7 +39,7 @@ pub(super) use spindump::{busiest_path, every_sample_in};
 pub(super) use common::*;
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 21] = [
+static FORMATS: [&dyn TraceFormat; 22] = [
     &systemd_coredump::SystemdCoredump,
     &gdb::Gdb,
     &eu_stack::EuStack,
@@ -52,6 +53,7 @@ static FORMATS: [&dyn TraceFormat; 21] = [
     &pyspy::PySpy,
     &windbg::WinDbg,
     &visual_studio::VisualStudio,
+    &dotnet::Dotnet,
     &backtrace_symbols::BacktraceSymbols,
     &cuda_sanitizer::CudaSanitizer,
     &glog::Glog,
@@ -75,7 +77,8 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
     let bare = trimmed.trim_end();
     if bare == "[External Code]"
         || trimmed.starts_with("note: Some details are omitted")
-        || bare == "..."
+        || (bare.len() >= 3 && bare.bytes().all(|b| b == b'.'))
+        || bare == "\u{2026}"
         || trimmed.starts_with("(More stack frames follow")
     {
         return Some(Line::Elided);

@@ -1,0 +1,194 @@
+//! Windows-side texts of exit-time failures (issue #37), each written here
+//! in the tool's own shape with our own names, and each with a look-alike
+//! of the same shape that is no exit-time failure: .NET's unhandled
+//! exception reports (the console's and the event log's), the .NET
+//! runtime's own shutdown in a WinDbg stack, and a Visual Studio Call Stack
+//! whose exit frame is an MSVC lambda, with a row of dots where frames were
+//! left out.
+
+use crate::common::text::{analyze_text, answer};
+
+use serde_json::Value;
+
+/// The answers of every report of `text`, with each report's format.
+fn answers(name: &str, text: &str) -> Vec<(String, String)> {
+    analyze_text(name, text)
+        .iter()
+        .map(|r: &Value| {
+            (
+                r["source"]["format"]
+                    .as_str()
+                    .unwrap_or("error")
+                    .to_string(),
+                answer(r),
+            )
+        })
+        .collect()
+}
+
+fn one(name: &str, text: &str) -> (String, String) {
+    let all = answers(name, text);
+    assert_eq!(all.len(), 1, "{name}: {all:?}");
+    all.into_iter().next().unwrap()
+}
+
+/// The Application event log's record of an unhandled .NET exception
+/// (Event 1026), thrown from the runtime's exit path, and the same record
+/// from a button's handler while the program ran.
+#[test]
+fn dotnet_event_log_records() {
+    let at_exit = "\
+Log Name:      Application
+Source:        .NET Runtime
+Event ID:      1026
+Description:
+Application: Lantern.exe
+Framework Version: v4.0.30319
+Description: The process was terminated due to an unhandled exception.
+Exception Info: exception code c0000005, exception address 00007FFB12345678
+Stack:
+   at Lantern.Native.Tray.Release(IntPtr)
+   at Lantern.Shell.OnProcessExiting(System.Object, System.EventArgs)
+   at System.Environment._Exit(Int32)
+   at System.Environment.Exit(Int32)
+   at Lantern.Program.Main(System.String[])
+";
+    assert_eq!(
+        one("event-1026-exit.txt", at_exit),
+        ("dotnet".to_string(), "crash-during-exit".to_string())
+    );
+    let at_work = "\
+Application: Lantern.exe
+CoreCLR Version: 8.0.124.61009
+.NET Version: 8.0.1
+Description: The process was terminated due to an unhandled exception.
+Exception Info: System.NullReferenceException: Object reference not set to an instance of an object.
+   at Lantern.Views.Settings.OnApplyClicked(Object sender, RoutedEventArgs e) in C:\\src\\lantern\\Views\\Settings.xaml.cs:line 88
+   at System.Windows.EventRoute.InvokeHandlersImpl(Object source, RoutedEventArgs args, Boolean reRaised)
+--- End of stack trace from previous location ---
+   at System.Windows.Threading.Dispatcher.Run()
+   at Lantern.App.Main()
+";
+    let (format, said) = one("event-1026-work.txt", at_work);
+    assert_eq!((format.as_str(), said.as_str()), ("dotnet", "none"));
+    // The runtime's unload of a window (an `Unloaded` handler) is no exit.
+    let unloaded = at_work.replace(
+        "Lantern.Views.Settings.OnApplyClicked",
+        "Lantern.Views.Settings.OnUnloaded",
+    );
+    assert_eq!(one("event-1026-unloaded.txt", &unloaded).1, "none");
+}
+
+/// The console's report of an unhandled exception (`Unhandled exception.`)
+/// raised by a ProcessExit handler, and by ordinary work.
+#[test]
+fn dotnet_console_reports() {
+    let at_exit = "\
+Unhandled exception. System.ObjectDisposedException: Cannot access a disposed object.
+Object name: 'Channel'.
+   at Relay.Hub.Flush() in /src/relay/Hub.cs:line 41
+   at Relay.Program.<>c.<Main>b__0_0(Object _, EventArgs _) in /src/relay/Program.cs:line 12
+   at System.AppContext.OnProcessExit()
+";
+    assert_eq!(
+        one("console-exit.txt", at_exit).1,
+        "crash-during-exit".to_string()
+    );
+    let at_work = "\
+Unhandled exception. System.ObjectDisposedException: Cannot access a disposed object.
+Object name: 'Channel'.
+   at Relay.Hub.Flush() in /src/relay/Hub.cs:line 41
+   at Relay.Hub.Tick(Object state) in /src/relay/Hub.cs:line 60
+   at System.Threading.TimerQueueTimer.CallCallback(Boolean isThreadPool)
+";
+    assert_eq!(one("console-work.txt", at_work).1, "none");
+    // A Java stack has the same `at a.b(c)` shape: no .NET trace.
+    let java = "\
+Exception in thread \"main\" java.lang.IllegalStateException: closed
+\tat org.relay.Hub.flush(Hub.java:41)
+\tat org.relay.Main.main(Main.java:12)
+";
+    assert!(answers("java.txt", java)
+        .iter()
+        .all(|(format, said)| format != "dotnet" && said == "none"));
+}
+
+/// WinDbg's `kc` of a .NET host waiting while the runtime shuts down (the
+/// runtime's own shutdown frames are exit frames), and the finalizer
+/// thread's ordinary wait while the program runs.
+#[test]
+fn clr_shutdown_in_windbg() {
+    let at_exit = "\
+ # Call Site
+00 ntdll!NtWaitForMultipleObjects
+01 KERNELBASE!WaitForMultipleObjectsEx
+02 coreclr!CLREventBase::WaitEx
+03 coreclr!FinalizerThread::RaiseShutdownEvents
+04 coreclr!EEShutDownHelper
+05 coreclr!EEShutDown
+06 coreclr!coreclr_shutdown_2
+07 hostrun!RunApp
+08 hostrun!wmain
+09 kernel32!BaseThreadInitThunk
+0a ntdll!RtlUserThreadStart
+";
+    assert_eq!(
+        one("clr-shutdown.txt", at_exit),
+        ("windbg".to_string(), "hang-during-exit".to_string())
+    );
+    let at_work = "\
+ # Call Site
+00 ntdll!NtWaitForMultipleObjects
+01 KERNELBASE!WaitForMultipleObjectsEx
+02 coreclr!CLREventBase::WaitEx
+03 coreclr!FinalizerThread::WaitForFinalizerEvent
+04 coreclr!FinalizerThread::FinalizerThreadWorker
+05 coreclr!FinalizerThread::FinalizerThreadStart
+06 kernel32!BaseThreadInitThunk
+07 ntdll!RtlUserThreadStart
+";
+    let (_, said) = one("clr-finalizer.txt", at_work);
+    assert!(
+        !said.contains("exit"),
+        "a finalizer's wait is no exit: {said}"
+    );
+}
+
+/// Visual Studio's Call Stack with a row of dots where the person left
+/// frames out, the static destructor's code in an MSVC lambda of the C
+/// runtime's atexit table (`_execute_onexit_table::__l2::<lambda>`); and
+/// the same window at start-up, in the lambda of the function that
+/// registers a handler.
+#[test]
+fn visual_studio_lambda_frames_and_elisions() {
+    let at_exit = ">\tgauge.exe!Gauge::Sink::Flush(const char * text=0x0000000000000000) Line 77\tC++
+ \tgauge.exe!Gauge::Sink::~Sink() Line 31\tC++
+.....
+ \tgauge.exe!_execute_onexit_table::__l2::<lambda>() Line 206\tC++
+ \tgauge.exe!__crt_seh_guarded_call<int>::operator()<void <lambda>(void)>(__acrt_lock_and_call::__l2::void <lambda>(void) && setup={...}) Line 204\tC++
+ \tgauge.exe!common_exit(const int return_code=0, const _crt_exit_cleanup_mode cleanup_mode=_crt_exit_full_cleanup, const _crt_exit_return_mode return_mode=_crt_exit_terminate_process) Line 281\tC++
+";
+    let all = answers("vs-lambda-exit.txt", at_exit);
+    assert_eq!(
+        all,
+        [("visual-studio".to_string(), "crash-during-exit".to_string())],
+        "one stack, dots and all"
+    );
+    // Without `common_exit` the lambda alone says it.
+    let lambda_only: String = at_exit
+        .lines()
+        .filter(|l| !l.contains("common_exit"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(
+        one("vs-lambda-only.txt", &lambda_only).1,
+        "crash-during-exit"
+    );
+    let at_start = ">\tgauge.exe!Gauge::Sink::Open(const char * path=0x0000000000000000) Line 19\tC++
+ \tgauge.exe!_register_onexit_function::__l2::<lambda>() Line 112\tC++
+.....
+ \tgauge.exe!_initterm(void(*)() * first=0x00007ff6a1b2c000, void(*)() * last=0x00007ff6a1b2c010) Line 22\tC++
+ \tgauge.exe!__scrt_common_main_seh() Line 258\tC++
+";
+    assert_eq!(one("vs-lambda-start.txt", at_start).1, "none");
+}
