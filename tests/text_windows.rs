@@ -192,3 +192,71 @@ fn visual_studio_lambda_frames_and_elisions() {
 ";
     assert_eq!(one("vs-lambda-start.txt", at_start).1, "none");
 }
+
+/// ctest's `--output-on-failure` on a Windows runner: the crashed test's
+/// status line (`Exit code 0xc0000005`) first, then the test program's own
+/// output, whose last word is that every test passed: the program crashed
+/// on its way out. The same log whose output stops inside a test is a crash
+/// during the work.
+#[test]
+fn ctest_output_after_the_status_line() {
+    let log = "\
+Test project D:/a/beacon/build
+    Start 1: beacon_io
+1/2 Test #1: beacon_io ........................   Passed    0.21 sec
+    Start 2: beacon_gpu
+2/2 Test #2: beacon_gpu .......................Exit code 0xc0000005
+***Exception:   1.02 sec
+Running main() from gmock_main.cc
+[==========] Running 4 tests from 1 test suite.
+[ RUN      ] Gpu.Upload
+[       OK ] Gpu.Upload (3 ms)
+[----------] 4 tests from Gpu (40 ms total)
+[==========] 4 tests from 1 test suite ran. (41 ms total)
+[  PASSED  ] 4 tests.
+
+50% tests passed, 1 tests failed out of 2
+
+The following tests FAILED:
+\t  2 - beacon_gpu (Exit code 0xc0000005)
+";
+    assert_eq!(one("ctest-exit.txt", log).1, "crash-during-exit");
+    let during: String = log
+        .lines()
+        .take_while(|l| !l.starts_with("[       OK ]"))
+        .chain(["", "50% tests passed, 1 tests failed out of 2"])
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(one("ctest-work.txt", &during).1, "none");
+}
+
+/// Node.js's fatal error with its native stack (Windows's form: nearest
+/// export and a decimal offset) from an addon's destructor under the
+/// environment's cleanup, and the same error from the event loop.
+#[test]
+fn node_native_stacks() {
+    let at_exit = "\
+FATAL ERROR: v8::HandleScope::CreateHandle() Cannot create a handle without a HandleScope
+----- Native stack trace -----
+
+ 1: 00007FF71A2B3C4D node::OnFatalError+1014
+ 2: 00007FF71B3C4D5E v8::HandleScope::CreateHandle+51
+ 3: 00007FFA11223344 napi_get_reference_value+40
+ 4: 00007FFA11223400 quill!Quill::Store::~Store+88
+ 5: 00007FF71A2B1111 node::Environment::RunCleanup+200
+ 6: 00007FF71A2B2222 node::FreeEnvironment+300
+ 7: 00007FF71A2B3333 node::Start+400
+";
+    assert_eq!(
+        one("node-exit.txt", at_exit),
+        ("node".to_string(), "abort-during-exit".to_string())
+    );
+    let at_work = at_exit
+        .replace(
+            "quill!Quill::Store::~Store+88",
+            "quill!Quill::Store::Get+88",
+        )
+        .replace("node::Environment::RunCleanup+200", "uv_run+200")
+        .replace("node::FreeEnvironment+300", "node::SpinEventLoop+300");
+    assert_eq!(one("node-work.txt", &at_work).1, "none");
+}

@@ -52,6 +52,7 @@ pub(in crate::text) enum Format {
     CallTree,
     Valgrind,
     Dotnet,
+    Node,
 }
 
 impl Format {
@@ -79,6 +80,7 @@ impl Format {
             Format::CallTree => "call-tree",
             Format::Valgrind => "valgrind",
             Format::Dotnet => "dotnet",
+            Format::Node => "node",
         }
     }
 

@@ -21,6 +21,7 @@ mod frame_list;
 mod gdb;
 mod glog;
 mod lldb;
+mod node;
 mod pyspy;
 mod pystack;
 mod python;
@@ -39,7 +40,7 @@ pub(super) use spindump::{busiest_path, every_sample_in};
 pub(super) use common::*;
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 22] = [
+static FORMATS: [&dyn TraceFormat; 23] = [
     &systemd_coredump::SystemdCoredump,
     &gdb::Gdb,
     &eu_stack::EuStack,
@@ -54,6 +55,7 @@ static FORMATS: [&dyn TraceFormat; 22] = [
     &windbg::WinDbg,
     &visual_studio::VisualStudio,
     &dotnet::Dotnet,
+    &node::Node,
     &backtrace_symbols::BacktraceSymbols,
     &cuda_sanitizer::CudaSanitizer,
     &glog::Glog,
