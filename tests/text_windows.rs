@@ -260,3 +260,33 @@ FATAL ERROR: v8::HandleScope::CreateHandle() Cannot create a handle without a Ha
         .replace("node::FreeEnvironment+300", "node::SpinEventLoop+300");
     assert_eq!(one("node-work.txt", &at_work).1, "none");
 }
+
+/// A debugger's stack of a process ending itself (`NtTerminateProcess`
+/// under the C runtime's exit) with no exception named: the process was
+/// stopped at its exit, which is no crash. The same stack under an access
+/// violation the debugger names is one.
+#[test]
+fn a_process_ending_itself_is_no_crash() {
+    let stack = "\
+0:000> kn
+ # Child-SP          RetAddr           Call Site
+00 000000a1`11aff6d8 00007ffb`2c1e3d8f ntdll!NtTerminateProcess+0x14
+01 000000a1`11aff6e0 00007ffb`2b0ed9da ntdll!RtlExitUserProcess+0xbf
+02 000000a1`11aff710 00007ffb`29a129a7 KERNEL32!ExitProcessImplementation+0xa
+03 000000a1`11aff740 00007ff6`12a1fde4 ucrtbase!exit_or_terminate_process+0x44
+04 000000a1`11aff770 00007ff6`12a1c0de ucrtbase!common_exit+0x6f
+05 000000a1`11aff7c0 00007ffb`2b0e8c14 lathe!wmain+0x2e4
+06 000000a1`11aff800 00007ffb`2c1a7e11 KERNEL32!BaseThreadInitThunk+0x14
+07 000000a1`11aff830 00000000`00000000 ntdll!RtlUserThreadStart+0x21
+";
+    let (format, said) = one("ending-itself.txt", stack);
+    assert_eq!((format.as_str(), said.as_str()), ("windbg", "none"));
+    let crashed = format!(
+        "(2a4c.1f30): Access violation - code c0000005 (first chance)\n{}",
+        stack.replace(
+            "00 000000a1`11aff6d8 00007ffb`2c1e3d8f ntdll!NtTerminateProcess+0x14\n",
+            "00 000000a1`11aff6d8 00007ffb`2c1e3d8f lathe!Spindle::~Spindle+0x14\n"
+        )
+    );
+    assert_eq!(one("crashed-at-exit.txt", &crashed).1, "crash-during-exit");
+}
