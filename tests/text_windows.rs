@@ -290,3 +290,40 @@ fn a_process_ending_itself_is_no_crash() {
     );
     assert_eq!(one("crashed-at-exit.txt", &crashed).1, "crash-during-exit");
 }
+
+/// faulthandler on Windows logs an exception as it is raised, before any
+/// handler: a COM error (`code 0x80010108`) or a C++ exception (`code
+/// 0xe06d7363`) printed after a passing run is no crash, while an access
+/// violation or a heap corruption (`code 0xc0000374`) there is one at exit.
+#[test]
+fn windows_faulthandler_codes_that_are_no_crash() {
+    let log = |said: &str| {
+        format!(
+            "\
+tests/test_panel.py::test_render PASSED                                  [100%]
+
+============================== 6 passed in 3.02s ==============================
+Windows fatal exception: {said}
+
+Thread 0x00001b2c (most recent call first):
+  File \"C:\\venv\\lib\\site-packages\\panelkit\\session.py\", line 88 in close
+  File \"C:\\Python311\\Lib\\atexit.py\", line 10 in _run_exitfuncs
+"
+        )
+    };
+    for handled in ["code 0x80010108", "code 0xe06d7363", "code 0x800706ba"] {
+        let all = answers("handled.txt", &log(handled));
+        assert!(
+            all.iter().all(|(_, said)| said == "none"),
+            "{handled}: {all:?}"
+        );
+    }
+    for fatal in ["access violation", "code 0xc0000374"] {
+        let all = answers("fatal.txt", &log(fatal));
+        assert!(
+            all.iter()
+                .any(|(_, said)| said.ends_with("during-exit") || said.contains("at-exit")),
+            "{fatal}: {all:?}"
+        );
+    }
+}
