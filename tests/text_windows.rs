@@ -327,3 +327,35 @@ Thread 0x00001b2c (most recent call first):
         );
     }
 }
+
+/// A crash handler's or the debugger dialog's words for the exception
+/// (`Unhandled exception at 0x... in app.exe: 0xC0000005: ...`,
+/// `Unhandled exception 0xc0000005`) name the crash of the `module!name+0x..`
+/// frames under them, and the offset is no part of the name.
+#[test]
+fn unhandled_exception_lines_and_offsets() {
+    for said in [
+        "Unhandled exception at 0x00007FFB1A2B3C4D (gfxdrv64.dll) in loom.exe: 0xC0000005: Access violation reading location 0x0000000000000010.",
+        "Unhandled exception 0xc0000005",
+        "Unhandled exception: c0000005",
+    ] {
+        let text = format!(
+            "{said}\n\ngfxdrv64.dll!DrvSwapLayers+0x3f1\nloom.exe!Loom::Canvas::~Canvas+0x48\nloom.exe!Loom::Window::~Window+0x12\n"
+        );
+        let reports = analyze_text("unhandled.txt", &text);
+        assert_eq!(reports.len(), 1, "{said}");
+        let report = &reports[0];
+        assert_eq!(report["exception"]["code"], "0xc0000005", "{said}");
+        let frames = report["threads"][0]["frames"].as_array().unwrap();
+        assert_eq!(frames[1]["function"], "Loom::Canvas::~Canvas", "{said}");
+    }
+    // Prose that starts the same names no exception.
+    let prose = "Unhandled exceptions are written to the log below.\n\nloom.exe!Loom::Canvas::Draw+0x48\nloom.exe!Loom::Window::Paint+0x12\nloom.exe!wWinMain+0x90\n";
+    let reports = analyze_text("prose.txt", prose);
+    assert!(
+        reports
+            .iter()
+            .all(|r| r["exception"]["code"] != "0xc0000005"),
+        "{reports:#?}"
+    );
+}

@@ -2,7 +2,12 @@
 //! Line 12` with its other columns (language, `Symbols loaded.`, `>` for
 //! the current frame) after tabs or runs of spaces, in any UI language;
 //! `module.dll!00007ffa12345678()` for a frame without a name; `[Inline
-//! Frame]` before an inlined one.
+//! Frame]` before an inlined one; the offset older versions and crash
+//! handlers print after the name (`name+0x3f`, `name()  + 0x10 bytes`).
+//! And the exception as the debugger's dialog or a crash handler names it:
+//! `Unhandled exception at 0x00007FF6... (app.dll) in app.exe: 0xC0000005:
+//! Access violation ...`, `Unhandled exception: c0000005`, `Unhandled
+//! exception 0xc0000005`.
 
 use super::common::*;
 
@@ -13,12 +18,25 @@ re!(
     r"^([\w.+-]+?\.(?:dll|exe|pyd|node|sys|so|DLL|EXE))!(.+?)(?:\s+(?:Line|Zeile|Ligne|Línea|Riga|Linha|Строка|行|줄|Řádek|Wiersz|Satır)\s*(\d+))?(?:\s+(?:C\+\+|C|Unknown|Unbekannt|Native|Mixed))?\s*$"
 );
 
+re!(
+    UNHANDLED,
+    r"^Unhandled exception(?: at 0x[0-9a-fA-F`]+(?: \([^)]*\))? in [^:]+)?:? (?:0x)?([0-9a-fA-F]{8})\b"
+);
+re!(OFFSET, r"^(.+?)(?:\s*\+\s*0x([0-9a-fA-F]+)(?: bytes)?)$");
+
 impl TraceFormat for VisualStudio {
     fn format(&self) -> Format {
         Format::VisualStudio
     }
 
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
+        if t.first == b'U' && t.trimmed.starts_with("Unhandled exception") {
+            let c = UNHANDLED.captures(t.trimmed)?;
+            return Some(Line::Crash {
+                what: c[1].to_ascii_lowercase(),
+                thread: None,
+            });
+        }
         if !t.trimmed.contains('!') {
             return None;
         }
@@ -31,6 +49,11 @@ impl TraceFormat for VisualStudio {
             .chars()
             .filter(|ch| !matches!(ch, '\u{2011}' | '\u{00ad}'))
             .collect();
+        // An offset after the name: its own field.
+        let (function, offset) = match OFFSET.captures(&function) {
+            Some(o) => (o[1].trim().to_string(), hex(&o[2])),
+            None => (function, None),
+        };
         let (function, address) = match function.strip_suffix("()") {
             // `module.dll!00007ffa12345678()`: an address, no name.
             Some(hex_name) if hex(hex_name).is_some() && hex_name.len() >= 8 => {
@@ -42,6 +65,7 @@ impl TraceFormat for VisualStudio {
             Format::VisualStudio,
             TextFrame {
                 module: text(&c, 1),
+                function_offset: function.as_ref().and(offset),
                 function,
                 address,
                 line: number(&c, 3),
