@@ -359,3 +359,26 @@ fn unhandled_exception_lines_and_offsets() {
         "{reports:#?}"
     );
 }
+
+/// Visual Studio's first-chance report the debugger stopped on: an access
+/// violation (`Exception thrown at ...: 0xC0000005: ...`) is the crash of
+/// the Call Stack under it; a C++ exception's report (`Microsoft C++
+/// exception: ...`), which a handler may catch, names none.
+#[test]
+fn visual_studio_exception_thrown_lines() {
+    let stack = ">\tucrtbased.dll!free_dbg_nolock(void * const block=0x0000020c1a2b3c40, const int block_use=1) Line 996\tC++
+ \tquern.exe!Quern::Pool::~Pool() Line 40\tC++
+ \tquern.exe!`dynamic atexit destructor for 'g_pool''() Line 12\tC++
+ \tucrtbased.dll!_execute_onexit_table::__l2::<lambda>() Line 206\tC++
+";
+    let av = format!("Exception thrown at 0x00007FFB2A1B0C11 (ucrtbased.dll) in quern.exe: 0xC0000005: Access violation reading location 0xFFFFFFFFFFFFFFFF.\n\n{stack}");
+    let reports = analyze_text("thrown-av.txt", &av);
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0]["exception"]["code"], "0xc0000005");
+    assert_eq!(answer(&reports[0]), "crash-in-static-destructor");
+    let cpp = "Exception thrown at 0x00007FFB2A1B0C11 in quern.exe: Microsoft C++ exception: std::runtime_error at memory location 0x000000A1B2C3D4E0.\n\n>\tKernelBase.dll!RaiseException() Line 12\tC++\n \tquern.exe!Quern::Pool::Load() Line 40\tC++\n \tquern.exe!main() Line 12\tC++\n";
+    let reports = analyze_text("thrown-cpp.txt", cpp);
+    assert!(reports
+        .iter()
+        .all(|r| r["exception"]["code"] != "0xc0000005" && answer(r) == "none"));
+}

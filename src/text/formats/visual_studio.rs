@@ -7,7 +7,8 @@
 //! And the exception as the debugger's dialog or a crash handler names it:
 //! `Unhandled exception at 0x00007FF6... (app.dll) in app.exe: 0xC0000005:
 //! Access violation ...`, `Unhandled exception: c0000005`, `Unhandled
-//! exception 0xc0000005`.
+//! exception 0xc0000005`, and the first-chance `Exception thrown at ...:
+//! 0xC0000005: ...` the debugger stopped on.
 
 use super::common::*;
 
@@ -20,7 +21,7 @@ re!(
 
 re!(
     UNHANDLED,
-    r"^Unhandled exception(?: at 0x[0-9a-fA-F`]+(?: \([^)]*\))? in [^:]+)?:? (?:0x)?([0-9a-fA-F]{8})\b"
+    r"^(Unhandled exception|Exception thrown)(?: at 0x[0-9a-fA-F`]+(?: \([^)]*\))? in [^:]+)?:? (?:0x)?([0-9a-fA-F]{8})\b"
 );
 re!(OFFSET, r"^(.+?)(?:\s*\+\s*0x([0-9a-fA-F]+)(?: bytes)?)$");
 
@@ -30,10 +31,20 @@ impl TraceFormat for VisualStudio {
     }
 
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
-        if t.first == b'U' && t.trimmed.starts_with("Unhandled exception") {
+        if matches!(t.first, b'U' | b'E')
+            && (t.trimmed.starts_with("Unhandled exception")
+                || t.trimmed.starts_with("Exception thrown"))
+        {
             let c = UNHANDLED.captures(t.trimmed)?;
+            let code = c[2].to_ascii_lowercase();
+            // The debugger's first-chance report: a crash when the code is
+            // an NTSTATUS error (an access violation the debugger stopped
+            // on), not a language exception a handler may catch.
+            if &c[1] == "Exception thrown" && !code.starts_with('c') {
+                return None;
+            }
             return Some(Line::Crash {
-                what: c[1].to_ascii_lowercase(),
+                what: code,
                 thread: None,
             });
         }
