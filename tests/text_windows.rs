@@ -382,3 +382,42 @@ fn visual_studio_exception_thrown_lines() {
         .iter()
         .all(|r| r["exception"]["code"] != "0xc0000005" && answer(r) == "none"));
 }
+
+/// Event Viewer writes a WER record in the system's language: the
+/// exception code and the faulting module are read in German, Russian
+/// (the problem signature's tab-separated form) and Chinese as in English.
+/// A record alone shows no exit, and none is claimed.
+#[test]
+fn localized_error_reports() {
+    let records = [
+        (
+            "de.txt",
+            "Name der fehlerhaften Anwendung: kiln.exe, Version: 1.2.0.0, Zeitstempel: 0x6a1b2c3d\nName des fehlerhaften Moduls: glaze.dll, Version: 1.2.0.0, Zeitstempel: 0x6a1b2c3e\nAusnahmecode: 0xc0000005\nFehleroffset: 0x000000000001a2b3\n",
+            "0xc0000005",
+        ),
+        (
+            "ru.txt",
+            "Сигнатура проблемы:\n  Имя события проблемы:\tAPPCRASH\n  Имя приложения:\tkiln.exe\n  Имя модуля с ошибкой:\tglaze.dll\n  Код исключения:\tc0000374\n  Смещение исключения:\t0001a2b3\n",
+            "0xc0000374",
+        ),
+        (
+            "zh.txt",
+            "错误应用程序名称: kiln.exe，版本: 1.2.0.0\n错误模块名称: glaze.dll，版本: 1.2.0.0\n异常代码: 0xc0000409\n错误偏移量: 0x000000000001a2b3\n",
+            "0xc0000409",
+        ),
+    ];
+    for (name, text, code) in records {
+        let reports = analyze_text(name, text);
+        assert_eq!(reports.len(), 1, "{name}");
+        let report = &reports[0];
+        assert_eq!(report["exception"]["code"], code, "{name}");
+        let said = report["source"]["messages"].to_string();
+        assert!(said.contains("glaze.dll"), "{name}: {said}");
+        assert_eq!(answer(report), "none", "{name}");
+    }
+    // A line that starts the same but is no record.
+    let prose = "Code de sortie du programme : 0\nAusnahmecode wird nicht angezeigt\n";
+    assert!(analyze_text("prose.txt", prose)
+        .iter()
+        .all(|r| r["exception"]["code"].is_null() || r["status"] != "ok"));
+}
