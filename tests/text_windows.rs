@@ -421,3 +421,26 @@ fn localized_error_reports() {
         .iter()
         .all(|r| r["exception"]["code"].is_null() || r["status"] != "ok"));
 }
+
+/// .NET's `Fatal error.` for an access violation the runtime will not let
+/// the program catch, from a finalizer run at exit and from ordinary work.
+#[test]
+fn dotnet_fatal_errors() {
+    let at_exit = "\
+Fatal error. System.AccessViolationException: Attempted to read or write protected memory. This is often an indication that other memory is corrupt.
+   at Kiln.Native.Interop.kiln_close(IntPtr)
+   at Kiln.Session.Finalize()
+   at System.AppContext.OnProcessExit()
+";
+    let reports = analyze_text("fatal-exit.txt", at_exit);
+    assert_eq!(reports.len(), 1);
+    assert_eq!(reports[0]["exception"]["code"], "0xc0000005");
+    assert_eq!(answer(&reports[0]), "crash-during-exit");
+    let at_work = at_exit
+        .replace("Kiln.Session.Finalize()", "Kiln.Session.Flush()")
+        .replace(
+            "System.AppContext.OnProcessExit()",
+            "Kiln.Program.Main(System.String[])",
+        );
+    assert_eq!(one("fatal-work.txt", &at_work).1, "none");
+}

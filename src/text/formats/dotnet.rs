@@ -3,7 +3,8 @@
 //! Exception: System.X`) and the Application event log's record of it
 //! (Event 1026, `.NET Runtime`: `Description: The process was terminated
 //! due to an unhandled exception.`, `Exception Info: System.X` or
-//! `exception code c0000005, exception address ...`, `Stack:`), each
+//! `exception code c0000005, exception address ...`, `Stack:`) and
+//! .NET's `Fatal error.` (a corrupted-state exception), each
 //! followed by managed frames, innermost first: `   at
 //! Namespace.Type.Method(Type arg)` with ` in path:line N` when the
 //! program's symbols were there.
@@ -28,6 +29,17 @@ re!(
 /// The code Windows gives an exception thrown by the CLR: what an
 /// unhandled managed exception ends the process with.
 const CLR_EXCEPTION: &str = "e0434352";
+
+/// The Windows code of a managed exception the line names: an access
+/// violation the runtime turned into `AccessViolationException` is still
+/// one; any other exception is the CLR's.
+fn managed_code(line: &str) -> &'static str {
+    if line.contains("System.AccessViolationException") {
+        "c0000005"
+    } else {
+        CLR_EXCEPTION
+    }
+}
 
 impl TraceFormat for Dotnet {
     fn format(&self) -> Format {
@@ -67,7 +79,7 @@ impl TraceFormat for Dotnet {
                 let c = EXCEPTION_INFO.captures(trimmed.trim_end())?;
                 let what = match c.get(1) {
                     Some(code) => code.as_str().to_ascii_lowercase(),
-                    None => CLR_EXCEPTION.to_string(),
+                    None => managed_code(trimmed).to_string(),
                 };
                 Some(Line::Crash { what, thread: None })
             }
@@ -75,10 +87,19 @@ impl TraceFormat for Dotnet {
                 || trimmed.starts_with("Unhandled Exception: ") =>
             {
                 Some(Line::Crash {
-                    what: CLR_EXCEPTION.to_string(),
+                    what: managed_code(trimmed).to_string(),
                     thread: None,
                 })
             }
+            // The runtime's own end: a corrupted-state exception it does
+            // not let the program catch (`Fatal error. System.
+            // AccessViolationException: ...`, `Fatal error. Internal CLR
+            // error. (0x80131506)`).
+            b'F' if trimmed.starts_with("Fatal error. ") => Some(Line::Crash {
+                what: managed_code(trimmed).to_string(),
+                thread: None,
+            }),
+
             b'-' if trimmed.starts_with("--- End of stack trace from previous location")
                 && inside == Some(Format::Dotnet) =>
             {
@@ -155,5 +176,9 @@ mod tests {
             classify("Unhandled exceptions are logged below.", None),
             None
         );
+        assert!(matches!(
+            classify("Fatal error. System.AccessViolationException: Attempted to read or write protected memory.", None),
+            Some(Line::Crash { what, .. }) if what == "c0000005"
+        ));
     }
 }
