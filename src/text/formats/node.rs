@@ -4,7 +4,9 @@
 //! node::Start+1234` on Windows (the nearest export and a decimal offset),
 //! ` 1: 0xb7c1a0 node::Abort() [node]` elsewhere (the module in brackets).
 //! A numbered line alone is too plain a shape: frames are read inside
-//! Node's trace, or in Windows's form with its 16-digit address.
+//! Node's trace (after its banner), in Windows's form with its 16-digit
+//! address, or with the module in brackets after the name (Node 18 and
+//! older print no banner).
 
 use super::common::*;
 
@@ -35,8 +37,12 @@ impl TraceFormat for Node {
             }
             b'0'..=b'9' => {
                 let c = NODE_FRAME.captures(trimmed)?;
-                let windows = !c[2].starts_with("0x");
-                if inside != Some(Format::Node) && !(windows && c.get(4).is_some()) {
+                // Windows's form (a 16-digit address, `name+offset`) and the
+                // others' (`[module]` last) are Node's own shapes; a bare
+                // `N: 0x... name` is read inside Node's trace only.
+                let windows = !c[2].starts_with("0x") && c.get(4).is_some();
+                let bracketed = c.get(5).is_some();
+                if inside != Some(Format::Node) && !windows && !bracketed {
                     return None;
                 }
                 let offset = number::<u64>(&c, 4);
@@ -73,9 +79,8 @@ mod tests {
             (Some(6), Some("node::FreeEnvironment"), Some(300))
         );
         let linux = " 1: 0xb7c1a0 node::Abort() [/usr/bin/node]";
-        assert!(classify(linux, None).is_none(), "plain alone");
-        let Some(Line::Frame(Format::Node, f)) = classify(linux, Some(Format::Node)) else {
-            panic!("a frame inside Node's trace");
+        let Some(Line::Frame(Format::Node, f)) = classify(linux, None) else {
+            panic!("a frame with its module in brackets");
         };
         assert_eq!(
             (f.function.as_deref(), f.module.as_deref()),
@@ -85,7 +90,10 @@ mod tests {
             classify("FATAL ERROR: Reached heap limit Allocation failed", None),
             Some(Line::Crash { what, .. }) if what.starts_with("abort (Node.js FATAL ERROR")
         ));
-        // A numbered list in prose is no frame.
+        // A numbered list in prose is no frame, nor a bare address line
+        // outside Node's trace.
         assert!(classify("1: 0123456789 things to do", None).is_none());
+        assert!(classify(" 2: 0x7f12ab34 worker_loop", None).is_none());
+        assert!(classify(" 2: 0x7f12ab34 worker_loop", Some(Format::Node)).is_some());
     }
 }
