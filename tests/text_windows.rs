@@ -444,3 +444,35 @@ Fatal error. System.AccessViolationException: Attempted to read or write protect
         );
     assert_eq!(one("fatal-work.txt", &at_work).1, "none");
 }
+
+/// A crash handler's log over WinDbg-shaped rows (OBS Studio's: `Thread
+/// A2C: name (Crashed)`, then `Stack EIP Arg0 ... Address` rows): each
+/// thread is its own, and the one marked crashed is the crash's.
+#[test]
+fn crash_handler_thread_headers() {
+    let log = "\
+Unhandled exception: c0000005
+Fault address: 7FF95BE81D09 (c:\\program files\\easel\\plugins\\brush.dll)
+
+Thread 1B2C: render_worker (Crashed)
+Stack            EIP              Arg0             Arg1             Arg2             Arg3             Address
+00000094390FF8C0 00007FF95BE81D09 0000000000000001 0000000000000002 0000000000000003 0000000000000004 brush.dll!brush_destroy+0x9
+00000094390FF8F0 00007FF956A227C1 0000000000000001 0000000000000002 0000000000000003 0000000000000004 easel.dll!source_release+0xd1
+00000094390FF950 00007FF9569F96CA 0000000000000001 0000000000000002 0000000000000003 0000000000000004 easel.dll!render_worker_main+0x3e8
+
+Thread 2D40
+Stack            EIP              Arg0             Arg1             Arg2             Arg3             Address
+000000943A0FF5C8 00007FFD708530D4 0000000000000000 0000000000000000 0000000000000000 0000000000000010 ntdll.dll!0x7ffd708530d4
+000000943A0FF5D0 00007FFD70800204 0000000000000000 0000000000000000 0000000000000000 0000000000000000 kernelbase.dll!0x7ffd70800204
+000000943A0FF8C0 00007FFD6DD27974 0000000000000000 0000000000000000 0000000000000000 0000000000000000 kernel32.dll!0x7ffd6dd27974
+";
+    let reports = analyze_text("handler.txt", log);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    let report = &reports[0];
+    let threads = report["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2, "{threads:#?}");
+    let crashing: Vec<&Value> = threads.iter().filter(|t| t["crashing"] == true).collect();
+    assert_eq!(crashing.len(), 1);
+    assert_eq!(crashing[0]["frames"][0]["function"], "brush_destroy");
+    assert_eq!(report["exception"]["code"], "0xc0000005");
+}
