@@ -52,6 +52,7 @@ mod text_corpus;
 mod text_formats;
 mod text_messages;
 mod text_traces;
+mod text_windows;
 mod truncated;
 mod twins;
 mod unloaded_caller;

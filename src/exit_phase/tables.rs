@@ -2,7 +2,9 @@
 //! program's entry, a wait, an abort or a debugger's break-in.
 
 use crate::functions;
-use crate::model::{bare_name, BlockKind, ExitStage, Frame, FrameKind, StartupStage};
+use crate::model::{
+    bare_name, msvc_enclosing_function, BlockKind, ExitStage, Frame, FrameKind, StartupStage,
+};
 use crate::pattern::{Case, Pattern};
 use serde::Deserialize;
 use std::sync::LazyLock;
@@ -205,9 +207,13 @@ pub(super) static TABLES: LazyLock<Tables> = LazyLock::new(|| {
 pub(super) fn any_match(patterns: &[Pattern], name: &str) -> bool {
     // The bare name once, not once per pattern: C++ names run long.
     let bare = Some(bare_name(name)).filter(|bare| bare.len() != name.len());
-    patterns
-        .iter()
-        .any(|p| p.matches(name) || bare.is_some_and(|bare| p.matches(bare)))
+    // An MSVC lambda or local class runs as part of its function.
+    let enclosing = msvc_enclosing_function(bare.unwrap_or(name));
+    patterns.iter().any(|p| {
+        p.matches(name)
+            || bare.is_some_and(|bare| p.matches(bare))
+            || enclosing.is_some_and(|f| p.matches(f))
+    })
 }
 
 /// The phase a frame's names show, with the name that showed it.

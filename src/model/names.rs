@@ -47,6 +47,24 @@ pub fn bare_name(name: &str) -> &str {
     name
 }
 
+/// The function an MSVC local-scope name is in: Visual Studio names a
+/// lambda or a local class by its enclosing function and block
+/// (`_execute_onexit_table::__l2::<lambda>`, `f::__l3::Local::g`), and its
+/// code runs as part of that function, so a table that knows the function
+/// knows the frame. `None` for any other name.
+pub fn msvc_enclosing_function(name: &str) -> Option<&str> {
+    let mut from = 0;
+    while let Some(at) = name[from..].find("::__l").map(|i| from + i) {
+        let rest = &name[at + 5..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 && rest[digits..].starts_with("::") && at > 0 {
+            return Some(&name[..at]);
+        }
+        from = at + 5;
+    }
+    None
+}
+
 /// A function's name as crash signatures and the wait and culprit tables
 /// spell it, so one failure keeps one signature whichever build or debug
 /// file named it: [`bare_name`] (no parameters), and then glibc's
@@ -92,6 +110,27 @@ mod tests {
             ("a@b c", "a@b c"),
         ] {
             assert_eq!(without_symbol_version(name), shown, "{name}");
+        }
+    }
+
+    #[test]
+    fn msvc_local_scopes_name_their_function() {
+        assert_eq!(
+            msvc_enclosing_function("_execute_onexit_table::__l2::<lambda>"),
+            Some("_execute_onexit_table")
+        );
+        assert_eq!(
+            msvc_enclosing_function("ns::Widget::Paint::__l13::Local::Draw"),
+            Some("ns::Widget::Paint")
+        );
+        for plain in [
+            "__lll_lock_wait",
+            "a::__lock::b",
+            "::__l2::x",
+            "a::__l::b",
+            "f",
+        ] {
+            assert_eq!(msvc_enclosing_function(plain), None, "{plain}");
         }
     }
 

@@ -109,6 +109,8 @@ pub enum ExitStage {
     PythonFinalization,
     #[serde(rename = "Node.js environment cleanup")]
     NodeCleanup,
+    #[serde(rename = ".NET runtime shutdown")]
+    DotnetShutdown,
     /// A module's teardown hook (`__hipUnregisterFatBinary`, ...), run at
     /// exit or when the module is unloaded.
     #[serde(rename = "module teardown")]
@@ -133,6 +135,7 @@ impl ExitStage {
             ExitStage::DynamicLoaderShutdown => "dynamic loader shutdown",
             ExitStage::PythonFinalization => "Python finalization",
             ExitStage::NodeCleanup => "Node.js environment cleanup",
+            ExitStage::DotnetShutdown => ".NET runtime shutdown",
             ExitStage::ModuleTeardown => "module teardown",
             ExitStage::DllDetach => "DllMain during process detach",
             ExitStage::MainReturned => "main has returned: the CRT is running exit",

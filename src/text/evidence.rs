@@ -39,6 +39,7 @@ pub(super) fn exit_evidence(
 ) -> Option<String> {
     exit_said(messages)
         .or_else(|| all_passed(messages, failure))
+        .or_else(|| passed_in_own_output(messages, lines, failure))
         .or_else(|| phrase(&lines[from..to]))
         .or_else(|| rust_main_tls_destroyed(&lines[from..to]))
         .or_else(|| dll_detach(&lines[from..to]))
@@ -79,6 +80,52 @@ fn all_passed(messages: &[Message], failure: usize) -> Option<String> {
     (last.kind == MessageKind::TestsPassed && failure - last.line <= SHAPE_REACH).then(|| {
         format!(
             "the test run had ended: {} (line {}: `{}`) before the failure",
+            last.meaning.as_deref().unwrap_or("every test passed"),
+            last.line,
+            last.text
+        )
+    })
+}
+
+/// ctest's `--output-on-failure`: the status line of a test that crashed
+/// comes first (`2/2 Test #2: io ....Exit code 0xc0000005`, `....***Exception:
+/// SegFault`), the test program's own output after it. When that output's
+/// last test message is the program's summary that every test passed, the
+/// work was done and the program failed on its way out.
+fn passed_in_own_output(
+    messages: &[Message],
+    lines: &[Option<String>],
+    failure: usize,
+) -> Option<String> {
+    static STATUS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*\d+/\d+ Test\s+#\d+: \S+ \.+.*(?:Exit code|\*\*\*Exception)")
+            .expect("ctest status pattern")
+    });
+    // The next test's lines, or ctest's own summary: the output ends there.
+    static NEXT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\s*(?:\d+/\d+ Test\s+#\d+: |Start\s+\d+: |\d+% tests passed, |The following tests FAILED)")
+            .expect("ctest boundary pattern")
+    });
+    let status = lines.get(failure.checked_sub(1)?)?.as_deref()?;
+    if !STATUS.is_match(status) {
+        return None;
+    }
+    let end = lines
+        .iter()
+        .enumerate()
+        .skip(failure)
+        .find(|(_, l)| l.as_deref().is_some_and(|l| NEXT.is_match(l)))
+        .map_or(lines.len(), |(i, _)| i);
+    let own: Vec<&Message> = messages
+        .iter()
+        .filter(|m| m.line > failure && m.line <= end && is_test(m.kind))
+        .collect();
+    let last = own.last()?;
+    (last.kind == MessageKind::TestsPassed
+        && !own.iter().any(|m| m.kind == MessageKind::TestsFailed))
+    .then(|| {
+        format!(
+            "the test program's own output says its run had ended: {} (line {}: `{}`) before ctest reported it failed (line {failure})",
             last.meaning.as_deref().unwrap_or("every test passed"),
             last.line,
             last.text

@@ -30,6 +30,12 @@ const TEXT: usize = 200;
 const ANCHORS: &[&str] = &[
     "fatal python error",
     "finaliz",
+    // Windows Error Reporting's exception code line in other languages
+    // (status.rs, WER_CODE_WORDS; the German and French ones hold "code").
+    "digo de excepci",
+    "од исключения",
+    "异常代码",
+    "例外コード",
     "interpreter shutdown",
     "atexit",
     "sys.exitfunc",

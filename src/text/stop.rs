@@ -8,7 +8,7 @@
 
 use crate::model::{Message, MessageKind};
 
-use super::formats::SIGNAL_SAID;
+use super::formats::{TextFrame, SIGNAL_SAID};
 use super::trace::Trace;
 
 /// How a trace's stop is known: named by the text, or inferred.
@@ -213,7 +213,7 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
             .module
             .as_deref()
             .is_some_and(crate::exit_phase::is_system_call_module);
-    if waiting || in_system_call {
+    if waiting || in_system_call || ending_itself(top) {
         return None;
     }
     let name = match (&top.function, &top.module, top.address) {
@@ -230,6 +230,24 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
             "the text names no signal or exception; the stopped thread's top frame, {name}, is no wait or sleep, so the stop is most likely a crash (an inference: a trace of a hang would stop in a wait)"
         )),
     })
+}
+
+/// A top frame in the system call that ends the process: the process is
+/// ending itself (exit, ExitProcess, a debugger stopping at the exit
+/// event), which is no crash.
+fn ending_itself(top: &TextFrame) -> bool {
+    const ENDING: [&str; 6] = [
+        "NtTerminateProcess",
+        "ZwTerminateProcess",
+        "_exit",
+        "_Exit",
+        "exit_group",
+        "__GI__exit",
+    ];
+    top.function
+        .as_deref()
+        .map(crate::model::bare_name)
+        .is_some_and(|name| ENDING.contains(&name))
 }
 
 /// A fail-fast's code the messages give (`fast-fail code 7`), for a stop

@@ -51,6 +51,8 @@ pub(in crate::text) enum Format {
     Spindump,
     CallTree,
     Valgrind,
+    Dotnet,
+    Node,
 }
 
 impl Format {
@@ -77,6 +79,8 @@ impl Format {
             Format::Spindump => "spindump",
             Format::CallTree => "call-tree",
             Format::Valgrind => "valgrind",
+            Format::Dotnet => "dotnet",
+            Format::Node => "node",
         }
     }
 

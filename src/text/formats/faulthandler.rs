@@ -47,6 +47,14 @@ impl TraceFormat for Faulthandler {
             }
             b'F' | b'W' => {
                 let c = FATAL_PYTHON.captures(line)?;
+                if line.starts_with("Windows fatal exception: code ") && !fatal_code(&c[1]) {
+                    // faulthandler logs every error-class exception as it is
+                    // raised, before any handler runs: a COM or RPC error
+                    // (0x8...), a C++ or CLR exception (0xE...) is often
+                    // caught and the process goes on. Such a dump is no
+                    // crash.
+                    return Some(Line::Start(Format::Faulthandler));
+                }
                 Some(Line::Crash {
                     what: c[1].to_string(),
                     thread: None,
@@ -68,4 +76,15 @@ impl TraceFormat for Faulthandler {
             _ => None,
         }
     }
+}
+
+/// Whether `code 0x...` (faulthandler's words for an exception it has no
+/// name for) is a status that ends a process: an NTSTATUS error
+/// (0xC...), not a COM, RPC or language exception that a handler may
+/// still catch.
+fn fatal_code(said: &str) -> bool {
+    said.strip_prefix("code ")
+        .and_then(hex)
+        .and_then(|code| u32::try_from(code).ok())
+        .is_none_or(|code| code & 0xF000_0000 == 0xC000_0000)
 }

@@ -14,12 +14,14 @@ mod backtrace_symbols;
 mod call_tree;
 mod common;
 mod cuda_sanitizer;
+mod dotnet;
 mod eu_stack;
 mod faulthandler;
 mod frame_list;
 mod gdb;
 mod glog;
 mod lldb;
+mod node;
 mod pyspy;
 mod pystack;
 mod python;
@@ -38,7 +40,7 @@ pub(super) use spindump::{busiest_path, every_sample_in};
 pub(super) use common::*;
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 21] = [
+static FORMATS: [&dyn TraceFormat; 23] = [
     &systemd_coredump::SystemdCoredump,
     &gdb::Gdb,
     &eu_stack::EuStack,
@@ -52,6 +54,8 @@ static FORMATS: [&dyn TraceFormat; 21] = [
     &pyspy::PySpy,
     &windbg::WinDbg,
     &visual_studio::VisualStudio,
+    &dotnet::Dotnet,
+    &node::Node,
     &backtrace_symbols::BacktraceSymbols,
     &cuda_sanitizer::CudaSanitizer,
     &glog::Glog,
@@ -75,7 +79,8 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
     let bare = trimmed.trim_end();
     if bare == "[External Code]"
         || trimmed.starts_with("note: Some details are omitted")
-        || bare == "..."
+        || (bare.len() >= 3 && bare.bytes().all(|b| b == b'.'))
+        || bare == "\u{2026}"
         || trimmed.starts_with("(More stack frames follow")
     {
         return Some(Line::Elided);

@@ -2,7 +2,13 @@
 //! Line 12` with its other columns (language, `Symbols loaded.`, `>` for
 //! the current frame) after tabs or runs of spaces, in any UI language;
 //! `module.dll!00007ffa12345678()` for a frame without a name; `[Inline
-//! Frame]` before an inlined one.
+//! Frame]` before an inlined one; the offset older versions and crash
+//! handlers print after the name (`name+0x3f`, `name()  + 0x10 bytes`).
+//! And the exception as the debugger's dialog or a crash handler names it:
+//! `Unhandled exception at 0x00007FF6... (app.dll) in app.exe: 0xC0000005:
+//! Access violation ...`, `Unhandled exception: c0000005`, `Unhandled
+//! exception 0xc0000005`, and the first-chance `Exception thrown at ...:
+//! 0xC0000005: ...` the debugger stopped on.
 
 use super::common::*;
 
@@ -13,12 +19,35 @@ re!(
     r"^([\w.+-]+?\.(?:dll|exe|pyd|node|sys|so|DLL|EXE))!(.+?)(?:\s+(?:Line|Zeile|Ligne|Línea|Riga|Linha|Строка|行|줄|Řádek|Wiersz|Satır)\s*(\d+))?(?:\s+(?:C\+\+|C|Unknown|Unbekannt|Native|Mixed))?\s*$"
 );
 
+re!(
+    UNHANDLED,
+    r"^(Unhandled exception|Exception thrown)(?: at 0x[0-9a-fA-F`]+(?: \([^)]*\))? in [^:]+)?:? (?:0x)?([0-9a-fA-F]{8})\b"
+);
+re!(OFFSET, r"^(.+?)(?:\s*\+\s*0x([0-9a-fA-F]+)(?: bytes)?)$");
+
 impl TraceFormat for VisualStudio {
     fn format(&self) -> Format {
         Format::VisualStudio
     }
 
     fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
+        if matches!(t.first, b'U' | b'E')
+            && (t.trimmed.starts_with("Unhandled exception")
+                || t.trimmed.starts_with("Exception thrown"))
+        {
+            let c = UNHANDLED.captures(t.trimmed)?;
+            let code = c[2].to_ascii_lowercase();
+            // The debugger's first-chance report: a crash when the code is
+            // an NTSTATUS error (an access violation the debugger stopped
+            // on), not a language exception a handler may catch.
+            if &c[1] == "Exception thrown" && !code.starts_with('c') {
+                return None;
+            }
+            return Some(Line::Crash {
+                what: code,
+                thread: None,
+            });
+        }
         if !t.trimmed.contains('!') {
             return None;
         }
@@ -31,6 +60,11 @@ impl TraceFormat for VisualStudio {
             .chars()
             .filter(|ch| !matches!(ch, '\u{2011}' | '\u{00ad}'))
             .collect();
+        // An offset after the name: its own field.
+        let (function, offset) = match OFFSET.captures(&function) {
+            Some(o) => (o[1].trim().to_string(), hex(&o[2])),
+            None => (function, None),
+        };
         let (function, address) = match function.strip_suffix("()") {
             // `module.dll!00007ffa12345678()`: an address, no name.
             Some(hex_name) if hex(hex_name).is_some() && hex_name.len() >= 8 => {
@@ -42,6 +76,7 @@ impl TraceFormat for VisualStudio {
             Format::VisualStudio,
             TextFrame {
                 module: text(&c, 1),
+                function_offset: function.as_ref().and(offset),
                 function,
                 address,
                 line: number(&c, 3),

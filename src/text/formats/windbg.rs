@@ -2,7 +2,9 @@
 //! convention notes are no part of the name), `~*k` thread headers, `!analyze
 //! -v`'s STACK_TEXT (arguments between colons), inline frames, source
 //! locations, and the exception lines (`ExceptionCode: c0000005`, `(1a2c.
-//! 1a30): Access violation - code c0000005 (first chance)`).
+//! 1a30): Access violation - code c0000005 (first chance)`); and a crash
+//! handler's thread headers over rows of the same shape (OBS Studio's
+//! `Thread A2C: name (Crashed)`).
 
 use super::common::*;
 use regex_lite::Captures;
@@ -20,6 +22,14 @@ re!(
 re!(
     WINDBG_EXCEPTION,
     r"(?i)^(?:ExceptionCode: ([0-9a-f]{8})|\([0-9a-f]+\.[0-9a-f]+\): (.+?) - code ([0-9a-f]{8}))"
+);
+
+// A crash handler's thread header over WinDbg-shaped rows (OBS Studio's
+// crash log: `Thread 3F54`, `Thread A2C: video_thread (Crashed)`), its id
+// in hex of three digits or more.
+re!(
+    HANDLER_THREAD,
+    r"^Thread ([0-9A-Fa-f]{3,8})(?:: ([^()]*?))?( \(Crashed\))?:?\s*$"
 );
 
 impl TraceFormat for WinDbg {
@@ -40,6 +50,19 @@ impl TraceFormat for WinDbg {
                     event: c.get(1).is_some_and(|m| m.as_str() == "#"),
                 });
             }
+        }
+        if t.first == b'T' && trimmed.starts_with("Thread ") {
+            let c = HANDLER_THREAD.captures(trimmed)?;
+            return Some(Line::Thread {
+                format: Format::WinDbg,
+                number: None,
+                id: hex(&c[1]),
+                name: text(&c, 2)
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty()),
+                current: c.get(3).is_some(),
+                event: false,
+            });
         }
         if matches!(t.first, b'E' | b'e' | b'(') {
             if let Some(c) = WINDBG_EXCEPTION.captures(trimmed) {

@@ -165,17 +165,24 @@ pub(in crate::text) fn windows_status(code: u32) -> Option<&'static str> {
 /// A Windows Error Reporting record's exception code line (Event 1000's
 /// `Exception code: 0xc0000005`, a problem signature's `Exception Code:
 /// c0000005`), with the faulting module and offset from the lines around
-/// it.
+/// it. Event Viewer writes the record in the system's language: the
+/// German, French, Spanish, Russian, Chinese and Japanese words are read
+/// too ([`WER_CODE_WORDS`]).
 pub(super) fn windows_error_report(
     line: &str,
     i: usize,
     lines: &[Option<String>],
 ) -> Option<String> {
     static CODE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^Exception [Cc]ode:\s*(?:0x)?([0-9a-fA-F]{8})\s*$").expect("WER code pattern")
+        Regex::new(r"^(?:Exception [Cc]ode|Ausnahmecode|Code d.exception|C[oó]digo de excepci[oó]n|Код исключения|异常代码|例外コード)\s*[:：]\s*(?:0x)?([0-9a-fA-F]{8})\s*$")
+            .expect("WER code pattern")
     });
-    let trimmed = line.trim().trim_matches('`');
-    if !trimmed.starts_with("Exception ") {
+    let trimmed = line
+        .trim()
+        .trim_matches('`')
+        .trim_start_matches('>')
+        .trim_start();
+    if !WER_CODE_WORDS.iter().any(|w| trimmed.starts_with(w)) {
         return None;
     }
     let c = CODE.captures(trimmed)?;
@@ -187,15 +194,41 @@ pub(super) fn windows_error_report(
             .take(24)
             .flatten()
             .find_map(|l| {
-                let l = l.trim().trim_matches('`');
-                keys.iter()
-                    .find_map(|k| l.strip_prefix(k))
-                    .map(|v| v.trim().split(',').next().unwrap_or("").trim().to_string())
+                let l = l
+                    .trim()
+                    .trim_matches('`')
+                    .trim_start_matches('>')
+                    .trim_start();
+                keys.iter().find_map(|k| l.strip_prefix(k)).map(|v| {
+                    v.trim()
+                        .split([',', '，'])
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_string()
+                })
             })
             .filter(|v| !v.is_empty())
     };
-    let module = near(&["Faulting module name:", "Fault Module Name:"]);
-    let offset = near(&["Fault offset:", "Exception Offset:"]);
+    let module = near(&[
+        "Faulting module name:",
+        "Fault Module Name:",
+        "Name des fehlerhaften Moduls:",
+        "Nom du module défaillant :",
+        "Nom du module défaillant:",
+        "Nombre del módulo con errores:",
+        "Имя модуля с ошибкой:",
+        "错误模块名称:",
+        "错误模块名称：",
+    ]);
+    let offset = near(&[
+        "Fault offset:",
+        "Exception Offset:",
+        "Fehleroffset:",
+        "Смещение исключения:",
+        "错误偏移量:",
+        "错误偏移量：",
+    ]);
     let name = windows_status(code).unwrap_or("exception");
     let mut meaning = format!("{name} ({code:#010X})");
     if let Some(module) = module {
@@ -206,6 +239,19 @@ pub(super) fn windows_error_report(
     }
     Some(meaning)
 }
+
+/// The words a WER record's exception code line starts with, in the
+/// languages Event Viewer and the problem report are read in.
+pub(super) const WER_CODE_WORDS: [&str; 8] = [
+    "Exception ",
+    "Ausnahmecode",
+    "Code d",
+    "Codigo de excepci",
+    "Código de excepci",
+    "Код исключения",
+    "异常代码",
+    "例外コード",
+];
 
 /// WinDbg's exception record and `!analyze -v` summary lines: the code,
 /// named, with a fail-fast's subcode (its first parameter, or the `Subcode:`
