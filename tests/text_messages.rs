@@ -436,3 +436,61 @@ spectra: 512 transforms written to out.bin
         "{report:#}"
     );
 }
+
+/// A Jenkins/Gradle log (a time of day on each line, Gradle's "exit
+/// value") and CPython's debug allocator stopping the process (its block
+/// dump, then the abort) after a passed run: both end the run at exit. The
+/// same failures while a test runs, or after a failed run, do not.
+#[test]
+fn timestamped_ci_logs_and_the_debug_allocator() {
+    let cases = [
+        (
+            "gradle.log",
+            "\
+07:41:02  tests/test_ingest.py ......                                    [100%]
+07:41:02  ============ 6 passed, 2 skipped in 12.04s ============
+07:41:09  > Process 'command 'python3'' finished with non-zero exit value 139
+07:41:09  ##[error]Process completed with exit code 1.
+",
+            "SIGSEGV (exit status 139 = 128 + 11)",
+        ),
+        (
+            "dev-mode.log",
+            "\
+tests/test_cache.py ...                                                  [100%]
+
+============================== 3 passed in 0.41s ===============================
+Debug memory block at address p=0x55d1c0ffee40: API 'o'
+    24 bytes originally requested
+    The 7 pad bytes at p-7 are not all FORBIDDENBYTE (0xfd):
+        at p-7: 0xdd *** OUCH
+",
+            "a bad block (CPython's debug allocator)",
+        ),
+    ];
+    for (name, text, meaning) in cases {
+        let (report, got) = one(name, text);
+        assert!(
+            got == "crash-during-exit" || got == "abort-during-exit",
+            "{name}: {got}: {report:#}"
+        );
+        let evidence = report["source"]["exit_evidence"].as_str().unwrap();
+        assert!(evidence.contains("the test run had ended"), "{evidence}");
+        let said = report["source"]["messages"].to_string();
+        assert!(said.contains(meaning), "{name}: {said}");
+    }
+    // Look-alikes: the same endings while a test ran, or after a failure.
+    for (name, text) in [
+        (
+            "gradle-running.log",
+            "07:41:02  [ RUN      ] Ingest.Batch\n07:41:09  > Process 'command 'unit'' finished with non-zero exit value 139\n",
+        ),
+        (
+            "dev-mode-failed.log",
+            "===== 1 failed, 2 passed in 0.41s =====\nDebug memory block at address p=0x55d1c0ffee40: API 'o'\n    The 7 pad bytes at p-7 are not all FORBIDDENBYTE (0xfd):\n",
+        ),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, "none", "{name}: {report:#}");
+    }
+}

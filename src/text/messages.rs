@@ -46,6 +46,8 @@ const ANCHORS: &[&str] = &[
     "corrupt",
     "malloc(",
     "munmap_chunk",
+    "forbiddenbyte",
+    "debug memory block",
     "check failed",
     "fault",
     "abort",
@@ -55,6 +57,7 @@ const ANCHORS: &[&str] = &[
     "code",
     "status",
     "exited with",
+    "exit value",
     "return",
     "failure_bucket_id",
     "passed",
@@ -285,9 +288,11 @@ fn cuda_unloading(line: &str) -> Option<String> {
     None
 }
 
-/// glibc's malloc checks, which print their finding and abort: the finding.
+/// glibc's malloc checks, and CPython's debug allocator (`-X dev`,
+/// PYTHONMALLOC=debug, a debug build), which print their finding and
+/// abort: the finding.
 fn heap_check(line: &str) -> Option<&'static str> {
-    const CHECKS: [(&str, &str); 12] = [
+    const CHECKS: [(&str, &str); 14] = [
         ("double free or corruption", "double free or corruption"),
         ("free(): double free detected", "double free"),
         ("free(): invalid pointer", "free() of an invalid pointer"),
@@ -303,6 +308,14 @@ fn heap_check(line: &str) -> Option<&'static str> {
         ("malloc(): corrupted", "corrupt heap"),
         ("malloc(): memory corruption", "corrupt heap"),
         ("realloc(): invalid", "realloc() of an invalid pointer"),
+        (
+            "are not all FORBIDDENBYTE",
+            "a buffer overrun or a corrupt block (CPython's debug allocator)",
+        ),
+        (
+            "Debug memory block at address p=",
+            "a bad block (CPython's debug allocator)",
+        ),
     ];
     CHECKS
         .iter()

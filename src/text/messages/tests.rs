@@ -32,9 +32,19 @@ fn runtime_and_allocator_messages() {
         ("*** Error in `./render': double free or corruption (out): 0x0000000001a2b3c0 ***", HeapCorruption),
         ("free(): double free detected in tcache 2", HeapCorruption),
         ("munmap_chunk(): invalid pointer", HeapCorruption),
+        // CPython's debug allocator (-X dev, PYTHONMALLOC=debug).
+        ("Debug memory block at address p=0x7f00c0ffee10: API 'o'", HeapCorruption),
+        ("    The 8 pad bytes at tail=0x7f00c0ffee30 are not all FORBIDDENBYTE (0xfd):", HeapCorruption),
         ("F0102 10:11:12.000001 4242 pool.cc:88] Check failed: status == 0 (3 vs. 0)", CheckFailed),
     ] {
         assert_eq!(one(line).map(|m| m.0), Some(kind), "{line}");
+    }
+    // Words about the debug allocator are no finding of it.
+    for line in [
+        "Run with PYTHONMALLOC=debug to get a Debug memory block dump",
+        "FORBIDDENBYTE is 0xfd in pymem debug hooks",
+    ] {
+        assert_eq!(one(line), None, "{line}");
     }
     // Both messages of CPython's lock error at shutdown, on one line.
     let both = kinds("Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads");
@@ -160,6 +170,11 @@ fn exit_statuses_in_every_spelling() {
             "exit code -1073740940",
             "STATUS_HEAP_CORRUPTION (0xC0000374)",
         ),
+        // Gradle's and Java's Process words: an exit *value*.
+        (
+            "> Process 'command 'python3'' finished with non-zero exit value 134",
+            "SIGABRT (exit status 134 = 128 + 6)",
+        ),
     ] {
         assert_eq!(
             one(line),
@@ -172,6 +187,7 @@ fn exit_statuses_in_every_spelling() {
         "Error: Process completed with exit code 1.",
         "exit code 137",
         "exited with code 0",
+        "> Process 'command 'make'' finished with non-zero exit value 2",
         "exit code 3221225781",
         "exit code -1073741510",
         "This patch fixes a Segmentation fault in the parser",
