@@ -494,3 +494,29 @@ Debug memory block at address p=0x55d1c0ffee40: API 'o'
         assert_eq!(got, "none", "{name}: {report:#}");
     }
 }
+
+/// Rust's panic on a destroyed thread-local, on a thread Rust did not start
+/// (a C++ host's: `<unnamed>`), with the backtrace cut before any exit
+/// frame: a thread-local teardown, possibly the process's. A named worker
+/// Rust started is only that worker ending, and gets no exit answer.
+#[test]
+fn a_rust_tls_panic_on_a_host_thread() {
+    let host = "\
+thread '<unnamed>' (90211) panicked at /rustc/0000/library/std/src/thread/local.rs:281:25:
+cannot access a Thread Local Storage value during or after destruction: AccessError
+stack backtrace:
+   0: rust_begin_unwind
+   1: core::panicking::panic_fmt
+   2: core::result::unwrap_failed
+   3: metrics::registry::current
+   4: metrics_flush
+   5: _ZN4host7ExporterD1Ev
+";
+    let (report, got) = one("host.log", host);
+    assert_eq!(got, "possibly: tls-destructor-crash-at-exit", "{report:#}");
+    assert!(kinds(&report).contains(&"rust-tls-destroyed".to_string()));
+    let worker = host.replace("'<unnamed>' (90211)", "'ingest-worker-3'");
+    let (report, got) = one("worker.log", &worker);
+    assert_eq!(got, "none", "{report:#}");
+    assert!(!kinds(&report).contains(&"rust-tls-destroyed".to_string()));
+}

@@ -68,6 +68,7 @@ const ANCHORS: &[&str] = &[
     "failing",
     "[ run",
     "result = pass",
+    "value during or after",
 ];
 
 static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -188,6 +189,9 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
     if let Some(what) = heap_check(line) {
         say(MessageKind::HeapCorruption, line, Some(what.to_string()));
     }
+    if let Some(meaning) = rust_tls_destroyed(line, i, lines) {
+        say(MessageKind::RustTlsDestroyed, line, Some(meaning));
+    }
     if let Some(at) = line.find("Check failed: ") {
         say(MessageKind::CheckFailed, &line[at..], None);
     }
@@ -286,6 +290,45 @@ fn cuda_unloading(line: &str) -> Option<String> {
         return Some("CUDA error 4 (cudaErrorCudartUnloading, or the driver API's CUDA_ERROR_DEINITIALIZED): CUDA was shutting down".to_string());
     }
     None
+}
+
+/// Rust's panic on a thread-local used after its destructor ran, and on
+/// which thread: the panic line (`thread 'NAME' panicked at ...`, the
+/// same line or one of the two before) names it. A thread Rust named other
+/// than `main` is a worker Rust started: its thread-locals die when it
+/// ends, which says nothing of the process, and no message is made. The
+/// main thread, and one Rust did not start (`<unnamed>`: a C or C++
+/// host's, whose main thread Rust does not know as `main`), are.
+fn rust_tls_destroyed(line: &str, i: usize, lines: &[Option<String>]) -> Option<String> {
+    if !(line.contains("value during or after")
+        && line.contains("destr")
+        && (line.contains("Thread Local Storage") || line.contains("TLS value")))
+    {
+        return None;
+    }
+    let panicked = [Some(line)]
+        .into_iter()
+        .chain((1..=2).map(|back| {
+            i.checked_sub(back)
+                .and_then(|j| lines.get(j))
+                .and_then(|l| l.as_deref())
+        }))
+        .flatten()
+        .find_map(|l| {
+            let rest = &l[l.find("thread '")? + "thread '".len()..];
+            let (name, after) = rest.split_once('\'')?;
+            after.contains("panicked").then_some(name)
+        });
+    let whose = match panicked {
+        Some("main") => "the main thread",
+        Some("<unnamed>") | None => {
+            "a thread Rust did not start (a host's: its main thread at exit, or a worker as it ends)"
+        }
+        Some(_) => return None,
+    };
+    Some(format!(
+        "a Rust thread-local was used after its destructor ran, on {whose}: its thread-locals were being torn down"
+    ))
 }
 
 /// glibc's malloc checks, and CPython's debug allocator (`-X dev`,

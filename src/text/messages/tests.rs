@@ -39,6 +39,17 @@ fn runtime_and_allocator_messages() {
     ] {
         assert_eq!(one(line).map(|m| m.0), Some(kind), "{line}");
     }
+    // Rust's thread-local access error: on a host's thread or the main
+    // one; a named worker's is no message, nor is the words in prose.
+    for (log, want) in [
+        ("thread '<unnamed>' panicked at src/lib.rs:9:5:\ncannot access a Thread Local Storage value during or after destruction: AccessError", true),
+        ("thread 'main' panicked at 'cannot access a TLS value during or after it is destroyed: AccessError', src/libcore/result.rs:1:1", true),
+        ("thread 'pool-1' panicked at src/lib.rs:9:5:\ncannot access a Thread Local Storage value during or after destruction: AccessError", false),
+        ("Fixes the Thread Local Storage value during or after teardown docs", false),
+    ] {
+        let said = kinds(log).iter().any(|m| m.0 == RustTlsDestroyed);
+        assert_eq!(said, want, "{log}");
+    }
     // Words about the debug allocator are no finding of it.
     for line in [
         "Run with PYTHONMALLOC=debug to get a Debug memory block dump",
