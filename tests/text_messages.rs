@@ -520,3 +520,47 @@ stack backtrace:
     assert_eq!(got, "none", "{report:#}");
     assert!(!kinds(&report).contains(&"rust-tls-destroyed".to_string()));
 }
+
+/// A gdb stack cut before its exit frames still shows exit when a
+/// destructor runs on a static object: gdb names the global `this` points
+/// to. A destructor on a heap object (no name) during work, or an address
+/// gdb names after a vtable, says nothing of exit.
+#[test]
+fn a_destructor_on_a_static_object_is_exit() {
+    let trace = |this: &str| {
+        format!(
+            "\
+Program received signal SIGSEGV, Segmentation fault.
+0x0000000000412a10 in std::_Rb_tree<int, int, std::_Identity<int>, std::less<int>, std::allocator<int> >::size (this=0x8)
+(gdb) bt
+#0  0x0000000000412a10 in std::_Rb_tree<int, int, std::_Identity<int>, std::less<int>, std::allocator<int> >::size (this=0x8)
+#1  0x0000000000412b22 in telemetry::Sink::enabled (this=0x0, level=2) at sink.cc:40
+#2  0x0000000000413c31 in Journal::~Journal ({this},
+    __in_chrg=<optimized out>) at journal.cc:77
+#3  0x00007f3c1a04a495 in ?? ()
+"
+        )
+    };
+    let (report, got) = one("static.txt", &trace("this=0x61a040 <g_journal>"));
+    assert_eq!(got, "crash-during-exit", "{report:#}");
+    let evidence = report["source"]["exit_evidence"].as_str().unwrap();
+    assert!(evidence.contains("static object `g_journal`"), "{evidence}");
+    // Look-alikes: a heap object's destructor, and a vtable's name.
+    for (name, this) in [
+        ("heap.txt", "this=0x55d0c0ffee10"),
+        ("vtable.txt", "this=0x61a040 <vtable for Journal+16>"),
+    ] {
+        let (report, _) = one(name, &trace(this));
+        assert!(
+            report["source"]["exit_evidence"].is_null(),
+            "{name}: {report:#}"
+        );
+        let exit_time = report["diagnoses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["signature"] != "hang-during-work")
+            .count();
+        assert_eq!(exit_time, 0, "{name}: {report:#}");
+    }
+}

@@ -41,6 +41,7 @@ pub(super) fn exit_evidence(
         .or_else(|| all_passed(messages, failure))
         .or_else(|| phrase(&lines[from..to]))
         .or_else(|| rust_main_tls_destroyed(&lines[from..to]))
+        .or_else(|| static_object_destroyed(&lines[from..to]))
         .or_else(|| dll_detach(&lines[from..to]))
 }
 
@@ -121,6 +122,41 @@ fn rust_main_tls_destroyed(lines: &[Option<String>]) -> Option<String> {
                 said.trim().chars().take(200).collect::<String>()
             )
         })
+    })
+}
+
+/// A destructor gdb shows running on a static object: its `this` is the
+/// address of a global (or a function's static) variable, which gdb names
+/// (`File::~File (this=0x6c7020 <log_file>)`); a heap or stack object's
+/// address has no name. Objects of static storage are destroyed only by
+/// exit (their `__cxa_atexit` entries) or when their module is unloaded.
+/// Names gdb gives addresses that are no object a destructor runs on
+/// (a vtable, type info) do not count.
+fn static_object_destroyed(lines: &[Option<String>]) -> Option<String> {
+    lines.iter().flatten().find_map(|line| {
+        let frame = line.trim_start();
+        if !frame.starts_with('#') {
+            return None;
+        }
+        let dtor = frame.find("::~")?;
+        let at = frame.find("(this=")?;
+        if at < dtor {
+            return None;
+        }
+        let value = frame[at + "(this=".len()..].trim_start_matches("this@entry=");
+        let hex = value.strip_prefix("0x")?;
+        let digits = hex.bytes().take_while(u8::is_ascii_hexdigit).count();
+        let name = hex[digits..].strip_prefix(" <")?;
+        let name = &name[..name.find('>')?];
+        let name = name.split('+').next().unwrap_or(name);
+        let not_an_object = ["vtable for", "typeinfo", "VTT for", "construction vtable"];
+        if digits == 0 || name.is_empty() || not_an_object.iter().any(|w| name.starts_with(w)) {
+            return None;
+        }
+        Some(format!(
+            "a destructor runs on the static object `{name}`, which only exit or its module's unload destroys (`{}`)",
+            frame.chars().take(200).collect::<String>()
+        ))
     })
 }
 
