@@ -564,3 +564,93 @@ Program received signal SIGSEGV, Segmentation fault.
         assert_eq!(exit_time, 0, "{name}: {report:#}");
     }
 }
+
+/// Sanitizer reports beyond a crash: ThreadSanitizer's data race in a
+/// static destructor under exit is an exit-time failure, the same race
+/// between two workers is not, and a LeakSanitizer report after a passed
+/// run (leak checking runs at exit by design) is no failure at exit. An
+/// AddressSanitizer report's history stacks (where the block was freed)
+/// are not the thread's: a use during work of a block freed at exit is not
+/// read as exit.
+#[test]
+fn sanitizer_reports_beyond_a_crash() {
+    let race = |writer: &str| {
+        format!(
+            "\
+==================
+WARNING: ThreadSanitizer: data race (pid=5150)
+  Write of size 8 at 0x7b1000000020 by main thread:
+    #0 operator delete(void*) <null> (libtsan.so.2+0x8a3d9)
+{writer}
+  Previous read of size 8 at 0x7b1000000020 by thread T3:
+    #0 metrics::Counter::add(long) /src/metrics.cc:51 (svc+0x51a20)
+    #1 pump_loop /src/pump.cc:30 (svc+0x52b10)
+
+  Thread T3 (tid=5154, running) created by main thread at:
+    #0 pthread_create <null> (libtsan.so.2+0x5f0a6)
+    #1 main /src/main.cc:44 (svc+0x53c00)
+
+SUMMARY: ThreadSanitizer: data race /src/metrics.cc:22
+==================
+"
+        )
+    };
+    let at_exit = race(
+        "    #1 metrics::Counter::~Counter() /src/metrics.cc:22 (svc+0x51900)\n    #2 __run_exit_handlers stdlib/exit.c:113 (libc.so.6+0x45494)\n    #3 exit stdlib/exit.c:143 (libc.so.6+0x4560f)",
+    );
+    let (report, got) = one("tsan.log", &at_exit);
+    assert_eq!(got, "crash-in-static-destructor", "{report:#}");
+    assert_eq!(report["exception"]["name"], "ThreadSanitizer: data race");
+    let working = race(
+        "    #1 metrics::Registry::drop(int) /src/metrics.cc:22 (svc+0x51900)\n    #2 handle_request /src/server.cc:90 (svc+0x54000)\n    #3 start_thread nptl/pthread_create.c:442 (libc.so.6+0x94ac2)",
+    );
+    let (report, got) = one("tsan-work.log", &working);
+    assert_eq!(got, "none", "{report:#}");
+
+    let leaks = "\
+[==========] 9 tests from 2 test suites ran. (31 ms total)
+[  PASSED  ] 9 tests.
+
+=================================================================
+==6120==ERROR: LeakSanitizer: detected memory leaks
+
+Direct leak of 32 byte(s) in 1 object(s) allocated from:
+    #0 0x7f9a1c2b1887 in __interceptor_malloc (/lib/x86_64-linux-gnu/libasan.so.8+0xb8887)
+    #1 0x55c0d1a2b3c4 in parser_new /src/parser.c:14
+    #2 0x7f9a1bf29d8f in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58
+
+SUMMARY: AddressSanitizer: 32 byte(s) leaked in 1 allocation(s).
+";
+    let reports = crate::common::text::analyze_text("lsan.log", leaks);
+    let exit_time: Vec<String> = reports
+        .iter()
+        .flat_map(|r| r["diagnoses"].as_array().cloned().unwrap_or_default())
+        .map(|d| d["signature"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(exit_time.is_empty(), "{reports:#?}");
+
+    let use_during_work = "\
+==7001==ERROR: AddressSanitizer: heap-use-after-free on address 0x603000000010 at pc 0x55e1 bp 0x7ffc sp 0x7ffc
+READ of size 4 at 0x603000000010 thread T1
+    #0 0x55e1a0b1c2d3 in Job::run() /src/job.cc:20
+    #1 0x55e1a0b1c9e0 in worker /src/pool.cc:61
+    #2 0x7f00c0e94ac2 in start_thread nptl/pthread_create.c:442
+
+0x603000000010 is located 0 bytes inside of 24-byte region [0x603000000010,0x603000000028)
+freed by thread T0 here:
+    #0 0x7f00c12b624f in operator delete(void*) (/lib/x86_64-linux-gnu/libasan.so.8+0xdc24f)
+    #1 0x55e1a0b1d000 in Queue::~Queue() /src/queue.cc:9
+    #2 0x7f00c0e45495 in __run_exit_handlers stdlib/exit.c:113
+    #3 0x7f00c0e45610 in exit stdlib/exit.c:143
+
+SUMMARY: AddressSanitizer: heap-use-after-free /src/job.cc:20 in Job::run()
+==7001==ABORTING
+";
+    let (report, _) = one("asan-history.log", use_during_work);
+    let threads = report["threads"].as_array().unwrap();
+    assert_eq!(
+        threads.len(),
+        1,
+        "only the failing access is a thread: {report:#}"
+    );
+}

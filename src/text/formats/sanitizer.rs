@@ -1,7 +1,16 @@
 //! AddressSanitizer and the other sanitizers: the `==PID==ERROR:` line and
 //! `    #N 0xADDR in NAME FILE:LINE` frames (an unsymbolized frame has no
 //! `in NAME`: `#3 0x...  (/bin/app+0x1c)`; newer runtimes put ` (BuildId:
-//! ...)` after the module).
+//! ...)` after the module). ThreadSanitizer writes its frames without an
+//! address (`    #1 Table::~Table() /src/t.cc:19 (app+0x4a1f2)`, `<null>`
+//! for no source) under `WARNING: ThreadSanitizer: data race`.
+//!
+//! Only the stack of the failing access is a thread's. The stacks a report
+//! adds are history: where the block was freed or allocated, where a thread
+//! was created, another thread's earlier access (a data race's "Previous
+//! ..."), and every stack of a LeakSanitizer report (where leaked blocks
+//! were allocated). They are read as asides. A leak report is no crash:
+//! LeakSanitizer runs at exit by design and reports what was never freed.
 
 use super::common::*;
 
@@ -15,35 +24,90 @@ re!(
     SAN_START,
     r"^==\d+==\s*ERROR: \w+Sanitizer: (\S+(?: on unknown address)?)"
 );
+re!(
+    TSAN_FRAME,
+    r"^\s+#(\d+) (.+?) (?:<null>|(\S+?):(\d+)(?::\d+)?) \((\S+?)\+(0x[0-9a-fA-F]+)\)\s*$"
+);
+re!(
+    TSAN_START,
+    r"^WARNING: ThreadSanitizer: ([\w-]+(?: [\w-]+)*?)\s*(?:\(pid=\d+\))?\s*$"
+);
+
+/// Lines of a report after which the stacks are history, not a thread's.
+const HISTORY: [&str; 8] = [
+    "freed by thread ",
+    "previously allocated by thread ",
+    "allocated by thread ",
+    "Previous ",
+    "Thread T",
+    "Mutex M",
+    "Direct leak of ",
+    "Indirect leak of ",
+];
 
 impl TraceFormat for Sanitizer {
     fn format(&self) -> Format {
         Format::Sanitizer
     }
 
-    fn read(&self, t: &Text<'_>, _inside: Option<Format>) -> Option<Line> {
+    fn read(&self, t: &Text<'_>, inside: Option<Format>) -> Option<Line> {
         let line = t.line;
         if t.first == b'=' {
             let c = SAN_START.captures(line)?;
+            if line.contains("LeakSanitizer: detected memory leaks") {
+                return Some(Line::Aside(Format::Sanitizer));
+            }
             return Some(Line::Crash {
                 what: format!("sanitizer: {}", &c[1]),
                 thread: None,
             });
         }
+        if t.first == b'W' {
+            let c = TSAN_START.captures(line)?;
+            return Some(Line::Crash {
+                what: format!("ThreadSanitizer: {}", &c[1]),
+                thread: None,
+            });
+        }
+        // (A leak record's words are its own; the others count inside a
+        // sanitizer's report only.)
+        let leak =
+            t.trimmed.starts_with("Direct leak of ") || t.trimmed.starts_with("Indirect leak of ");
+        if (leak
+            || (inside == Some(Format::Sanitizer)
+                && HISTORY.iter().any(|h| t.trimmed.starts_with(h))))
+            && t.trimmed.trim_end().ends_with(':')
+        {
+            return Some(Line::Aside(Format::Sanitizer));
+        }
         if t.first != b'#' || !line.starts_with(' ') {
             return None;
         }
-        let c = SAN_FRAME.captures(line)?;
+        if let Some(c) = SAN_FRAME.captures(line) {
+            return frame_line(
+                Format::Sanitizer,
+                TextFrame {
+                    index: number(&c, 1),
+                    address: text(&c, 2).and_then(|a| hex(&a)),
+                    function: named(text(&c, 3)),
+                    module: text(&c, 4).as_deref().map(base),
+                    module_offset: text(&c, 5).and_then(|o| hex(&o)),
+                    file: text(&c, 6),
+                    line: number(&c, 7),
+                    ..TextFrame::default()
+                },
+            );
+        }
+        let c = TSAN_FRAME.captures(line)?;
         frame_line(
             Format::Sanitizer,
             TextFrame {
                 index: number(&c, 1),
-                address: text(&c, 2).and_then(|a| hex(&a)),
-                function: named(text(&c, 3)),
-                module: text(&c, 4).as_deref().map(base),
-                module_offset: text(&c, 5).and_then(|o| hex(&o)),
-                file: text(&c, 6),
-                line: number(&c, 7),
+                function: named(text(&c, 2)),
+                file: text(&c, 3),
+                line: number(&c, 4),
+                module: text(&c, 5).as_deref().map(base),
+                module_offset: text(&c, 6).and_then(|o| hex(&o)),
                 ..TextFrame::default()
             },
         )
