@@ -654,3 +654,42 @@ SUMMARY: AddressSanitizer: heap-use-after-free /src/job.cc:20 in Job::run()
         "only the failing access is a thread: {report:#}"
     );
 }
+
+/// GPU runtimes that say they are at exit: PyTorch's ProcessGroupNCCL
+/// destructor warning that the program exits without destroying the group,
+/// and HIP's hipErrorDeinitialized (its runtime already torn down). The
+/// same crashes after a collective timing out during training, or after
+/// another HIP error, say nothing of exit.
+#[test]
+fn gpu_runtimes_that_say_the_program_exits() {
+    for (name, text, want) in [
+        (
+            "nccl.log",
+            "[rank1]: epoch 3 done\n[rank1]:[W0412 08:15:02.000000001 ProcessGroupNCCL.cpp:1501] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. (function operator())\nSegmentation fault (core dumped)\n",
+            "crash-during-exit",
+        ),
+        (
+            "nccl-old.log",
+            "[rank0]:[W0412 08:15:02.000000001 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group. (function operator())\nAborted (core dumped)\n",
+            "abort-during-exit",
+        ),
+        (
+            "hip.log",
+            "inference done\nterminate called after throwing an instance of 'std::runtime_error'\n  what():  hipFree failed: hipErrorDeinitialized\nAborted (core dumped)\n",
+            "abort-during-exit",
+        ),
+        (
+            "nccl-timeout.log",
+            "[rank0]:[E0412 08:15:02.000000001 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE) ran for 600012 milliseconds before timing out.\nterminate called after throwing an instance of 'c10::DistBackendError'\nAborted (core dumped)\n",
+            "none",
+        ),
+        (
+            "hip-other.log",
+            "step 40\nterminate called after throwing an instance of 'std::runtime_error'\n  what():  hipMalloc failed: hipErrorOutOfMemory\nAborted (core dumped)\n",
+            "none",
+        ),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, want, "{name}: {report:#}");
+    }
+}

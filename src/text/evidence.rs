@@ -14,7 +14,9 @@ use crate::model::{exit_said, Message, MessageKind};
 
 /// A runtime's own words that the process was exiting, beyond the typed
 /// messages: phrases of runtimes and libraries, matched in lower case.
-const SAID: [&str; 7] = [
+/// PyTorch's ProcessGroupNCCL destructor says it runs at program exit;
+/// HIP's hipErrorDeinitialized is its runtime already torn down.
+const SAID: [&str; 10] = [
     "interpreter is finalizing",
     "likely shutting down",
     "during python finalization",
@@ -22,6 +24,9 @@ const SAID: [&str; 7] = [
     "cuda driver is shutting down",
     "is in the process of shutting down",
     "python is finalizing",
+    "destroy_process_group() was not called before program exit",
+    "has not been destroyed before we destruct processgroupnccl",
+    "hiperrordeinitialized",
 ];
 
 /// How close before the failure a test run's summary must be to say the
