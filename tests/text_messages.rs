@@ -693,3 +693,39 @@ fn gpu_runtimes_that_say_the_program_exits() {
         assert_eq!(got, want, "{name}: {report:#}");
     }
 }
+
+/// How runners say a signal ended the process: an IDE's "interrupted by
+/// signal", Python's subprocess, cargo, make's status, Azure's quoted code.
+/// After a passed run they are a crash at exit; while a test runs, not.
+#[test]
+fn runners_name_the_signal() {
+    for (name, end, want) in [
+        (
+            "ide.log",
+            "Process finished with exit code 134 (interrupted by signal 6: SIGABRT)",
+            "abort-during-exit",
+        ),
+        (
+            "nox.log",
+            "nox > Command pytest failed: Command '['pytest', '-q']' died with <Signals.SIGSEGV: 11>.",
+            "crash-during-exit",
+        ),
+        (
+            "make.log",
+            "make: *** [Makefile:31: test] Error 139",
+            "crash-during-exit",
+        ),
+        (
+            "azure.log",
+            "##[error]Bash exited with code '139'.",
+            "crash-during-exit",
+        ),
+    ] {
+        let text = format!("tests/test_kv.py .....  [100%]\n\n====== 5 passed in 0.80s ======\n{end}\n");
+        let (report, got) = one(name, &text);
+        assert_eq!(got, want, "{name}: {report:#}");
+        let running = format!("[ RUN      ] Kv.Compact\n{end}\n");
+        let (report, got) = one(name, &running);
+        assert_eq!(got, "none", "{name} (a test running): {report:#}");
+    }
+}

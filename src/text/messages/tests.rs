@@ -181,6 +181,33 @@ fn exit_statuses_in_every_spelling() {
             "exit code -1073740940",
             "STATUS_HEAP_CORRUPTION (0xC0000374)",
         ),
+        // Azure Pipelines quotes it; Travis says no "code".
+        (
+            "##[error]Bash exited with code '134'.",
+            "SIGABRT (exit status 134 = 128 + 6)",
+        ),
+        (
+            "The command \"ctest --output-on-failure\" exited with 139.",
+            "SIGSEGV (exit status 139 = 128 + 11)",
+        ),
+        // make's status of a recipe: the shell's 128 + N.
+        (
+            "make[1]: *** [Makefile:40: check] Error 134",
+            "SIGABRT (exit status 134 = 128 + 6)",
+        ),
+        // The signal named: Python's subprocess, JetBrains IDEs, cargo.
+        (
+            "subprocess.CalledProcessError: Command '['./bench']' died with <Signals.SIGABRT: 6>.",
+            "SIGABRT (the process was killed by signal 6)",
+        ),
+        (
+            "Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)",
+            "SIGSEGV (the process was killed by signal 11)",
+        ),
+        (
+            "  process didn't exit successfully: `/ci/target/debug/deps/store-0a1b2c3d` (signal: 11, SIGSEGV: invalid memory reference)",
+            "SIGSEGV (the process was killed by signal 11)",
+        ),
         // Gradle's and Java's Process words: an exit *value*.
         (
             "> Process 'command 'python3'' finished with non-zero exit value 134",
@@ -199,6 +226,10 @@ fn exit_statuses_in_every_spelling() {
         "exit code 137",
         "exited with code 0",
         "> Process 'command 'make'' finished with non-zero exit value 2",
+        "make: *** [Makefile:7: all] Error 2",
+        "Command '['./bench']' died with <Signals.SIGKILL: 9>.",
+        "Process finished with exit code 130 (interrupted by signal 2: SIGINT)",
+        "the build exited with 3 warnings",
         "exit code 3221225781",
         "exit code -1073741510",
         "This patch fixes a Segmentation fault in the parser",
