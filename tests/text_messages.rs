@@ -495,7 +495,7 @@ Debug memory block at address p=0x55d1c0ffee40: API 'o'
     }
 }
 
-/// Rust's panic on a destroyed thread-local, on a thread Rust did not start
+/// Rust's panic on a destroyed thread-local, on an unnamed thread
 /// (a C++ host's: `<unnamed>`), with the backtrace cut before any exit
 /// frame: a thread-local teardown, possibly the process's. A named worker
 /// Rust started is only that worker ending, and gets no exit answer.

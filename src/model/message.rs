@@ -88,9 +88,10 @@ pub enum MessageKind {
     TestRunning,
     /// Rust's panic on a thread-local used after its destructor ran
     /// (`cannot access a Thread Local Storage value during or after
-    /// destruction`), on the main thread or one Rust did not start
-    /// (`'<unnamed>'`: a C or C++ host's, its main thread among them): a
-    /// thread's teardown, the process's when that thread is the main one.
+    /// destruction`), on the main thread or an unnamed one (`'<unnamed>'`:
+    /// a C or C++ host's thread, its main thread among them, or a worker
+    /// spawned without a name): a thread's teardown, the process's when
+    /// that thread is the main one.
     RustTlsDestroyed,
 }
 

@@ -300,8 +300,10 @@ fn cuda_unloading(line: &str) -> Option<String> {
 /// same line or one of the two before) names it. A thread Rust named other
 /// than `main` is a worker Rust started: its thread-locals die when it
 /// ends, which says nothing of the process, and no message is made. The
-/// main thread, and one Rust did not start (`<unnamed>`: a C or C++
-/// host's, whose main thread Rust does not know as `main`), are.
+/// main thread, and an unnamed one (`<unnamed>`: a C or C++ host's thread,
+/// its main thread among them, since Rust knows only its own as `main`;
+/// or a worker spawned without a name), are: a thread's teardown that may
+/// be the process's.
 fn rust_tls_destroyed(line: &str, i: usize, lines: &[Option<String>]) -> Option<String> {
     if !(line.contains("value during or after")
         && line.contains("destr")
@@ -325,7 +327,7 @@ fn rust_tls_destroyed(line: &str, i: usize, lines: &[Option<String>]) -> Option<
     let whose = match panicked {
         Some("main") => "the main thread",
         Some("<unnamed>") | None => {
-            "a thread Rust did not start (a host's: its main thread at exit, or a worker as it ends)"
+            "an unnamed thread (a host's, its main thread at exit among them, or a worker spawned without a name as it ends)"
         }
         Some(_) => return None,
     };
