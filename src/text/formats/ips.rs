@@ -44,9 +44,18 @@ pub(in crate::text) fn read(lines: &[Option<String>]) -> Vec<Trace> {
         }
         let mut stream =
             serde_json::Deserializer::from_str(&text[starts[i]..]).into_iter::<Value>();
-        let Some(Ok(value)) = stream.next() else {
-            i += 1;
-            continue;
+        let value = match stream.next() {
+            Some(Ok(value)) => value,
+            // Unclosed to the end: nothing opened after it closes either
+            // (it is read as part of this one). Broken at a line: no
+            // document opened before that line and still open is whole.
+            // Either way each line is parsed from at most once more.
+            Some(Err(e)) if e.is_eof() => break,
+            Some(Err(e)) => {
+                i += e.line().max(1);
+                continue;
+            }
+            None => break,
         };
         // The line the document ends on; past it, whatever it was.
         let end = starts[i] + stream.byte_offset();
@@ -199,6 +208,9 @@ mod tests {
             "{\"level\":\"info\",\"msg\":\"usedImages frames\"}\n",
             "{\n  \"threads\" : [{\"frames\":[{\"imageIndex\":9}\n",
             "{\"threads\":[],\"usedImages\":[],\"frames\":1}\n",
+            // Unclosed documents, nested deep and broken mid-way.
+            &"{\"frames\": [1], \"usedImages\": [\n".repeat(300),
+            &"{\"frames\": [1], \"usedImages\": [2], \"x\": \n".repeat(300),
         ] {
             assert!(read(&lines(text)).is_empty(), "{text}");
         }
