@@ -59,6 +59,7 @@ const ANCHORS: &[&str] = &[
     "exited with",
     "exit value",
     "<signals.",
+    "interrupted by signal",
     "exit successfully",
     "] error ",
     "return",

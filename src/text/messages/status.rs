@@ -110,7 +110,7 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
 fn signal_named(line: &str) -> Option<String> {
     static NAMED: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"died with <Signals\.(SIG[A-Z]+): \d+>|interrupted by signal \d+: (SIG[A-Z]+)\)|didn't exit successfully: .*\(signal: \d+, (SIG[A-Z]+)\b",
+            r"died with <Signals\.(SIG[A-Z]+): \d+>|interrupted by signal \d+: ?(SIG[A-Z]+)\)|didn't exit successfully: .*\(signal: \d+, (SIG[A-Z]+)\b",
         )
         .expect("named signal pattern")
     });

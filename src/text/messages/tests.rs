@@ -204,6 +204,11 @@ fn exit_statuses_in_every_spelling() {
             "Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)",
             "SIGSEGV (the process was killed by signal 11)",
         ),
+        // (Some IDE versions print no blank after the colon.)
+        (
+            "139 (interrupted by signal 11:SIGSEGV)",
+            "SIGSEGV (the process was killed by signal 11)",
+        ),
         (
             "  process didn't exit successfully: `/ci/target/debug/deps/store-0a1b2c3d` (signal: 11, SIGSEGV: invalid memory reference)",
             "SIGSEGV (the process was killed by signal 11)",
@@ -230,6 +235,7 @@ fn exit_statuses_in_every_spelling() {
         "Command '['./bench']' died with <Signals.SIGKILL: 9>.",
         "Process finished with exit code 130 (interrupted by signal 2: SIGINT)",
         "the build exited with 3 warnings",
+        "Process finished with exit code 0",
         "exit code 3221225781",
         "exit code -1073741510",
         "This patch fixes a Segmentation fault in the parser",
