@@ -168,63 +168,6 @@ fn sanitizer_frames() {
     );
 }
 
-/// ThreadSanitizer's frames have no address; `<null>` stands for no source.
-/// A report's history stacks and a leak report's lines are asides.
-#[test]
-fn thread_sanitizer_frames_and_history() {
-    let (f, a) = frame_of(
-        "    #1 cache::Shard::~Shard() /src/cache/shard.cc:41 (unit+0x5b21c)",
-        None,
-    );
-    assert_eq!(
-        (f, a.function.as_deref(), a.line, a.module.as_deref()),
-        (
-            Format::Sanitizer,
-            Some("cache::Shard::~Shard()"),
-            Some(41),
-            Some("unit")
-        )
-    );
-    let (_, b) = frame_of(
-        "    #0 free <null> (libtsan.so.2+0x4f2e1)",
-        Some(Format::Sanitizer),
-    );
-    assert_eq!(
-        (b.function.as_deref(), b.file, b.module_offset),
-        (Some("free"), None, Some(0x4f2e1))
-    );
-    assert!(matches!(
-        classify("WARNING: ThreadSanitizer: data race (pid=4242)", None),
-        Some(Line::Crash { ref what, .. }) if what == "ThreadSanitizer: data race"
-    ));
-    for (line, inside) in [
-        ("==77==ERROR: LeakSanitizer: detected memory leaks", None),
-        (
-            "Direct leak of 24 byte(s) in 1 object(s) allocated from:",
-            None,
-        ),
-        ("freed by thread T0 here:", Some(Format::Sanitizer)),
-        (
-            "  Previous write of size 4 at 0x7b04000000f0 by thread T2:",
-            Some(Format::Sanitizer),
-        ),
-        (
-            "  Thread T2 (tid=4250, running) created by main thread at:",
-            Some(Format::Sanitizer),
-        ),
-    ] {
-        assert!(
-            matches!(classify(line, inside), Some(Line::Aside(Format::Sanitizer))),
-            "{line}"
-        );
-    }
-    // Outside a sanitizer's report, such words are prose.
-    assert!(!matches!(
-        classify("Previous releases:", None),
-        Some(Line::Aside(_))
-    ));
-}
-
 /// Rust's backtrace: the hash after the path goes.
 #[test]
 fn rust_frames() {
