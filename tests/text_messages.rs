@@ -436,3 +436,296 @@ spectra: 512 transforms written to out.bin
         "{report:#}"
     );
 }
+
+/// A Jenkins/Gradle log (a time of day on each line, Gradle's "exit
+/// value") and CPython's debug allocator stopping the process (its block
+/// dump, then the abort) after a passed run: both end the run at exit. The
+/// same failures while a test runs, or after a failed run, do not.
+#[test]
+fn timestamped_ci_logs_and_the_debug_allocator() {
+    let cases = [
+        (
+            "gradle.log",
+            "\
+07:41:02  tests/test_ingest.py ......                                    [100%]
+07:41:02  ============ 6 passed, 2 skipped in 12.04s ============
+07:41:09  > Process 'command 'python3'' finished with non-zero exit value 139
+07:41:09  ##[error]Process completed with exit code 1.
+",
+            "SIGSEGV (exit status 139 = 128 + 11)",
+        ),
+        (
+            "dev-mode.log",
+            "\
+tests/test_cache.py ...                                                  [100%]
+
+============================== 3 passed in 0.41s ===============================
+Debug memory block at address p=0x55d1c0ffee40: API 'o'
+    24 bytes originally requested
+    The 7 pad bytes at p-7 are not all FORBIDDENBYTE (0xfd):
+        at p-7: 0xdd *** OUCH
+",
+            "a bad block (CPython's debug allocator)",
+        ),
+    ];
+    for (name, text, meaning) in cases {
+        let (report, got) = one(name, text);
+        assert!(
+            got == "crash-during-exit" || got == "abort-during-exit",
+            "{name}: {got}: {report:#}"
+        );
+        let evidence = report["source"]["exit_evidence"].as_str().unwrap();
+        assert!(evidence.contains("the test run had ended"), "{evidence}");
+        let said = report["source"]["messages"].to_string();
+        assert!(said.contains(meaning), "{name}: {said}");
+    }
+    // Look-alikes: the same endings while a test ran, or after a failure.
+    for (name, text) in [
+        (
+            "gradle-running.log",
+            "07:41:02  [ RUN      ] Ingest.Batch\n07:41:09  > Process 'command 'unit'' finished with non-zero exit value 139\n",
+        ),
+        (
+            "dev-mode-failed.log",
+            "===== 1 failed, 2 passed in 0.41s =====\nDebug memory block at address p=0x55d1c0ffee40: API 'o'\n    The 7 pad bytes at p-7 are not all FORBIDDENBYTE (0xfd):\n",
+        ),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, "none", "{name}: {report:#}");
+    }
+}
+
+/// Rust's panic on a destroyed thread-local, on an unnamed thread
+/// (a C++ host's: `<unnamed>`), with the backtrace cut before any exit
+/// frame: a thread-local teardown, possibly the process's. A named worker
+/// Rust started is only that worker ending, and gets no exit answer.
+#[test]
+fn a_rust_tls_panic_on_a_host_thread() {
+    let host = "\
+thread '<unnamed>' (90211) panicked at /rustc/0000/library/std/src/thread/local.rs:281:25:
+cannot access a Thread Local Storage value during or after destruction: AccessError
+stack backtrace:
+   0: rust_begin_unwind
+   1: core::panicking::panic_fmt
+   2: core::result::unwrap_failed
+   3: metrics::registry::current
+   4: metrics_flush
+   5: _ZN4host7ExporterD1Ev
+";
+    let (report, got) = one("host.log", host);
+    assert_eq!(got, "possibly: tls-destructor-crash-at-exit", "{report:#}");
+    assert!(kinds(&report).contains(&"rust-tls-destroyed".to_string()));
+    let worker = host.replace("'<unnamed>' (90211)", "'ingest-worker-3'");
+    let (report, got) = one("worker.log", &worker);
+    assert_eq!(got, "none", "{report:#}");
+    assert!(!kinds(&report).contains(&"rust-tls-destroyed".to_string()));
+}
+
+/// A gdb stack cut before its exit frames still shows exit when a
+/// destructor runs on a static object: gdb names the global `this` points
+/// to. A destructor on a heap object (no name) during work, or an address
+/// gdb names after a vtable, says nothing of exit.
+#[test]
+fn a_destructor_on_a_static_object_is_exit() {
+    let trace = |this: &str| {
+        format!(
+            "\
+Program received signal SIGSEGV, Segmentation fault.
+0x0000000000412a10 in std::_Rb_tree<int, int, std::_Identity<int>, std::less<int>, std::allocator<int> >::size (this=0x8)
+(gdb) bt
+#0  0x0000000000412a10 in std::_Rb_tree<int, int, std::_Identity<int>, std::less<int>, std::allocator<int> >::size (this=0x8)
+#1  0x0000000000412b22 in telemetry::Sink::enabled (this=0x0, level=2) at sink.cc:40
+#2  0x0000000000413c31 in Journal::~Journal ({this},
+    __in_chrg=<optimized out>) at journal.cc:77
+#3  0x00007f3c1a04a495 in ?? ()
+"
+        )
+    };
+    let (report, got) = one("static.txt", &trace("this=0x61a040 <g_journal>"));
+    assert_eq!(got, "crash-during-exit", "{report:#}");
+    let evidence = report["source"]["exit_evidence"].as_str().unwrap();
+    assert!(evidence.contains("static object `g_journal`"), "{evidence}");
+    // Look-alikes: a heap object's destructor, and a vtable's name.
+    for (name, this) in [
+        ("heap.txt", "this=0x55d0c0ffee10"),
+        ("vtable.txt", "this=0x61a040 <vtable for Journal+16>"),
+    ] {
+        let (report, _) = one(name, &trace(this));
+        assert!(
+            report["source"]["exit_evidence"].is_null(),
+            "{name}: {report:#}"
+        );
+        let exit_time = report["diagnoses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["signature"] != "hang-during-work")
+            .count();
+        assert_eq!(exit_time, 0, "{name}: {report:#}");
+    }
+}
+
+/// Sanitizer reports beyond a crash: ThreadSanitizer's data race in a
+/// static destructor under exit is an exit-time failure, the same race
+/// between two workers is not, and a LeakSanitizer report after a passed
+/// run (leak checking runs at exit by design) is no failure at exit. An
+/// AddressSanitizer report's history stacks (where the block was freed)
+/// are not the thread's: a use during work of a block freed at exit is not
+/// read as exit.
+#[test]
+fn sanitizer_reports_beyond_a_crash() {
+    let race = |writer: &str| {
+        format!(
+            "\
+==================
+WARNING: ThreadSanitizer: data race (pid=5150)
+  Write of size 8 at 0x7b1000000020 by main thread:
+    #0 operator delete(void*) <null> (libtsan.so.2+0x8a3d9)
+{writer}
+  Previous read of size 8 at 0x7b1000000020 by thread T3:
+    #0 metrics::Counter::add(long) /src/metrics.cc:51 (svc+0x51a20)
+    #1 pump_loop /src/pump.cc:30 (svc+0x52b10)
+
+  Thread T3 (tid=5154, running) created by main thread at:
+    #0 pthread_create <null> (libtsan.so.2+0x5f0a6)
+    #1 main /src/main.cc:44 (svc+0x53c00)
+
+SUMMARY: ThreadSanitizer: data race /src/metrics.cc:22
+==================
+"
+        )
+    };
+    let at_exit = race(
+        "    #1 metrics::Counter::~Counter() /src/metrics.cc:22 (svc+0x51900)\n    #2 __run_exit_handlers stdlib/exit.c:113 (libc.so.6+0x45494)\n    #3 exit stdlib/exit.c:143 (libc.so.6+0x4560f)",
+    );
+    let (report, got) = one("tsan.log", &at_exit);
+    assert_eq!(got, "crash-in-static-destructor", "{report:#}");
+    assert_eq!(report["exception"]["name"], "ThreadSanitizer: data race");
+    let working = race(
+        "    #1 metrics::Registry::drop(int) /src/metrics.cc:22 (svc+0x51900)\n    #2 handle_request /src/server.cc:90 (svc+0x54000)\n    #3 start_thread nptl/pthread_create.c:442 (libc.so.6+0x94ac2)",
+    );
+    let (report, got) = one("tsan-work.log", &working);
+    assert_eq!(got, "none", "{report:#}");
+
+    let leaks = "\
+[==========] 9 tests from 2 test suites ran. (31 ms total)
+[  PASSED  ] 9 tests.
+
+=================================================================
+==6120==ERROR: LeakSanitizer: detected memory leaks
+
+Direct leak of 32 byte(s) in 1 object(s) allocated from:
+    #0 0x7f9a1c2b1887 in __interceptor_malloc (/lib/x86_64-linux-gnu/libasan.so.8+0xb8887)
+    #1 0x55c0d1a2b3c4 in parser_new /src/parser.c:14
+    #2 0x7f9a1bf29d8f in __libc_start_call_main ../sysdeps/nptl/libc_start_call_main.h:58
+
+SUMMARY: AddressSanitizer: 32 byte(s) leaked in 1 allocation(s).
+";
+    let reports = crate::common::text::analyze_text("lsan.log", leaks);
+    let exit_time: Vec<String> = reports
+        .iter()
+        .flat_map(|r| r["diagnoses"].as_array().cloned().unwrap_or_default())
+        .map(|d| d["signature"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(exit_time.is_empty(), "{reports:#?}");
+
+    let use_during_work = "\
+==7001==ERROR: AddressSanitizer: heap-use-after-free on address 0x603000000010 at pc 0x55e1 bp 0x7ffc sp 0x7ffc
+READ of size 4 at 0x603000000010 thread T1
+    #0 0x55e1a0b1c2d3 in Job::run() /src/job.cc:20
+    #1 0x55e1a0b1c9e0 in worker /src/pool.cc:61
+    #2 0x7f00c0e94ac2 in start_thread nptl/pthread_create.c:442
+
+0x603000000010 is located 0 bytes inside of 24-byte region [0x603000000010,0x603000000028)
+freed by thread T0 here:
+    #0 0x7f00c12b624f in operator delete(void*) (/lib/x86_64-linux-gnu/libasan.so.8+0xdc24f)
+    #1 0x55e1a0b1d000 in Queue::~Queue() /src/queue.cc:9
+    #2 0x7f00c0e45495 in __run_exit_handlers stdlib/exit.c:113
+    #3 0x7f00c0e45610 in exit stdlib/exit.c:143
+
+SUMMARY: AddressSanitizer: heap-use-after-free /src/job.cc:20 in Job::run()
+==7001==ABORTING
+";
+    let (report, _) = one("asan-history.log", use_during_work);
+    let threads = report["threads"].as_array().unwrap();
+    assert_eq!(
+        threads.len(),
+        1,
+        "only the failing access is a thread: {report:#}"
+    );
+}
+
+/// GPU runtimes that say they are at exit: PyTorch's ProcessGroupNCCL
+/// destructor warning that the program exits without destroying the group,
+/// and HIP's hipErrorDeinitialized (its runtime already torn down). The
+/// same crashes after a collective timing out during training, or after
+/// another HIP error, say nothing of exit.
+#[test]
+fn gpu_runtimes_that_say_the_program_exits() {
+    for (name, text, want) in [
+        (
+            "nccl.log",
+            "[rank1]: epoch 3 done\n[rank1]:[W0412 08:15:02.000000001 ProcessGroupNCCL.cpp:1501] Warning: WARNING: destroy_process_group() was not called before program exit, which can leak resources. (function operator())\nSegmentation fault (core dumped)\n",
+            "crash-during-exit",
+        ),
+        (
+            "nccl-old.log",
+            "[rank0]:[W0412 08:15:02.000000001 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group. (function operator())\nAborted (core dumped)\n",
+            "abort-during-exit",
+        ),
+        (
+            "hip.log",
+            "inference done\nterminate called after throwing an instance of 'std::runtime_error'\n  what():  hipFree failed: hipErrorDeinitialized\nAborted (core dumped)\n",
+            "abort-during-exit",
+        ),
+        (
+            "nccl-timeout.log",
+            "[rank0]:[E0412 08:15:02.000000001 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE) ran for 600012 milliseconds before timing out.\nterminate called after throwing an instance of 'c10::DistBackendError'\nAborted (core dumped)\n",
+            "none",
+        ),
+        (
+            "hip-other.log",
+            "step 40\nterminate called after throwing an instance of 'std::runtime_error'\n  what():  hipMalloc failed: hipErrorOutOfMemory\nAborted (core dumped)\n",
+            "none",
+        ),
+    ] {
+        let (report, got) = one(name, text);
+        assert_eq!(got, want, "{name}: {report:#}");
+    }
+}
+
+/// How runners say a signal ended the process: an IDE's "interrupted by
+/// signal", Python's subprocess, cargo, make's status, Azure's quoted code.
+/// After a passed run they are a crash at exit; while a test runs, not.
+#[test]
+fn runners_name_the_signal() {
+    for (name, end, want) in [
+        (
+            "ide.log",
+            "Process finished with exit code 134 (interrupted by signal 6: SIGABRT)",
+            "abort-during-exit",
+        ),
+        (
+            "nox.log",
+            "nox > Command pytest failed: Command '['pytest', '-q']' died with <Signals.SIGSEGV: 11>.",
+            "crash-during-exit",
+        ),
+        (
+            "make.log",
+            "make: *** [Makefile:31: test] Error 139",
+            "crash-during-exit",
+        ),
+        (
+            "azure.log",
+            "##[error]Bash exited with code '139'.",
+            "crash-during-exit",
+        ),
+    ] {
+        let text = format!("tests/test_kv.py .....  [100%]\n\n====== 5 passed in 0.80s ======\n{end}\n");
+        let (report, got) = one(name, &text);
+        assert_eq!(got, want, "{name}: {report:#}");
+        let running = format!("[ RUN      ] Kv.Compact\n{end}\n");
+        let (report, got) = one(name, &running);
+        assert_eq!(got, "none", "{name} (a test running): {report:#}");
+    }
+}

@@ -1170,7 +1170,8 @@ stderr:    4:     0x55d0c1a32aed - <render_queue::Worker as core::ops::drop::Dro
         )
     };
     let report = &analyze_text("tls.log", &panic("main"))[0];
-    assert_eq!(answer(report), "abort-during-exit", "{report:#}");
+    // (Rust's own words name the thread-local teardown: the specific rule.)
+    assert_eq!(answer(report), "tls-destructor-crash-at-exit", "{report:#}");
     assert_eq!(report["source"]["format"], "rust");
     let report = &analyze_text("tls-worker.log", &panic("upload-worker"))[0];
     assert_eq!(answer(report), "none");
@@ -1184,7 +1185,7 @@ stack backtrace:
 ";
     assert_eq!(
         answer(&analyze_text("tls-old.log", old)[0]),
-        "abort-during-exit"
+        "tls-destructor-crash-at-exit"
     );
 }
 
@@ -1348,4 +1349,44 @@ fn sanitizer_frames_without_a_name_or_with_a_build_id() {
     assert_eq!(frames[0]["function"], Value::Null);
     assert_eq!(frames[1]["function"], "load_plugins(char const*)");
     assert_eq!(frames[1]["module"], "app");
+}
+
+/// macOS's JSON crash report (`.ips`), pasted whole: its header line, then
+/// the report pretty-printed. A crash in a static destructor under exit is
+/// an exit-time crash; the same report of a crash in the run loop is not.
+#[test]
+fn macos_json_crash_reports() {
+    let report = |frames: &str| {
+        format!(
+            "{{\"app_name\":\"tiler\",\"timestamp\":\"2024-06-01 09:00:00.00 +0000\",\"bug_type\":\"309\",\"os_version\":\"macOS 14.5 (23F79)\",\"name\":\"tiler\"}}
+{{
+  \"uptime\" : 4100,
+  \"procName\" : \"tiler\",
+  \"exception\" : {{\"codes\":\"0x0000000000000001, 0x0000000000000010\",\"type\":\"EXC_BAD_ACCESS\",\"signal\":\"SIGSEGV\",\"subtype\":\"KERN_INVALID_ADDRESS at 0x0000000000000010\"}},
+  \"faultingThread\" : 0,
+  \"threads\" : [{{\"triggered\":true,\"id\":90210,\"queue\":\"com.apple.main-thread\",\"frames\":[{frames}]}},
+    {{\"id\":90211,\"frames\":[{{\"imageOffset\":5420,\"symbol\":\"__psynch_cvwait\",\"symbolLocation\":8,\"imageIndex\":2}},{{\"imageOffset\":28700,\"symbol\":\"_pthread_cond_wait\",\"symbolLocation\":1228,\"imageIndex\":3}}]}}],
+  \"usedImages\" : [{{\"source\":\"P\",\"arch\":\"arm64\",\"base\":4294967296,\"size\":65536,\"name\":\"tiler\"}},{{\"source\":\"P\",\"arch\":\"arm64\",\"base\":6442450944,\"size\":524288,\"name\":\"libsystem_c.dylib\"}},{{\"name\":\"libsystem_kernel.dylib\"}},{{\"name\":\"libsystem_pthread.dylib\"}},{{\"name\":\"libtiles.dylib\"}}]
+}}
+"
+        )
+    };
+    let at_exit = report(
+        "{\"imageOffset\":8212,\"symbol\":\"tiles::Cache::~Cache()\",\"symbolLocation\":24,\"imageIndex\":4},{\"imageOffset\":30212,\"symbol\":\"__cxa_finalize_ranges\",\"symbolLocation\":476,\"imageIndex\":1},{\"imageOffset\":28900,\"symbol\":\"exit\",\"symbolLocation\":44,\"imageIndex\":1},{\"imageOffset\":1800,\"symbol\":\"main\",\"symbolLocation\":300,\"imageIndex\":0}",
+    );
+    let reports = analyze_text("tiler.ips", &at_exit);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    let got = answer(&reports[0]);
+    assert!(
+        ["crash-in-static-destructor", "crash-during-exit"].contains(&got.as_str()),
+        "{got}: {:#}",
+        reports[0]
+    );
+    assert_eq!(reports[0]["source"]["format"], "apple-crash-report");
+    let working = report(
+        "{\"imageOffset\":8212,\"symbol\":\"tiles::Cache::get(int)\",\"symbolLocation\":24,\"imageIndex\":4},{\"imageOffset\":9000,\"symbol\":\"render_frame\",\"symbolLocation\":60,\"imageIndex\":0},{\"imageOffset\":1800,\"symbol\":\"main\",\"symbolLocation\":300,\"imageIndex\":0}",
+    );
+    let reports = analyze_text("tiler-work.ips", &working);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(answer(&reports[0]), "none", "{:#}", reports[0]);
 }

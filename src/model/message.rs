@@ -86,6 +86,13 @@ pub enum MessageKind {
     /// A test runner's line saying a test started, with no end of it before
     /// the failure: the process failed while that test ran.
     TestRunning,
+    /// Rust's panic on a thread-local used after its destructor ran
+    /// (`cannot access a Thread Local Storage value during or after
+    /// destruction`), on the main thread or an unnamed one (`'<unnamed>'`:
+    /// a C or C++ host's thread, its main thread among them, or a worker
+    /// spawned without a name): a thread's teardown, the process's when
+    /// that thread is the main one.
+    RustTlsDestroyed,
 }
 
 impl MessageKind {
@@ -108,6 +115,7 @@ impl MessageKind {
             MessageKind::TestsPassed => "tests-passed",
             MessageKind::TestsFailed => "tests-failed",
             MessageKind::TestRunning => "test-running",
+            MessageKind::RustTlsDestroyed => "rust-tls-destroyed",
         }
     }
 

@@ -23,6 +23,7 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     }
     let mut text = line.trim_end_matches(['\r', '\n']);
     text = strip_timestamp(text);
+    text = strip_clock_time(text);
     text = strip_bracketed_time(text);
     // A test runner's label on each line of a captured stream.
     for stream in ["stderr: ", "stdout: "] {
@@ -271,6 +272,39 @@ fn strip_timestamp(text: &str) -> &str {
     }
 }
 
+/// A leading time of day without a date, as Jenkins' Timestamper
+/// (`20:52:40  `, two spaces) and Gradle-driven CI logs print it, with its
+/// separator: a tab, or one or two spaces (indentation after them stays).
+fn strip_clock_time(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        bytes
+            .get(range)
+            .is_some_and(|b| b.iter().all(u8::is_ascii_digit))
+    };
+    if !(digits(0..2)
+        && bytes.get(2) == Some(&b':')
+        && digits(3..5)
+        && bytes.get(5) == Some(&b':')
+        && digits(6..8))
+    {
+        return text;
+    }
+    let mut end = 8;
+    if bytes.get(end) == Some(&b'.') {
+        end += 1;
+        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+    }
+    match (bytes.get(end), bytes.get(end + 1)) {
+        (Some(b'\t'), _) => &text[end + 1..],
+        (Some(b' '), Some(b' ')) => &text[end + 2..],
+        (Some(b' '), _) => &text[end + 1..],
+        _ => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +336,14 @@ mod tests {
                 Some("  File \"x.py\", line 3 in f"),
             ),
             ("2024-05-01 12:00:00,123 | INFO hello", Some("INFO hello")),
+            // Jenkins' Timestamper: a time of day, two spaces.
+            (
+                "20:52:40  == 130 passed in 1.5s ==",
+                Some("== 130 passed in 1.5s =="),
+            ),
+            ("09:01:02.345\t  File \"x.py\"", Some("  File \"x.py\"")),
+            // Not a time: left as it is.
+            ("12:30 is lunch", Some("12:30 is lunch")),
             ("section_start:1700000000:build\r\x1b[0KBuilding", Some("")),
             (
                 "[  192s] ~~~ Stack of MainThread (1) ~~~",

@@ -14,7 +14,9 @@ use crate::model::{exit_said, Message, MessageKind};
 
 /// A runtime's own words that the process was exiting, beyond the typed
 /// messages: phrases of runtimes and libraries, matched in lower case.
-const SAID: [&str; 7] = [
+/// PyTorch's ProcessGroupNCCL destructor says it runs at program exit;
+/// HIP's hipErrorDeinitialized is its runtime already torn down.
+const SAID: [&str; 10] = [
     "interpreter is finalizing",
     "likely shutting down",
     "during python finalization",
@@ -22,6 +24,9 @@ const SAID: [&str; 7] = [
     "cuda driver is shutting down",
     "is in the process of shutting down",
     "python is finalizing",
+    "destroy_process_group() was not called before program exit",
+    "has not been destroyed before we destruct processgroupnccl",
+    "hiperrordeinitialized",
 ];
 
 /// How close before the failure a test run's summary must be to say the
@@ -42,6 +47,7 @@ pub(super) fn exit_evidence(
         .or_else(|| passed_in_own_output(messages, lines, failure))
         .or_else(|| phrase(&lines[from..to]))
         .or_else(|| rust_main_tls_destroyed(&lines[from..to]))
+        .or_else(|| static_object_destroyed(&lines[from..to]))
         .or_else(|| dll_detach(&lines[from..to]))
 }
 
@@ -168,6 +174,41 @@ fn rust_main_tls_destroyed(lines: &[Option<String>]) -> Option<String> {
                 said.trim().chars().take(200).collect::<String>()
             )
         })
+    })
+}
+
+/// A destructor gdb shows running on a static object: its `this` is the
+/// address of a global (or a function's static) variable, which gdb names
+/// (`File::~File (this=0x6c7020 <log_file>)`); a heap or stack object's
+/// address has no name. Objects of static storage are destroyed only by
+/// exit (their `__cxa_atexit` entries) or when their module is unloaded.
+/// Names gdb gives addresses that are no object a destructor runs on
+/// (a vtable, type info) do not count.
+fn static_object_destroyed(lines: &[Option<String>]) -> Option<String> {
+    lines.iter().flatten().find_map(|line| {
+        let frame = line.trim_start();
+        if !frame.starts_with('#') {
+            return None;
+        }
+        let dtor = frame.find("::~")?;
+        let at = frame.find("(this=")?;
+        if at < dtor {
+            return None;
+        }
+        let value = frame[at + "(this=".len()..].trim_start_matches("this@entry=");
+        let hex = value.strip_prefix("0x")?;
+        let digits = hex.bytes().take_while(u8::is_ascii_hexdigit).count();
+        let name = hex[digits..].strip_prefix(" <")?;
+        let name = &name[..name.find('>')?];
+        let name = name.split('+').next().unwrap_or(name);
+        let not_an_object = ["vtable for", "typeinfo", "VTT for", "construction vtable"];
+        if digits == 0 || name.is_empty() || not_an_object.iter().any(|w| name.starts_with(w)) {
+            return None;
+        }
+        Some(format!(
+            "a destructor runs on the static object `{name}`, which only exit or its module's unload destroys (`{}`)",
+            frame.chars().take(200).collect::<String>()
+        ))
     })
 }
 

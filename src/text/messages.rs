@@ -52,6 +52,8 @@ const ANCHORS: &[&str] = &[
     "corrupt",
     "malloc(",
     "munmap_chunk",
+    "forbiddenbyte",
+    "debug memory block",
     "check failed",
     "fault",
     "abort",
@@ -61,6 +63,11 @@ const ANCHORS: &[&str] = &[
     "code",
     "status",
     "exited with",
+    "exit value",
+    "<signals.",
+    "interrupted by signal",
+    "exit successfully",
+    "] error ",
     "return",
     "failure_bucket_id",
     "passed",
@@ -71,6 +78,7 @@ const ANCHORS: &[&str] = &[
     "failing",
     "[ run",
     "result = pass",
+    "value during or after",
 ];
 
 static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -191,6 +199,9 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
     if let Some(what) = heap_check(line) {
         say(MessageKind::HeapCorruption, line, Some(what.to_string()));
     }
+    if let Some(meaning) = rust_tls_destroyed(line, i, lines) {
+        say(MessageKind::RustTlsDestroyed, line, Some(meaning));
+    }
     if let Some(at) = line.find("Check failed: ") {
         say(MessageKind::CheckFailed, &line[at..], None);
     }
@@ -291,9 +302,52 @@ fn cuda_unloading(line: &str) -> Option<String> {
     None
 }
 
-/// glibc's malloc checks, which print their finding and abort: the finding.
+/// Rust's panic on a thread-local used after its destructor ran, and on
+/// which thread: the panic line (`thread 'NAME' panicked at ...`, the
+/// same line or one of the two before) names it. A thread Rust named other
+/// than `main` is a worker Rust started: its thread-locals die when it
+/// ends, which says nothing of the process, and no message is made. The
+/// main thread, and an unnamed one (`<unnamed>`: a C or C++ host's thread,
+/// its main thread among them, since Rust knows only its own as `main`;
+/// or a worker spawned without a name), are: a thread's teardown that may
+/// be the process's.
+fn rust_tls_destroyed(line: &str, i: usize, lines: &[Option<String>]) -> Option<String> {
+    if !(line.contains("value during or after")
+        && line.contains("destr")
+        && (line.contains("Thread Local Storage") || line.contains("TLS value")))
+    {
+        return None;
+    }
+    let panicked = [Some(line)]
+        .into_iter()
+        .chain((1..=2).map(|back| {
+            i.checked_sub(back)
+                .and_then(|j| lines.get(j))
+                .and_then(|l| l.as_deref())
+        }))
+        .flatten()
+        .find_map(|l| {
+            let rest = &l[l.find("thread '")? + "thread '".len()..];
+            let (name, after) = rest.split_once('\'')?;
+            after.contains("panicked").then_some(name)
+        });
+    let whose = match panicked {
+        Some("main") => "the main thread",
+        Some("<unnamed>") | None => {
+            "an unnamed thread (a host's, its main thread at exit among them, or a worker spawned without a name as it ends)"
+        }
+        Some(_) => return None,
+    };
+    Some(format!(
+        "a Rust thread-local was used after its destructor ran, on {whose}: its thread-locals were being torn down"
+    ))
+}
+
+/// glibc's malloc checks, and CPython's debug allocator (`-X dev`,
+/// PYTHONMALLOC=debug, a debug build), which print their finding and
+/// abort: the finding.
 fn heap_check(line: &str) -> Option<&'static str> {
-    const CHECKS: [(&str, &str); 12] = [
+    const CHECKS: [(&str, &str); 14] = [
         ("double free or corruption", "double free or corruption"),
         ("free(): double free detected", "double free"),
         ("free(): invalid pointer", "free() of an invalid pointer"),
@@ -309,6 +363,14 @@ fn heap_check(line: &str) -> Option<&'static str> {
         ("malloc(): corrupted", "corrupt heap"),
         ("malloc(): memory corruption", "corrupt heap"),
         ("realloc(): invalid", "realloc() of an invalid pointer"),
+        (
+            "are not all FORBIDDENBYTE",
+            "a buffer overrun or a corrupt block (CPython's debug allocator)",
+        ),
+        (
+            "Debug memory block at address p=",
+            "a bad block (CPython's debug allocator)",
+        ),
     ];
     CHECKS
         .iter()

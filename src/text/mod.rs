@@ -52,6 +52,19 @@ pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
     reader::join_wrapped(&mut lines);
     let starts = split::piece_starts(&raw, &lines);
     let mut traces = reader::find_traces(&lines, &starts);
+    // macOS's JSON crash reports, read whole; what the line formats made of
+    // their lines goes.
+    let reports = formats::read_ips(&lines);
+    if !reports.is_empty() {
+        let inside = |t: &Trace| {
+            reports
+                .iter()
+                .any(|r| (r.first_line..=r.last_line).contains(&t.first_line))
+        };
+        traces.retain(|t| !inside(t));
+        traces.extend(reports);
+        traces.sort_by_key(|t| t.first_line);
+    }
     let bounds: Vec<(usize, usize)> = traces.iter().map(|t| (t.first_line, t.last_line)).collect();
     for (i, trace) in traces.iter_mut().enumerate() {
         let previous = i.checked_sub(1).map_or(0, |p| bounds[p].1);

@@ -281,12 +281,14 @@ pub(super) fn is_windows(trace: &Trace, modules: &[String], crash: Option<&str>)
 
 /// The exception code and name for what the text says crashed.
 pub(super) fn code(what: &str, windows: bool) -> (u32, String) {
-    // An error compute-sanitizer reports is no signal and no abort: the
-    // process goes on. It is the failure the trace is about, by its name.
-    // So is a crash only inferred: its signal is not known.
+    // An error compute-sanitizer, valgrind or ThreadSanitizer reports is
+    // no signal and no abort: the process goes on. It is the failure the
+    // trace is about, by its name. So is a crash only inferred: its signal
+    // is not known.
     if what.starts_with("CUDA API error ")
         || what.starts_with("compute-sanitizer: ")
         || what.starts_with("valgrind: ")
+        || what.starts_with("ThreadSanitizer: ")
         || what.starts_with("crash (inferred")
     {
         return (0, what.to_string());

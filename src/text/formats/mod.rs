@@ -20,6 +20,7 @@ mod faulthandler;
 mod frame_list;
 mod gdb;
 mod glog;
+mod ips;
 mod lldb;
 mod node;
 mod pyspy;
@@ -34,6 +35,7 @@ mod visual_studio;
 mod windbg;
 
 pub(super) use call_tree::mark as mark_call_trees;
+pub(super) use ips::read as read_ips;
 pub(super) use lldb::crashed;
 pub(super) use spindump::{busiest_path, every_sample_in};
 

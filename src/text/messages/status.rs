@@ -40,7 +40,7 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
     });
     static CODE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"(?i)(?:exit(?:ed)?(?: with)?(?: code| status| value)|exit_code|exitcode|return(?:ed)?(?: with)? code|returncode|return code)\s*(?:[:=]\s*|of\s+)?(-?0x[0-9a-f]+|-?\d+)",
+            r"(?i)(?:exit(?:ed)?(?: with)?(?: code| status| value)|exited with|exit_code|exitcode|return(?:ed)?(?: with)? code|returncode|return code)\s*(?:[:=]\s*|of\s+)?['\x22]?(-?0x[0-9a-f]+|-?\d+)\b",
         )
         .expect("exit code pattern")
     });
@@ -57,6 +57,9 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
         "floating point exception",
     ];
     let trimmed = line.trim();
+    if let Some(signal) = signal_named(trimmed) {
+        return Some(signal);
+    }
     if trimmed.contains("Fatal Python error") || trimmed.contains(" signal ") {
         return None;
     }
@@ -95,6 +98,42 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
     }
     let code = CODE.captures(trimmed)?;
     crash_code(&code[1])
+}
+
+/// A runner's words for a process a signal ended, where the signal is
+/// named: Python's `CalledProcessError` (`died with <Signals.SIGSEGV:
+/// 11>`), JetBrains IDEs (`Process finished with exit code 139
+/// (interrupted by signal 11: SIGSEGV)`), cargo (`process didn't exit
+/// successfully: ... (signal: 11, SIGSEGV: invalid memory reference)`), and
+/// make's status of a recipe (`make: *** [test] Error 139`, the shell's 128
+/// + N). Only the signals of a crash count.
+fn signal_named(line: &str) -> Option<String> {
+    static NAMED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"died with <Signals\.(SIG[A-Z]+): \d+>|interrupted by signal \d+: ?(SIG[A-Z]+)\)|didn't exit successfully: .*\(signal: \d+, (SIG[A-Z]+)\b",
+        )
+        .expect("named signal pattern")
+    });
+    static MAKE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^g?make(?:\[\d+\])?: \*\*\* .*\] Error (\d+)(?: \(core dumped\))?$")
+            .expect("make status pattern")
+    });
+    if line.contains("SIG") {
+        if let Some(c) = NAMED.captures(line) {
+            let name = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))?.as_str();
+            return CRASH_SIGNALS
+                .iter()
+                .find(|(_, n)| *n == name)
+                .map(|(number, name)| {
+                    format!("{name} (the process was killed by signal {number})")
+                });
+        }
+    }
+    if line.contains("make") && line.contains("*** [") {
+        let c = MAKE.captures(line)?;
+        return crash_code(&c[1]);
+    }
+    None
 }
 
 /// What an exit code says about a crash: a signal (128 + N from a shell,

@@ -32,9 +32,30 @@ fn runtime_and_allocator_messages() {
         ("*** Error in `./render': double free or corruption (out): 0x0000000001a2b3c0 ***", HeapCorruption),
         ("free(): double free detected in tcache 2", HeapCorruption),
         ("munmap_chunk(): invalid pointer", HeapCorruption),
+        // CPython's debug allocator (-X dev, PYTHONMALLOC=debug).
+        ("Debug memory block at address p=0x7f00c0ffee10: API 'o'", HeapCorruption),
+        ("    The 8 pad bytes at tail=0x7f00c0ffee30 are not all FORBIDDENBYTE (0xfd):", HeapCorruption),
         ("F0102 10:11:12.000001 4242 pool.cc:88] Check failed: status == 0 (3 vs. 0)", CheckFailed),
     ] {
         assert_eq!(one(line).map(|m| m.0), Some(kind), "{line}");
+    }
+    // Rust's thread-local access error: on a host's thread or the main
+    // one; a named worker's is no message, nor is the words in prose.
+    for (log, want) in [
+        ("thread '<unnamed>' panicked at src/lib.rs:9:5:\ncannot access a Thread Local Storage value during or after destruction: AccessError", true),
+        ("thread 'main' panicked at 'cannot access a TLS value during or after it is destroyed: AccessError', src/libcore/result.rs:1:1", true),
+        ("thread 'pool-1' panicked at src/lib.rs:9:5:\ncannot access a Thread Local Storage value during or after destruction: AccessError", false),
+        ("Fixes the Thread Local Storage value during or after teardown docs", false),
+    ] {
+        let said = kinds(log).iter().any(|m| m.0 == RustTlsDestroyed);
+        assert_eq!(said, want, "{log}");
+    }
+    // Words about the debug allocator are no finding of it.
+    for line in [
+        "Run with PYTHONMALLOC=debug to get a Debug memory block dump",
+        "FORBIDDENBYTE is 0xfd in pymem debug hooks",
+    ] {
+        assert_eq!(one(line), None, "{line}");
     }
     // Both messages of CPython's lock error at shutdown, on one line.
     let both = kinds("Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown, possibly due to daemon threads");
@@ -160,6 +181,43 @@ fn exit_statuses_in_every_spelling() {
             "exit code -1073740940",
             "STATUS_HEAP_CORRUPTION (0xC0000374)",
         ),
+        // Azure Pipelines quotes it; Travis says no "code".
+        (
+            "##[error]Bash exited with code '134'.",
+            "SIGABRT (exit status 134 = 128 + 6)",
+        ),
+        (
+            "The command \"ctest --output-on-failure\" exited with 139.",
+            "SIGSEGV (exit status 139 = 128 + 11)",
+        ),
+        // make's status of a recipe: the shell's 128 + N.
+        (
+            "make[1]: *** [Makefile:40: check] Error 134",
+            "SIGABRT (exit status 134 = 128 + 6)",
+        ),
+        // The signal named: Python's subprocess, JetBrains IDEs, cargo.
+        (
+            "subprocess.CalledProcessError: Command '['./bench']' died with <Signals.SIGABRT: 6>.",
+            "SIGABRT (the process was killed by signal 6)",
+        ),
+        (
+            "Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)",
+            "SIGSEGV (the process was killed by signal 11)",
+        ),
+        // (Some IDE versions print no blank after the colon.)
+        (
+            "139 (interrupted by signal 11:SIGSEGV)",
+            "SIGSEGV (the process was killed by signal 11)",
+        ),
+        (
+            "  process didn't exit successfully: `/ci/target/debug/deps/store-0a1b2c3d` (signal: 11, SIGSEGV: invalid memory reference)",
+            "SIGSEGV (the process was killed by signal 11)",
+        ),
+        // Gradle's and Java's Process words: an exit *value*.
+        (
+            "> Process 'command 'python3'' finished with non-zero exit value 134",
+            "SIGABRT (exit status 134 = 128 + 6)",
+        ),
     ] {
         assert_eq!(
             one(line),
@@ -172,6 +230,12 @@ fn exit_statuses_in_every_spelling() {
         "Error: Process completed with exit code 1.",
         "exit code 137",
         "exited with code 0",
+        "> Process 'command 'make'' finished with non-zero exit value 2",
+        "make: *** [Makefile:7: all] Error 2",
+        "Command '['./bench']' died with <Signals.SIGKILL: 9>.",
+        "Process finished with exit code 130 (interrupted by signal 2: SIGINT)",
+        "the build exited with 3 warnings",
+        "Process finished with exit code 0",
         "exit code 3221225781",
         "exit code -1073741510",
         "This patch fixes a Segmentation fault in the parser",
