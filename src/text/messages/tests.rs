@@ -225,7 +225,11 @@ fn exit_statuses_in_every_spelling() {
             "{line}"
         );
     }
-    // Statuses of no crash, and the words in a sentence, are not one.
+}
+
+/// Statuses of no crash, and the words in a sentence, are no exit status.
+#[test]
+fn no_crash_status_and_words_in_a_sentence_are_no_exit_status() {
     for line in [
         "Error: Process completed with exit code 1.",
         "exit code 137",
