@@ -628,6 +628,31 @@ SUMMARY: AddressSanitizer: 32 byte(s) leaked in 1 allocation(s).
         .map(|d| d["signature"].as_str().unwrap_or("").to_string())
         .collect();
     assert!(exit_time.is_empty(), "{reports:#?}");
+    // A log with nothing else says what it holds, not "no stack trace".
+    let error = reports[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("LeakSanitizer report") && error.contains("no crash or hang"),
+        "{reports:#?}"
+    );
+    assert!(!error.contains("no stack trace found"), "{error}");
+    // The same report in a log that also crashed: the crash is answered.
+    let leaks_then_crash = format!(
+        "{leaks}\n$ ./build/tests/cache_test\n[ RUN      ] Cache.Evict\nSegmentation fault (core dumped)\n"
+    );
+    let reports = crate::common::text::analyze_text("lsan-then-crash.log", &leaks_then_crash);
+    assert!(
+        reports
+            .iter()
+            .any(|r| r["error"].is_null() && r["exception"]["name"].is_string()),
+        "{reports:#?}"
+    );
+    assert!(
+        reports.iter().all(|r| !r["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("LeakSanitizer")),
+        "{reports:#?}"
+    );
 
     let use_during_work = "\
 ==7001==ERROR: AddressSanitizer: heap-use-after-free on address 0x603000000010 at pc 0x55e1 bp 0x7ffc sp 0x7ffc
