@@ -97,6 +97,8 @@ Segmentation fault (core dumped)
         ("ctest.log", "100% tests passed, 0 tests failed out of 9\n\nTotal Test time (real) =   2.31 sec\n/home/ci/run.sh: line 4:  4242 Segmentation fault      (core dumped) ctest\n"),
         ("tap.log", "# tests 40\n# pass 40\n# fail 0\n1..40\n/tmp/job.sh: line 1: 31337 Segmentation fault: 11  npm test\nError: Process completed with exit code 139.\n"),
         ("windows.log", "Ran 31 tests in 4.200s\n\nOK\nThe job exited with code 3221225477\n"),
+        ("script.log", "PASS \u{2014} cache eviction behaviour tests\nSegmentation fault (core dumped)\n##[error]Process completed with exit code 1.\n"),
+        ("script-all.log", "checking 14 fixtures\nAll tests passed!\nSegmentation fault (core dumped)\n"),
     ] {
         let (report, got) = one(name, text);
         let want = if name == "pytest.log" {
@@ -118,6 +120,8 @@ Segmentation fault (core dumped)
         ("running.log", "[ RUN      ] Tiles.Load\n[       OK ] Tiles.Load (3 ms)\n[ RUN      ] Tiles.Evict\nSegmentation fault (core dumped)\n"),
         ("failed.log", "===== 1 failed, 7 passed in 1.20s =====\nSegmentation fault (core dumped)\n"),
         ("ctest-after.log", "7/9 Test #7: Tiles.Evict ........***Exception: SegFault  0.34 sec\n\n89% tests passed, 1 tests failed out of 9\n"),
+        ("automake.log", "PASS: test_tiles_load\nSegmentation fault (core dumped)\n"),
+        ("words.log", "All tests passed except the evict ones\nSegmentation fault (core dumped)\n"),
     ] {
         let (report, got) = one(name, text);
         assert_eq!(got, "none", "{name}: {report:#}");

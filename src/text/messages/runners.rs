@@ -81,8 +81,26 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
         return gtest(t, i, lines);
     }
     if t.starts_with("All tests passed") {
-        let c = CATCH.captures(t)?;
-        return Some(Summary::Passed(format!("all {} test cases passed", &c[2])));
+        if let Some(c) = CATCH.captures(t) {
+            return Some(Summary::Passed(format!("all {} test cases passed", &c[2])));
+        }
+        // A script's own verdict of the whole run.
+        return matches!(
+            t,
+            "All tests passed" | "All tests passed." | "All tests passed!"
+        )
+        .then(|| Summary::Passed("all tests passed".to_string()));
+    }
+    // A test script's verdict with what it tested: `PASS — name` or
+    // `PASS - name` (automake's `PASS: name` is one test of several).
+    if let Some(rest) = t
+        .strip_prefix("PASS \u{2014} ")
+        .or_else(|| t.strip_prefix("PASS \u{2013} "))
+        .or_else(|| t.strip_prefix("PASS - "))
+    {
+        if !rest.trim().is_empty() {
+            return Some(Summary::Passed("the test passed".to_string()));
+        }
     }
     if t.starts_with("Ran ") {
         let c = UNITTEST.captures(t)?;
