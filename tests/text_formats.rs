@@ -816,4 +816,6 @@ Invalid write of size 4
 ";
     let reports = analyze_text("vg-leak.txt", leak);
     assert!(is_error(&reports[0]), "{reports:#?}");
+    let error = reports[0]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("Valgrind report"), "{error}");
 }

@@ -97,6 +97,8 @@ Segmentation fault (core dumped)
         ("ctest.log", "100% tests passed, 0 tests failed out of 9\n\nTotal Test time (real) =   2.31 sec\n/home/ci/run.sh: line 4:  4242 Segmentation fault      (core dumped) ctest\n"),
         ("tap.log", "# tests 40\n# pass 40\n# fail 0\n1..40\n/tmp/job.sh: line 1: 31337 Segmentation fault: 11  npm test\nError: Process completed with exit code 139.\n"),
         ("windows.log", "Ran 31 tests in 4.200s\n\nOK\nThe job exited with code 3221225477\n"),
+        ("script.log", "PASS \u{2014} cache eviction behaviour tests\nSegmentation fault (core dumped)\n##[error]Process completed with exit code 1.\n"),
+        ("script-all.log", "checking 14 fixtures\nAll tests passed!\nSegmentation fault (core dumped)\n"),
     ] {
         let (report, got) = one(name, text);
         let want = if name == "pytest.log" {
@@ -118,6 +120,8 @@ Segmentation fault (core dumped)
         ("running.log", "[ RUN      ] Tiles.Load\n[       OK ] Tiles.Load (3 ms)\n[ RUN      ] Tiles.Evict\nSegmentation fault (core dumped)\n"),
         ("failed.log", "===== 1 failed, 7 passed in 1.20s =====\nSegmentation fault (core dumped)\n"),
         ("ctest-after.log", "7/9 Test #7: Tiles.Evict ........***Exception: SegFault  0.34 sec\n\n89% tests passed, 1 tests failed out of 9\n"),
+        ("automake.log", "PASS: test_tiles_load\nSegmentation fault (core dumped)\n"),
+        ("words.log", "All tests passed except the evict ones\nSegmentation fault (core dumped)\n"),
     ] {
         let (report, got) = one(name, text);
         assert_eq!(got, "none", "{name}: {report:#}");
@@ -628,6 +632,31 @@ SUMMARY: AddressSanitizer: 32 byte(s) leaked in 1 allocation(s).
         .map(|d| d["signature"].as_str().unwrap_or("").to_string())
         .collect();
     assert!(exit_time.is_empty(), "{reports:#?}");
+    // A log with nothing else says what it holds, not "no stack trace".
+    let error = reports[0]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("LeakSanitizer report") && error.contains("no crash or hang"),
+        "{reports:#?}"
+    );
+    assert!(!error.contains("no stack trace found"), "{error}");
+    // The same report in a log that also crashed: the crash is answered.
+    let leaks_then_crash = format!(
+        "{leaks}\n$ ./build/tests/cache_test\n[ RUN      ] Cache.Evict\nSegmentation fault (core dumped)\n"
+    );
+    let reports = crate::common::text::analyze_text("lsan-then-crash.log", &leaks_then_crash);
+    assert!(
+        reports
+            .iter()
+            .any(|r| r["error"].is_null() && r["exception"]["name"].is_string()),
+        "{reports:#?}"
+    );
+    assert!(
+        reports.iter().all(|r| !r["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("LeakSanitizer")),
+        "{reports:#?}"
+    );
 
     let use_during_work = "\
 ==7001==ERROR: AddressSanitizer: heap-use-after-free on address 0x603000000010 at pc 0x55e1 bp 0x7ffc sp 0x7ffc

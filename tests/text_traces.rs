@@ -1331,6 +1331,95 @@ Program received signal {signal}, Interrupt.
     assert!(report["exception"].to_string().contains("SIGSEGV"));
 }
 
+/// A stack dumped by a watchdog or a hang dumper (#37): the dumper's own
+/// frames on top (its signal handler, `raise`) and the abort that ends the
+/// dump are no crash when the text says the dump is of a hang or a
+/// timeout: the hang under them is the answer. faulthandler's
+/// `dump_traceback_later` banner says the same. The same frames under an
+/// assertion's message, with no such words, stay an abort.
+#[test]
+fn a_hang_dumper_s_own_abort_is_no_crash() {
+    let stack = |header: &str, handler: &str| {
+        format!(
+            "\
+[  PASSED  ] 12 tests.
+{header}
+./pool_tests(_ZN8watchdog10dump_stackEv+0x2e)[0x55d0c0a1b2ee]
+/lib/x86_64-linux-gnu/libc.so.6(+0x42520)[0x7f6e1c642520]
+/lib/x86_64-linux-gnu/libc.so.6(pthread_kill+0x12c)[0x7f6e1c6969fc]
+/lib/x86_64-linux-gnu/libc.so.6(raise+0x16)[0x7f6e1c642476]
+{handler}
+/lib/x86_64-linux-gnu/libc.so.6(__pthread_clockjoin_ex+0x106)[0x7f6e1c696c86]
+./pool_tests(_ZN4Pool4stopEv+0x51)[0x55d0c0a1c111]
+./pool_tests(_ZN4PoolD1Ev+0x1a)[0x55d0c0a1c20a]
+/lib/x86_64-linux-gnu/libc.so.6(+0x45495)[0x7f6e1c645495]
+/lib/x86_64-linux-gnu/libc.so.6(exit+0x20)[0x7f6e1c645610]
+/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0x80)[0x7f6e1c629e40]
+Aborted (core dumped)
+"
+        )
+    };
+    let unnamed = "/lib/x86_64-linux-gnu/libc.so.6(+0x91117)[0x7f6e1c691117]";
+    let report = &analyze_text(
+        "watchdog.txt",
+        &stack(
+            "watchdog: timeout after 300 s, the process is hung; dumping the main thread's stack:",
+            unnamed,
+        ),
+    )[0];
+    assert_eq!(answer(report), "hang-during-exit", "{report:#}");
+    assert!(report["exception"].is_null(), "{report:#}");
+    assert!(
+        report["warnings"].to_string().contains("dumped for a hang"),
+        "{report:#}"
+    );
+
+    // A real abort: an assertion, and abort() under raise.
+    let report = &analyze_text(
+        "assert.txt",
+        &stack(
+            "pool_tests: pool.cc:51: void Pool::stop(): Assertion `workers_.empty()' failed.",
+            "/lib/x86_64-linux-gnu/libc.so.6(abort+0xd3)[0x7f6e1c6287f3]",
+        ),
+    )[0];
+    assert_eq!(answer(report), "abort-during-exit", "{report:#}");
+    assert!(
+        report["exception"].to_string().contains("SIGABRT"),
+        "{report:#}"
+    );
+    // Words about a timeout that say nothing of a dump are no hang dump.
+    let report = &analyze_text(
+        "timeout-setting.txt",
+        &stack("test timeout is 300 s", unnamed),
+    )[0];
+    assert!(
+        report["exception"].to_string().contains("SIGABRT"),
+        "{report:#}"
+    );
+
+    // faulthandler.dump_traceback_later: every thread, none current.
+    let later = "\
+tests/test_pool.py::test_shutdown PASSED
+Timeout (0:00:05)!
+Thread 0x00007f3b2e7fc700 (most recent call first):
+  File \"/usr/lib/python3.11/threading.py\", line 320 in wait
+  File \"/srv/app/pool.py\", line 41 in _worker
+  File \"/usr/lib/python3.11/threading.py\", line 1038 in _bootstrap_inner
+
+Thread 0x00007f3b31b4e740 (most recent call first):
+  File \"/usr/lib/python3.11/threading.py\", line 1583 in _shutdown
+";
+    let report = &analyze_text("later.txt", later)[0];
+    assert_eq!(answer(report), "python-exit-waits-for-thread", "{report:#}");
+    assert!(report["exception"].is_null(), "{report:#}");
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("Timeout (0:00:05)!"),
+        "{report:#}"
+    );
+}
+
 /// A sanitizer's unsymbolized frames (`#3 0x...  (/bin/app+0x1c)`, no `in
 /// NAME`) and newer runtimes' ` (BuildId: ...)` after the module are read
 /// with their module and offset.

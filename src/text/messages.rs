@@ -78,6 +78,9 @@ const ANCHORS: &[&str] = &[
     "failing",
     "[ run",
     "result = pass",
+    "pass \u{2014} ",
+    "pass \u{2013} ",
+    "pass - ",
     "value during or after",
 ];
 

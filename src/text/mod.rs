@@ -85,6 +85,12 @@ pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
         reports.push((first, report::from_messages(&mine, &lines, window, failure)));
     }
     if reports.is_empty() {
+        if let Some(tool) = leak_report(&raw) {
+            return Err(format!(
+                "not a minidump, and no crash or hang in it: the log holds only a {tool} report of \
+                 memory never freed, which it lists at exit by design"
+            ));
+        }
         return Err(
             "not a minidump, and no stack trace found in it (looked for gdb, lldb, WinDbg, Visual Studio, faulthandler, \
              Python traceback, pytest-timeout, py-spy, pystack, eu-stack, backtrace_symbols, \
@@ -110,6 +116,29 @@ pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
             report
         })
         .collect())
+}
+
+/// The tool whose leak report the log holds, when it holds one: a log with
+/// nothing else is answered with what it is rather than "no stack trace".
+/// (Its stacks are where leaked blocks were allocated, read as asides.)
+fn leak_report(raw: &[&str]) -> Option<&'static str> {
+    raw.iter().find_map(|line| {
+        if line.contains("ERROR: LeakSanitizer: detected memory leaks") {
+            Some("LeakSanitizer")
+        } else if line.starts_with("==")
+            && [
+                " definitely lost in loss record ",
+                " possibly lost in loss record ",
+                " indirectly lost in loss record ",
+            ]
+            .iter()
+            .any(|l| line.contains(l))
+        {
+            Some("Valgrind")
+        } else {
+            None
+        }
+    })
 }
 
 /// The messages of each trace (those within MESSAGES_BEFORE lines before it

@@ -18,7 +18,18 @@ use super::trace::{TextThread, Trace};
 pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Message]) -> Report {
     let format = trace.format.unwrap_or(Format::Gdb);
     let window = trace.context(lines.len());
-    let stop = find_stop(trace, lines, messages, window);
+    let hang_dump = stop::hang_dump(trace, lines);
+    let stop = match &hang_dump {
+        // A dump the text says a hang or a timeout made: no crash, unless
+        // the trace itself names one.
+        Some(_) => trace.crash.clone().map(|(what, thread)| Stop {
+            what,
+            thread,
+            inferred: None,
+            parameters: Vec::new(),
+        }),
+        None => find_stop(trace, lines, messages, window),
+    };
     let failure = match trace.crash_line {
         0 => trace.first_line,
         line => line,
@@ -36,7 +47,7 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
         threads.push(to_thread(i, text_thread, format, crashed, &mut modules));
     }
     threads.sort_by_key(|t| !t.crashing);
-    let warnings = warnings(trace, stop.as_ref(), format);
+    let warnings = warnings(trace, stop.as_ref(), hang_dump.as_deref(), format);
     let windows = stop::is_windows(trace, &modules, stop.as_ref().map(|s| s.what.as_str()));
     let source = Source {
         kind: SourceKind::Text,
@@ -142,12 +153,22 @@ fn to_thread(
 
 /// What the reader should know the text did not say: frames left out, no
 /// crash named, a stop inferred, WinDbg's module names.
-fn warnings(trace: &Trace, stop: Option<&Stop>, format: Format) -> Vec<String> {
+fn warnings(
+    trace: &Trace,
+    stop: Option<&Stop>,
+    hang_dump: Option<&str>,
+    format: Format,
+) -> Vec<String> {
     let mut warnings = Vec::new();
     if trace.elided {
         warnings.push("the trace leaves frames out ([External Code], `...` or a note): what is shown is not the whole stack".to_string());
     }
     match stop {
+        None if hang_dump.is_some() => warnings.push(format!(
+            "the text says the stacks were dumped for a hang or a timeout (`{}`): read as a hang; \
+             a dumper's own frames on top (a signal handler, raise, abort) and the abort that ends it are no crash",
+            hang_dump.unwrap_or_default()
+        )),
         None if trace.interrupted => warnings.push(
             "a debugger or the user stopped the process (no crash): read as a hang or a live stack"
                 .to_string(),

@@ -56,6 +56,42 @@ pub(super) fn crash_near(lines: &[Option<String>], (from, to): (usize, usize)) -
     })
 }
 
+/// Lines just above a trace searched for a hang dumper's words.
+const HANG_DUMP_BEFORE: usize = 3;
+
+static HANG_DUMP_BANNER: std::sync::LazyLock<regex_lite::Regex> = std::sync::LazyLock::new(|| {
+    regex_lite::Regex::new(r"^(?:Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!|\+{3,} Timeout \+{3,})")
+        .expect("hang dump banner")
+});
+static HANG_WORD: std::sync::LazyLock<regex_lite::Regex> = std::sync::LazyLock::new(|| {
+    regex_lite::Regex::new(
+        r"(?i)\b(?:time ?out|timed out|hung|hang|hanging|watchdog|deadlock|deadlocked|stuck)\b",
+    )
+    .expect("hang word")
+});
+static DUMP_WORD: std::sync::LazyLock<regex_lite::Regex> = std::sync::LazyLock::new(|| {
+    regex_lite::Regex::new(r"(?i)\b(?:stacks?|backtraces?|tracebacks?|dump|dumping|dumped)\b")
+        .expect("dump word")
+});
+
+/// The line that says the trace was dumped because the process hung or
+/// timed out, when one does (faulthandler's `dump_traceback_later`
+/// `Timeout (0:00:05)!`, pytest-timeout's `+++ Timeout +++`, a watchdog's
+/// "timeout ... dumping stack"), at the trace's first line or just above
+/// it. Such a dump is taken by a signal handler or a watchdog: its own
+/// frames on top (the handler, `raise`, `abort`) and the abort that ends
+/// it are the dumper's, not a crash of the program.
+pub(super) fn hang_dump(trace: &Trace, lines: &[Option<String>]) -> Option<String> {
+    let first = trace.first_line.saturating_sub(1);
+    let from = first.saturating_sub(HANG_DUMP_BEFORE).max(trace.around.0);
+    let to = (first + 1).min(lines.len());
+    lines.get(from..to)?.iter().flatten().find_map(|line| {
+        let line = line.trim();
+        (HANG_DUMP_BANNER.is_match(line) || (HANG_WORD.is_match(line) && DUMP_WORD.is_match(line)))
+            .then(|| line.chars().take(120).collect())
+    })
+}
+
 /// A crash the frames themselves show when no line names one: a thread
 /// in `abort`/`raise` near its top (the process aborting), Rust's panic
 /// entry points (a panic), a top frame at address 0 (a call through a null

@@ -80,7 +80,7 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
     if first == b'[' {
         return gtest(t, i, lines);
     }
-    if t.starts_with("All tests passed") {
+    if t.starts_with("All tests passed (") {
         let c = CATCH.captures(t)?;
         return Some(Summary::Passed(format!("all {} test cases passed", &c[2])));
     }
@@ -137,8 +137,25 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
         _ if t.starts_with("FAILED (failures=") || t.starts_with("FAILED (errors=") => {
             Some(Summary::Failed)
         }
-        _ => None,
+        _ => script_verdict(t),
     }
+}
+
+/// A test script's own verdict of its run: a bare `All tests passed!`, or
+/// `PASS — name` / `PASS - name` with what it tested (automake's
+/// `PASS: name` is one test of several, and is not).
+fn script_verdict(t: &str) -> Option<Summary> {
+    if matches!(
+        t,
+        "All tests passed" | "All tests passed." | "All tests passed!"
+    ) {
+        return Some(Summary::Passed("all tests passed".to_string()));
+    }
+    let rest = t
+        .strip_prefix("PASS \u{2014} ")
+        .or_else(|| t.strip_prefix("PASS \u{2013} "))
+        .or_else(|| t.strip_prefix("PASS - "))?;
+    (!rest.trim().is_empty()).then(|| Summary::Passed("the test passed".to_string()))
 }
 
 /// gtest's lines: the summary that every test passed, a failed test, and

@@ -302,6 +302,8 @@ fn test_runner_summaries() {
         ),
         ("Tests:       40 passed, 40 total", TestsPassed),
         ("End Result: TEST PASSED", TestsPassed),
+        ("All tests passed!", TestsPassed),
+        ("PASS \u{2014} cache eviction tests", TestsPassed),
         ("# fail 0", TestsPassed),
         ("# fail 2", TestsFailed),
     ] {
@@ -321,6 +323,10 @@ fn test_runner_summaries() {
     for line in [
         "the retry passed",
         "PASSED",
+        "PASS",
+        "PASS: test_evict",
+        "PASS - ",
+        "All tests passed except two",
         "OK",
         "test_pool.py::test_fill PASSED",
     ] {
