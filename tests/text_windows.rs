@@ -4,7 +4,7 @@
 //! exception reports (the console's and the event log's), the .NET
 //! runtime's own shutdown in a WinDbg stack, and a Visual Studio Call Stack
 //! whose exit frame is an MSVC lambda, with a row of dots where frames were
-//! left out.
+//! left out; and a process viewer's thread list, which is no stack.
 
 use crate::common::text::{analyze_text, answer};
 
@@ -475,4 +475,107 @@ Stack            EIP              Arg0             Arg1             Arg2        
     assert_eq!(crashing.len(), 1);
     assert_eq!(crashing[0]["frames"][0]["function"], "brush_destroy");
     assert_eq!(report["exception"]["code"], "0xc0000005");
+}
+
+/// Process Explorer's or Process Hacker's Threads tab copied as text: each
+/// row a thread id and the function the thread started in, no stack. It is
+/// not read as a call stack (with or without its header, tab- or
+/// space-separated); a file of nothing else is an error that says what it
+/// is, and a Call Stack beside it is read alone.
+#[test]
+fn process_viewer_thread_lists_are_no_stacks() {
+    let rows = [
+        ("7312", "", "", "loom.exe!wmainCRTStartup"),
+        ("6140", "", "", "ntdll.dll!TppWorkerThread"),
+        (
+            "5524",
+            "< 0.01",
+            "1,024,512",
+            "ucrtbase.dll!thread_start<unsigned int (__cdecl*)(void *),1>",
+        ),
+    ];
+    let tabs: String = rows
+        .iter()
+        .map(|(tid, cpu, cycles, start)| format!("{tid}\t{cpu}\t{cycles}\t{start}\n"))
+        .collect();
+    let spaces: String = rows
+        .iter()
+        .map(|(tid, cpu, cycles, start)| format!("{tid:<8}{cpu:<8}{cycles:<16}{start}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text, header) in [
+        (
+            "tabs.txt",
+            format!("TID\tCPU\tCycles Delta\tStart Address\n{tabs}"),
+            true,
+        ),
+        (
+            "spaces.txt",
+            format!("TID     CPU     Cycles Delta    Start Address\n{spaces}"),
+            true,
+        ),
+        (
+            "hacker.txt",
+            format!("TID\tCPU\tCycles delta\tStart address\tPriority (symbolic)\n{tabs}"),
+            true,
+        ),
+        ("rows.txt", tabs.clone(), false),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        let out = crate::common::bin()
+            .arg("analyze")
+            .arg(&path)
+            .output()
+            .unwrap();
+        // The error is the input's report: on standard output.
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success(), "{name}: {said}");
+        assert!(
+            said.contains(&format!("error: {}: ", path.display())),
+            "{name}: {said}"
+        );
+        assert_eq!(said.contains("a thread list"), header, "{name}: {said}");
+    }
+
+    // Beside a Call Stack the list is left out, and the stack is read as it
+    // would be alone.
+    let stack = "Unhandled exception at 0x00007FFB1A2B3C4D (gfxdrv64.dll) in loom.exe: 0xC0000005: Access violation reading location 0x0000000000000010.\n\n\
+>\tgfxdrv64.dll!DrvSwapLayers() Line 210\tC++\n\
+ \tloom.exe!Loom::Canvas::~Canvas() Line 48\tC++\n\
+ \tloom.exe!Loom::Window::~Window() Line 12\tC++\n";
+    let both = format!("TID\tCPU\tCycles Delta\tStart Address\n{tabs}\nThe call stack:\n{stack}");
+    for (name, text) in [("both.txt", both.as_str()), ("stack.txt", stack)] {
+        let reports = analyze_text(name, text);
+        assert_eq!(reports.len(), 1, "{name}: {reports:#?}");
+        let report = &reports[0];
+        assert_eq!(report["source"]["format"], "visual-studio", "{name}");
+        assert_eq!(report["exception"]["code"], "0xc0000005", "{name}");
+        let functions: Vec<&str> = report["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|t| t["frames"].as_array().unwrap())
+            .filter_map(|f| f["function"].as_str())
+            .collect();
+        assert_eq!(
+            functions,
+            [
+                "DrvSwapLayers()",
+                "Loom::Canvas::~Canvas()",
+                "Loom::Window::~Window()"
+            ],
+            "{name}"
+        );
+    }
+
+    // A Call Stack written as numbered rows (`0<TAB>module!name`) is still
+    // a stack: one column before the frame is no thread list.
+    let numbered = "0\tloom.exe!Loom::Canvas::Draw\n1\tloom.exe!Loom::Window::Paint\n2\tloom.exe!wWinMain\n3\tloom.exe!__scrt_common_main_seh\n";
+    let reports = analyze_text("numbered.txt", numbered);
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert_eq!(
+        reports[0]["threads"][0]["frames"][0]["function"],
+        "Loom::Canvas::Draw"
+    );
 }

@@ -15,6 +15,7 @@ mod reader;
 mod report;
 mod split;
 mod stop;
+mod thread_list;
 mod trace;
 
 use crate::model::{Message, MessageKind, Report};
@@ -48,6 +49,7 @@ pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
     let raw: Vec<&str> = text.lines().collect();
     let mut lines: Vec<Option<String>> = raw.iter().map(|r| clean_line(r)).collect();
     dedent_blocks(&mut lines);
+    let thread_lists = thread_list::blank(&mut lines);
     formats::mark_call_trees(&mut lines);
     reader::join_wrapped(&mut lines);
     let starts = split::piece_starts(&raw, &lines);
@@ -83,6 +85,14 @@ pub fn read_traces(label: &str, text: &str) -> Result<Vec<Report>, String> {
     for (window, failure, mine) in failures(&alone, &traces, lines.len()) {
         let first = mine.first().map_or(failure, |m| m.line);
         reports.push((first, report::from_messages(&mine, &lines, window, failure)));
+    }
+    if reports.is_empty() && thread_lists > 0 {
+        return Err(
+            "a thread list (TID, CPU, Cycles Delta, Start Address, as Process Explorer or Process Hacker \
+             show it) names where each thread started, not its stack: no stack trace found in it \
+             (copy a thread's Stack instead, or write a dump of the process)"
+                .to_string(),
+        );
     }
     if reports.is_empty() {
         if let Some(tool) = leak_report(&raw) {

@@ -95,10 +95,19 @@ fn frame_cell(row: &str) -> Option<String> {
         .strip_prefix("[Inline Frame]")
         .unwrap_or(row)
         .trim_start();
-    let cell = row
-        .split('\t')
-        .map(str::trim)
-        .find(|cell| cell.contains('!'))?;
+    let cells: Vec<&str> = row.split('\t').map(str::trim).collect();
+    let at = cells.iter().position(|cell| cell.contains('!'))?;
+    // A process viewer's thread list copied without its header (`7312\t\t\t
+    // app.exe!wmainCRTStartup`: the thread id, CPU and cycle columns before
+    // the start address) is no call stack: a Call Stack row begins with the
+    // frame.
+    let tid = cells
+        .first()
+        .is_some_and(|first| !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit()));
+    if at >= 2 && tid {
+        return None;
+    }
+    let cell = cells[at];
     let cell = cell.split("  ").next().unwrap_or(cell).trim();
     Some(cell.to_string())
 }
