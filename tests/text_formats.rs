@@ -5,28 +5,12 @@
 //! sample programs against the dumps' answers.
 
 use crate::common;
-use crate::common::text::{analyze_path, analyze_text, answer};
+use crate::common::text::{analyze_path, analyze_text, answer, formats_and_answers};
 
 use std::path::Path;
 use std::process::Stdio;
 
 use serde_json::Value;
-
-/// Each report's format and answer.
-fn read(name: &str, text: &str) -> Vec<(String, String)> {
-    analyze_text(name, text)
-        .iter()
-        .map(|r| {
-            (
-                r["source"]["format"]
-                    .as_str()
-                    .unwrap_or("error")
-                    .to_string(),
-                answer(r),
-            )
-        })
-        .collect()
-}
 
 /// The functions of a report's first thread, innermost first.
 fn functions(report: &Value) -> Vec<String> {
@@ -94,7 +78,7 @@ Thread 1 (Thread 0x7f55c2d47740 (LWP 5201) \"relay-cli\"):
     // counting: one trace.
     let cut = "```\n#0  0x00007f10a4c2d3e4 in __futex_abstimed_wait_common64 () from /lib/x86_64-linux-gnu/libc.so.6\n#1  0x00007f10a4c31abc in __pthread_clockjoin_ex () from /lib/x86_64-linux-gnu/libc.so.6\n```\n...\n```\n#2  0x00007f10a3a1c220 in Journal::~Journal() () from /opt/relay/lib/libjournal.so\n#3  0x00007f10a4bd9495 in __run_exit_handlers () from /lib/x86_64-linux-gnu/libc.so.6\n```\n";
     assert_eq!(
-        read("cut.md", cut),
+        formats_and_answers("cut.md", cut),
         [("gdb".to_string(), "hang-during-exit".to_string())]
     );
 }
@@ -346,7 +330,7 @@ ntdll!LdrShutdownProcess -> RtlExitUserProcess
 05 ucrtbase!exit
 ";
     assert_eq!(
-        read("kc.txt", kc),
+        formats_and_answers("kc.txt", kc),
         [("windbg".to_string(), "hang-during-exit".to_string())]
     );
     // Look-alikes: a changelog's issue numbers, prose naming a symbol, a
@@ -532,7 +516,7 @@ fn a_sampled_thread_stuck_in_one_frame() {
     +         800 ???  (in zmqlike.so)  load address 0x10a000000 + 0x1400  [0x10a001400]
 ";
     assert_eq!(
-        read("sample.txt", sampled),
+        formats_and_answers("sample.txt", sampled),
         [("spindump".to_string(), "hang-during-exit".to_string())]
     );
     // Must not: finalization making progress (its samples spread over two
@@ -605,11 +589,11 @@ fn a_dll_entry_point_s_detach_argument() {
         )
     };
     assert_eq!(
-        read("vs.txt", &vs("0")),
+        formats_and_answers("vs.txt", &vs("0")),
         [("visual-studio".to_string(), "crash-during-exit".to_string())]
     );
     assert_eq!(
-        read("vs-attach.txt", &vs("1")),
+        formats_and_answers("vs-attach.txt", &vs("1")),
         [("visual-studio".to_string(), "none".to_string())]
     );
 }

@@ -6,28 +6,12 @@
 //! whose exit frame is an MSVC lambda, with a row of dots where frames were
 //! left out; and a process viewer's thread list, which is no stack.
 
-use crate::common::text::{analyze_text, answer};
+use crate::common::text::{analyze_text, answer, formats_and_answers};
 
 use serde_json::Value;
 
-/// The answers of every report of `text`, with each report's format.
-fn answers(name: &str, text: &str) -> Vec<(String, String)> {
-    analyze_text(name, text)
-        .iter()
-        .map(|r: &Value| {
-            (
-                r["source"]["format"]
-                    .as_str()
-                    .unwrap_or("error")
-                    .to_string(),
-                answer(r),
-            )
-        })
-        .collect()
-}
-
 fn one(name: &str, text: &str) -> (String, String) {
-    let all = answers(name, text);
+    let all = formats_and_answers(name, text);
     assert_eq!(all.len(), 1, "{name}: {all:?}");
     all.into_iter().next().unwrap()
 }
@@ -108,7 +92,7 @@ Exception in thread \"main\" java.lang.IllegalStateException: closed
 \tat org.relay.Hub.flush(Hub.java:41)
 \tat org.relay.Main.main(Main.java:12)
 ";
-    assert!(answers("java.txt", java)
+    assert!(formats_and_answers("java.txt", java)
         .iter()
         .all(|(format, said)| format != "dotnet" && said == "none"));
 }
@@ -168,7 +152,7 @@ fn visual_studio_lambda_frames_and_elisions() {
  \tgauge.exe!__crt_seh_guarded_call<int>::operator()<void <lambda>(void)>(__acrt_lock_and_call::__l2::void <lambda>(void) && setup={...}) Line 204\tC++
  \tgauge.exe!common_exit(const int return_code=0, const _crt_exit_cleanup_mode cleanup_mode=_crt_exit_full_cleanup, const _crt_exit_return_mode return_mode=_crt_exit_terminate_process) Line 281\tC++
 ";
-    let all = answers("vs-lambda-exit.txt", at_exit);
+    let all = formats_and_answers("vs-lambda-exit.txt", at_exit);
     assert_eq!(
         all,
         [("visual-studio".to_string(), "crash-during-exit".to_string())],
@@ -312,14 +296,14 @@ Thread 0x00001b2c (most recent call first):
         )
     };
     for handled in ["code 0x80010108", "code 0xe06d7363", "code 0x800706ba"] {
-        let all = answers("handled.txt", &log(handled));
+        let all = formats_and_answers("handled.txt", &log(handled));
         assert!(
             all.iter().all(|(_, said)| said == "none"),
             "{handled}: {all:?}"
         );
     }
     for fatal in ["access violation", "code 0xc0000374"] {
-        let all = answers("fatal.txt", &log(fatal));
+        let all = formats_and_answers("fatal.txt", &log(fatal));
         assert!(
             all.iter()
                 .any(|(_, said)| said.ends_with("during-exit") || said.contains("at-exit")),

@@ -32,3 +32,15 @@ pub fn answer(report: &Value) -> String {
         None => "none".to_string(),
     }
 }
+
+/// Each report of `text` (read as a file named `name`) as its source's
+/// format ("error" for an error report) and its answer.
+pub fn formats_and_answers(name: &str, text: &str) -> Vec<(String, String)> {
+    analyze_text(name, text)
+        .iter()
+        .map(|r| {
+            let format = r["source"]["format"].as_str().unwrap_or("error");
+            (format.to_string(), answer(r))
+        })
+        .collect()
+}
