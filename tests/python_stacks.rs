@@ -11,7 +11,7 @@
 #![cfg(target_os = "linux")]
 
 use crate::common;
-use crate::common::capture::Capture;
+use crate::common::capture::{self, Capture};
 use crate::common::pyenv;
 use pyenv::interpreters;
 
@@ -317,22 +317,15 @@ fn a_run_crash_dump_shows_the_python_line() {
     )
     .unwrap();
     let dumps = dir.path().join("dumps");
-    let out = Capture::run(python)
-        .args([&script])
-        .quiet()
-        .dump_dir(&dumps)
-        .command()
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(
-        out.status.signal(),
-        Some(11),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let dump = capture::segv_dump(
+        Capture::run(python)
+            .args([&script])
+            .quiet()
+            .dump_dir(&dumps)
+            .command()
+            .stdin(Stdio::null()),
+        &dumps,
     );
-    let dump = common::dumps_in(&dumps).pop().expect("a dump");
     let report = analyze(&dump);
     let crashing = report["threads"]
         .as_array()

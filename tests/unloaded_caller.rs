@@ -9,7 +9,7 @@
 #![cfg(target_os = "linux")]
 
 use crate::common;
-use crate::common::capture::Capture;
+use crate::common::capture::{self, Capture};
 use crate::common::programs;
 
 use serde_json::Value;
@@ -29,22 +29,14 @@ fn two_crashes_into_unloaded_code_keep_their_callers_and_group_apart() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     // The program opens ./libplugin.so: run it from the programs' folder.
-    let out = Capture::run(programs::programs().join("registry_unload_crash"))
-        .option("--brief")
-        .dump_dir(&dir)
-        .command()
-        .current_dir(programs::programs())
-        .output()
-        .unwrap();
-    // `run` ends as the command did: killed by its SIGSEGV.
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(
-        out.status.signal(),
-        Some(11),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let registry = capture::segv_dump(
+        Capture::run(programs::programs().join("registry_unload_crash"))
+            .option("--brief")
+            .dump_dir(&dir)
+            .command()
+            .current_dir(programs::programs()),
+        &dir,
     );
-    let registry = common::dumps_in(&dir).pop().expect("a dump");
     let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("sample-dumps/linux/crash-at-exit-after-dlclose-linux.dmp");
     let (doc, _) = common::analyze_json(&[&sample, &registry]);
@@ -107,21 +99,14 @@ fn capture_unload_crash(program: &str) -> Value {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(program);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let out = Capture::run(programs::programs().join(program))
-        .option("--quiet")
-        .dump_dir(&dir)
-        .command()
-        .current_dir(programs::programs())
-        .output()
-        .unwrap();
-    use std::os::unix::process::ExitStatusExt;
-    assert_eq!(
-        out.status.signal(),
-        Some(11),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let dump = capture::segv_dump(
+        Capture::run(programs::programs().join(program))
+            .option("--quiet")
+            .dump_dir(&dir)
+            .command()
+            .current_dir(programs::programs()),
+        &dir,
     );
-    let dump = common::dumps_in(&dir).pop().expect("a dump");
     let (doc, _) = common::analyze_json(&[&dump]);
     doc["reports"][0].clone()
 }

@@ -3,7 +3,7 @@
 //! process (`attach`), so a test says only what it sets.
 
 use std::ffi::{OsStr, OsString};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use super::bin;
@@ -100,4 +100,19 @@ impl Capture {
     pub fn output(&self) -> Output {
         self.command().output().expect("run dumptriage")
     }
+}
+
+/// Runs `command`, a `run` of a program that crashes with SIGSEGV, to its
+/// end: `run` ends as the command did, killed by the signal. The dump it
+/// left in `dumps`.
+pub fn segv_dump(command: &mut Command, dumps: &Path) -> PathBuf {
+    use std::os::unix::process::ExitStatusExt;
+    let out = command.output().expect("run dumptriage");
+    assert_eq!(
+        out.status.signal(),
+        Some(11),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    super::dumps_in(dumps).pop().expect("a dump")
 }
