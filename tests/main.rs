@@ -53,6 +53,7 @@ mod text_formats;
 mod text_messages;
 mod text_traces;
 mod text_windows;
+mod text_words;
 mod truncated;
 mod twins;
 mod unloaded_caller;

@@ -129,6 +129,7 @@ fn classify_in_place(report: &mut Report) {
             .or_else(|| exiting().find(|t| t.blocked.is_some()))
             .or_else(|| exiting().next())
             .map(|t| t.id)
+            .or_else(|| blocked_when_words_say_exit(report))
     });
     let blamed = report.exit_phase.blamed_thread;
     // The blamed thread first, then the threads its wait leads to (the
@@ -442,6 +443,26 @@ fn exit_not_proven(
             unnamed.into_iter().collect::<Vec<_>>().join(", ")
         )
     })
+}
+
+/// The thread to blame for a hang that only the text's words put at exit
+/// ("hangs on exit"), when the stacks neither show exit nor rule it out:
+/// the blocked thread, the main one first (a debugger's thread 1, a
+/// runtime's `MainThread`), else the first blocked.
+fn blocked_when_words_say_exit(report: &Report) -> Option<u32> {
+    if report.source.exit_suggested.is_none() || report.exit_phase.exit_not_proven.is_none() {
+        return None;
+    }
+    let blocked = || report.threads.iter().filter(|t| t.blocked.is_some());
+    let main = |t: &&Thread| {
+        t.name
+            .as_deref()
+            .is_some_and(|n| n.eq_ignore_ascii_case("main") || n == "MainThread")
+    };
+    blocked()
+        .find(main)
+        .or_else(|| blocked().min_by_key(|t| t.id))
+        .map(|t| t.id)
 }
 
 /// A cycle of waits: each thread's wait is held by the next. The first

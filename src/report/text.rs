@@ -223,6 +223,8 @@ fn render_text_source(s: &mut String, source: &Source) {
         );
     } else if let Some(why) = &source.exit_ruled_out {
         wrap_into(s, "Exit:      ", &format!("ruled out: {why}"));
+    } else if let Some(said) = &source.exit_suggested {
+        wrap_into(s, "Exit:      ", &format!("suggested, not shown: {said}"));
     }
     for m in &source.messages {
         let meaning = m

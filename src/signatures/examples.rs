@@ -34,6 +34,7 @@ fn said_source(said: &[super::conditions::SaidSpec]) -> crate::model::Source {
         format: Some("messages".to_string()),
         line: Some(1),
         exit_evidence: crate::model::exit_said(&messages),
+        exit_suggested: None,
         exit_ruled_out: None,
         messages,
         messages_only: false,

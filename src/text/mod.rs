@@ -17,6 +17,7 @@ mod split;
 mod stop;
 mod thread_list;
 mod trace;
+mod words;
 
 use crate::model::{Message, MessageKind, Report};
 

@@ -13,6 +13,7 @@ use super::evidence::{exit_evidence, exit_ruled_out};
 use super::formats::{Format, TextFrame};
 use super::stop::{self, Stop};
 use super::trace::{TextThread, Trace};
+use super::words::exit_suggested;
 
 /// The report of one trace, with the log's messages around it.
 pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Message]) -> Report {
@@ -54,6 +55,12 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
         format: Some(format.name().to_string()),
         line: Some(trace.first_line),
         exit_evidence: exit_evidence(messages, lines, window, failure),
+        exit_suggested: exit_suggested(
+            lines,
+            window,
+            Some((trace.first_line, trace.last_line)),
+            failure,
+        ),
         exit_ruled_out: exit_ruled_out(messages, failure),
         messages: messages.to_vec(),
         messages_only: false,
@@ -218,6 +225,7 @@ pub(super) fn from_messages(
         format: Some("messages".to_string()),
         line: Some(first),
         exit_evidence: exit_evidence(messages, lines, window, failure),
+        exit_suggested: exit_suggested(lines, window, None, failure),
         exit_ruled_out: exit_ruled_out(messages, failure),
         messages: messages.to_vec(),
         messages_only: true,

@@ -8,7 +8,7 @@
 
 use crate::model::{Message, MessageKind};
 
-use super::formats::{TextFrame, SIGNAL_SAID};
+use super::formats::{Format, TextFrame, SIGNAL_SAID};
 use super::trace::Trace;
 
 /// How a trace's stop is known: named by the text, or inferred.
@@ -208,9 +208,12 @@ pub(super) fn from_messages(messages: &[Message]) -> Option<Stop> {
 /// exit phase's wait depth) is a hang, and no crash is inferred; anything
 /// else is most likely a crash. Only for the thread the debugger marks, or
 /// the one thread a stack shows: a debugger attached to a live process
-/// prints every thread, most of them running or waiting.
+/// prints every thread, most of them running or waiting. systemd-coredump
+/// writes a stack only for a process that dumped core on a signal, and
+/// lists first the thread the signal came to.
 pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
-    if trace.interrupted || !trace.format.is_some_and(|f| f.debugger()) {
+    let coredump = trace.format == Some(Format::SystemdCoredump);
+    if trace.interrupted || !(coredump || trace.format.is_some_and(|f| f.debugger())) {
         return None;
     }
     let with_frames: Vec<_> = trace
@@ -224,6 +227,7 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
         .find(|t| (t.event || t.current) && !t.frames.is_empty())
         .or(match with_frames.as_slice() {
             [only] => Some(*only),
+            [first, ..] if coredump => Some(*first),
             _ => None,
         })?;
     // Innermost first, whichever way the format lists them.

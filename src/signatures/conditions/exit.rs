@@ -51,6 +51,29 @@ pub(super) fn exit_unproven(scene: &Scene<'_>, found: &mut Found) -> bool {
     true
 }
 
+/// An exit condition met by the text's own words (the reporter's "crashes
+/// on exit", the program's "Shutting down..."): when the stacks neither
+/// show exit nor rule it out, any rule, the generic ones too, stands as a
+/// possible finding that says which words suggested exit. Words are a
+/// person's reading, not a runtime's record: never an established answer.
+pub(super) fn exit_in_words(scene: &Scene<'_>, found: &mut Found) -> bool {
+    let report = scene.report;
+    let (Some(said), Some(_)) = (
+        report.source.exit_suggested.as_deref(),
+        report.exit_phase.exit_not_proven.as_deref(),
+    ) else {
+        return false;
+    };
+    // Said once, when a rule asks for the process's exit and the thread's.
+    if found.possible.is_some() {
+        return true;
+    }
+    found.fact(None, None, format!("exit not shown by the trace: {said}"));
+    found.confidence *= EXIT_NOT_PROVEN;
+    found.possible = Some(format!("the trace does not show exit; {said}"));
+    true
+}
+
 /// A specific rule's exit met by a thread's own exit: the crashing thread
 /// (or, without a crash, a blocked one) is running its teardown under its
 /// start function (a worker's thread-local destructors) while nothing

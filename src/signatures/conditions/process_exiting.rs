@@ -2,7 +2,7 @@
 //! says so.
 
 use super::condition::{flag_label, Compiler, Condition, OnDump, Scene};
-use super::exit::{exit_in_stack, exit_unproven, thread_ending};
+use super::exit::{exit_in_stack, exit_in_words, exit_unproven, thread_ending};
 use super::found::Found;
 
 pub(super) struct ProcessExiting;
@@ -10,7 +10,7 @@ pub(super) struct ProcessExiting;
 impl Condition for ProcessExiting {
     type Spec = Option<bool>;
     type Compiled = bool;
-    const DOC: &'static str = "some thread is running process exit (see [Exit phase](../signatures.md#exit-phase)), or a text log says so (a runtime's message, every test passed before the failure: the report's `source.exit_evidence`). For a specific rule, also met by the crashing (or a blocked) thread's own exit (its `ending`): the diagnosis then says it was a thread's exit (`thread_exit`)";
+    const DOC: &'static str = "some thread is running process exit (see [Exit phase](../signatures.md#exit-phase)), or a text log says so (a runtime's message, every test passed before the failure: the report's `source.exit_evidence`). The text's own words alone (`source.exit_suggested`: `crashes on exit`, `Shutting down...`) meet it as a possible finding, for generic rules too, when the stacks neither show exit nor rule it out. For a specific rule, also met by the crashing (or a blocked) thread's own exit (its `ending`): the diagnosis then says it was a thread's exit (`thread_exit`)";
     const LABEL_RANK: u8 = 4;
 
     fn compile(spec: &Option<bool>, _: &mut Compiler<'_>) -> Option<bool> {
@@ -35,6 +35,7 @@ impl OnDump for ProcessExiting {
             && !(want
                 && (in_stack().is_some_and(|t| exit_in_stack(scene, t, found))
                     || thread_ending(scene, found)
+                    || exit_in_words(scene, found)
                     || exit_unproven(scene, found)))
         {
             return false;

@@ -1,7 +1,7 @@
 //! `thread_exiting`: the chosen thread is running process exit.
 
 use super::condition::{flag_label, Compiler, Condition, OnThread, Scene};
-use super::exit::{exit_in_stack, exit_unproven};
+use super::exit::{exit_in_stack, exit_in_words, exit_unproven};
 use super::found::{Found, INFERRED_EXIT};
 use crate::model::{ExitStage, Thread};
 
@@ -30,7 +30,10 @@ impl OnThread for ThreadExiting {
     fn holds(want: &bool, scene: &Scene<'_>, thread: &Thread, found: &mut Found) -> bool {
         let want = *want;
         if thread.exiting.is_some() != want
-            && !(want && (exit_in_stack(scene, thread, found) || exit_unproven(scene, found)))
+            && !(want
+                && (exit_in_stack(scene, thread, found)
+                    || exit_in_words(scene, found)
+                    || exit_unproven(scene, found)))
         {
             return false;
         }

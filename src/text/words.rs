@@ -1,0 +1,348 @@
+//! What the text's own words say of exit, apart from any runtime's message
+//! and any frame: the reporter's sentence ("segfaults on exit", "hangs
+//! when the interpreter shuts down"), a heading over the stack ("Exiting
+//! main thread:", "Backtrace at shutdown:"), or the program's own
+//! announcement just before the failure ("Shutting down...", "Exiting").
+//! A person reading the log would take these as a strong hint, not as a
+//! proof: they suggest exit, and a rule answers from them only as a
+//! possible finding, when the stacks neither show exit nor rule it out.
+
+use std::sync::LazyLock;
+
+use regex_lite::Regex;
+
+/// Words of a failure, as people write them.
+const FAILURE: &str = r"crash\w*|segfault\w*|seg(?:mentation)?[ -]?fault\w*|sigsegv|sigabrt|sigbus|access violation|hang(?:s|ing)?|hung|deadlock\w*|freez\w*|froze\w*|abort\w*|assert\w*|stuck|exception|errors?|panic\w*|faults?|dies|died|fails?|failure|core dump\w*";
+
+/// What is ending, before the exit word: "program exit", "python's
+/// shutdown", "the interpreter's finalization".
+const WHOSE: &str = r"(?:(?:the|its|my|our|program|process|application|app|interpreter|python|script|julia|node|jvm|runtime|main|module|library|plugin|dll|extension)(?:'s)?\s+){0,3}";
+
+/// The exit words a sentence ties the failure to.
+const ENDING: &str = r"exit(?:ing)?|shut\s?down|shutting down|termination|terminating|tear\s?down|teardown|quit(?:ting)?|finali[sz](?:ation|ing|e)|unload(?:ing)?|atexit|(?:static|global) (?:object )?(?:destructors?|destruction|dtors?)";
+
+/// What may follow "exit" without it being the process's: "exit code",
+/// "exit from fullscreen", "exit of the loop".
+const NOT_THE_PROCESS: [&str; 17] = [
+    "code",
+    "status",
+    "value",
+    "from",
+    "of",
+    "out",
+    "button",
+    "menu",
+    "key",
+    "full",
+    "fullscreen",
+    "mode",
+    "the loop",
+    "the function",
+    "the scope",
+    "the block",
+    "handler is not",
+];
+
+/// Words that turn the sentence around: "not on exit", "before shutdown",
+/// "doesn't crash at exit".
+const NEGATIONS: [&str; 11] = [
+    "not ",
+    "n't ",
+    "never ",
+    "no ",
+    "without ",
+    "before ",
+    "instead of ",
+    "rather than ",
+    "other than ",
+    "except ",
+    "prior to ",
+];
+
+/// How many lines before the failure a program's announcement may be.
+const ANNOUNCEMENT_REACH: usize = 15;
+
+/// The first line of `lines[from..to]` (0-based, end exclusive) whose words
+/// say the failure came at exit, with why, in words for the report. The
+/// trace's own lines (`trace`, 1-based and inclusive) are frames, not
+/// words, and are passed over. `failure` is the 1-based line of the
+/// failure: a program's announcement counts only shortly before it.
+pub(super) fn exit_suggested(
+    lines: &[Option<String>],
+    (from, to): (usize, usize),
+    trace: Option<(usize, usize)>,
+    failure: usize,
+) -> Option<String> {
+    let end = to.min(lines.len());
+    let in_trace = |n: usize| trace.is_some_and(|(first, last)| (first..=last).contains(&n));
+    (from.min(end)..end).find_map(|i| {
+        if in_trace(i + 1) {
+            return None;
+        }
+        let line = lines[i].as_deref()?;
+        let lower = line.to_ascii_lowercase();
+        if !mentions_ending(&lower) {
+            return None;
+        }
+        let quoted = || line.trim().chars().take(160).collect::<String>();
+        if sentence(&lower) || heading(&lower) {
+            return Some(format!(
+                "the text's own words tie the failure to exit (line {}: `{}`)",
+                i + 1,
+                quoted()
+            ));
+        }
+        let before = (i + 1 < failure) && failure - (i + 1) <= ANNOUNCEMENT_REACH;
+        (before && announcement(&lower)).then(|| {
+            format!(
+                "the program announced its exit just before the failure (line {}: `{}`)",
+                i + 1,
+                quoted()
+            )
+        })
+    })
+}
+
+/// A cheap first look: the line has some word of ending at all.
+fn mentions_ending(lower: &str) -> bool {
+    [
+        "exit", "shut", "termina", "tear", "quit", "finali", "unload", "destruct", "dtor", "bye",
+        "clean", "end of", "finish", "return", "clos", "stopping",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// A sentence that ties a failure to exit: "crashes on exit", "a segfault
+/// during interpreter shutdown", "hangs in the atexit handler",
+/// "aborts when the program exits", "crash when closing the app".
+fn sentence(lower: &str) -> bool {
+    static AT_ENDING: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"\b(?:{FAILURE})\b[^.;!?]{{0,60}}?\b(?:on|at|during|upon|while|when|in|from)\s+(?:the\s+)?{WHOSE}(?:{ENDING})\b"
+        ))
+        .expect("failure at exit pattern")
+    });
+    static WHEN_ENDS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"\b(?:when|after|once|as|while)\s+(?:(?:the\s+|my\s+|our\s+)?(?:program|process|application|app|interpreter|python|script|executable|binary)\s+(?:exits|exited|is exiting|terminates|terminated|is terminating|shuts down|is shutting down|shut down|quits|finishes|finished|ends|ended|is closed|closes|is closing|unloads|is unloaded)|it\s+(?:exits|exited|is exiting|terminates|is terminating|shuts down|is shutting down|quits)|main\(?\)?\s+(?:returns|returned|exits|exited))\b",
+        )
+        .expect("failure when it ends pattern")
+    });
+    static CLOSING: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"\b(?:on|at|when|while|upon|after)\s+(?:closing|close of|quitting|exiting)\s+(?:the\s+|my\s+)?(?:app|application|program|game|editor|main window|ide)\b",
+        )
+        .expect("failure on closing pattern")
+    });
+    static FAILS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(&format!(r"\b(?:{FAILURE})\b")).expect("failure words"));
+    static END_OF: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"\bat the (?:very )?end of (?:the |my |our )?(?:program|script|process|execution|main|run)\b",
+        )
+        .expect("end of the program pattern")
+    });
+    // "an exit-time destructor bug", "a shutdown-time crash".
+    static EXIT_TIME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"\b(?:exit|shutdown|teardown|unload)[- ]time\s+(?:[\w-]+\s+){{0,2}}?(?:{FAILURE}|bugs?|destructors?|races?|problems?|issues?)\b"
+        ))
+        .expect("exit-time failure pattern")
+    });
+    // The person ended the program: "then I close it. It crashes.",
+    // "only when I exit LLDB".
+    static USER_ENDS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"\b(?:i|we|you|the user|users?)\s+(?:then\s+)?(?:(?:close|closed|closes)\s+(?:it|the\s+(?:app|application|program|game|editor|client|main window))|(?:exit|exits|exited|quit|quits)\s+)",
+        )
+        .expect("the user ends the program pattern")
+    });
+    if let Some(m) = AT_ENDING.find(lower) {
+        return about_the_process(lower, m.start(), m.end());
+    }
+    if let Some(m) = USER_ENDS.find(lower) {
+        let quitting = lower[m.start()..m.end()].ends_with(char::is_whitespace);
+        if (!quitting || of_the_process(&lower[m.end()..]))
+            && FAILS.is_match(lower)
+            && !negated(&lower[..m.start()])
+        {
+            return true;
+        }
+    }
+    let tied = |re: &Regex| {
+        re.find(lower)
+            .is_some_and(|m| FAILS.is_match(lower) && !negated(&lower[..m.start()]))
+    };
+    EXIT_TIME
+        .find(lower)
+        .is_some_and(|m| !negated(&lower[..m.end()]))
+        || tied(&WHEN_ENDS)
+        || tied(&CLOSING)
+        || tied(&END_OF)
+}
+
+/// Whether the exit a match ends on is the process's (not "exit code",
+/// "exit from fullscreen") and the sentence is not turned around.
+fn about_the_process(lower: &str, start: usize, end: usize) -> bool {
+    let after = lower[end..].trim_start();
+    if !of_the_process(after) {
+        return false;
+    }
+    let mut from = start.saturating_sub(16);
+    while !lower.is_char_boundary(from) {
+        from -= 1;
+    }
+    !negated(&lower[from..end])
+}
+
+/// Whether the words after an exit word leave it the process's: "exit of
+/// the program" is, "exit code" and "shutdown of the server" are not.
+fn of_the_process(after: &str) -> bool {
+    static OF_PROCESS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^of\s+(?:the\s+)?(?:program|process|application|app|interpreter|python)\b")
+            .expect("exit of the program pattern")
+    });
+    after.starts_with("()")
+        || OF_PROCESS.is_match(after)
+        || !NOT_THE_PROCESS.iter().any(|w| starts_with_word(after, w))
+}
+
+fn starts_with_word(text: &str, word: &str) -> bool {
+    text.strip_prefix(word)
+        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_alphanumeric()))
+}
+
+fn negated(text: &str) -> bool {
+    // The clause the words are in: from its last comma or dash on.
+    let cut = text.rfind([',', '(', ';']).map(|at| at + 1);
+    let dash = text.rfind(" - ").map(|at| at + 3);
+    let clause = cut.max(dash).map_or(text, |at| &text[at..]);
+    let padded = format!(" {clause}");
+    NEGATIONS.iter().any(|n| padded.contains(&format!(" {n}")))
+        || padded.contains("n't ")
+        || padded.contains("didn't")
+}
+
+/// A heading over the stack that names it as the exit's: "Exiting main
+/// thread:", "Backtrace at exit:", "stack during shutdown:".
+fn heading(lower: &str) -> bool {
+    static AT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"\b(?:at|on|during|upon|while)\s+(?:the\s+)?(?:program\s+|process\s+|interpreter\s+|python\s+)?(?:exit|exiting|shutdown|shutting down|termination|unload)\b",
+        )
+        .expect("exit heading pattern")
+    });
+    let text = lower.trim().trim_start_matches(['#', '*', '>', ' ']);
+    if text.len() > 80 || !text.trim_end_matches(['*', ' ']).ends_with(':') {
+        return false;
+    }
+    let exiting = text.strip_prefix("exiting ").is_some_and(of_the_process);
+    let at_exit = AT.find(text).is_some_and(|m| {
+        of_the_process(text[m.end()..].trim_start()) && !negated(&text[..m.end()])
+    });
+    (exiting && !negated(text)) || at_exit
+}
+
+/// The program's own words that it is on its way out, alone on their line
+/// (after any log prefix): "Shutting down...", "Exiting.", "Cleaning up",
+/// "Goodbye!", "Main loop has exited"; or the service manager stopping it
+/// (systemd's "Stopping UNIT...").
+fn announcement(lower: &str) -> bool {
+    static SAYS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^(?:\[[^\]]{0,40}\]\s*|[\w.:/-]{1,40}:\s+|\d[\d:.,/ -]{6,30}\s+)*(?:exiting|shutting down|shutdown complete|cleaning up|tearing down|good-?bye|bye|(?:main|event) loop (?:has )?(?:exited|ended|finished|quit|stopped))\b[^:]{0,40}$",
+        )
+        .expect("announcement pattern")
+    });
+    static SERVICE_STOPS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\bsystemd(?:\[\d+\])?: stopping \S").expect("service stop pattern")
+    });
+    SAYS.is_match(lower.trim()) || SERVICE_STOPS.is_match(lower)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn said(text: &str) -> bool {
+        let lines: Vec<Option<String>> = text.lines().map(|l| Some(l.to_string())).collect();
+        exit_suggested(&lines, (0, lines.len()), None, lines.len() + 1).is_some()
+    }
+
+    #[test]
+    fn a_reporters_sentence_ties_the_failure_to_exit() {
+        for text in [
+            "The program segfaults on exit, backtrace below.",
+            "We see a crash during interpreter shutdown with torch 2.1.",
+            "It hangs in the atexit handler of the HIP runtime",
+            "Python aborts when the script finishes.",
+            "I get an access violation at process exit.",
+            "The app crashes when closing the application window",
+            "Segmentation fault at the end of the program",
+            "deadlock during static destructors",
+            "crash on exit()",
+            "I start it, it joins a channel, then I close it. It crashes.",
+            "A crash I have seen. Seems to only occur when I exit LLDB.",
+            "The exit-time destructor bug is not specific to one GPU.",
+            "any attempt to restart will cause a segfault during module unload",
+        ] {
+            assert!(said(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn exit_in_another_sense_or_denied_is_no_hint() {
+        for text in [
+            "The process crashed with exit code 139",
+            "It crashes on exit from fullscreen mode",
+            "The crash is not on exit but at startup",
+            "It doesn't crash at exit, only while training",
+            "crash before shutdown of the server",
+            "hangs instead of exiting",
+            "the worker never exits",
+            "error: process exited with status 1",
+            "Crash when closing a file in the editor",
+            "segfault on shutdown of the grpc channel",
+            "It crashes when I exit fullscreen",
+            "I close the file and then it crashes",
+            "no exit-time crash here, it dies while training",
+        ] {
+            assert!(!said(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_heading_over_the_stack_names_it_the_exits() {
+        assert!(said("Exiting main thread:"));
+        assert!(said("**Backtrace at exit:**"));
+        assert!(!said("Backtrace at startup:"));
+        assert!(!said(
+            "Exiting the loop early because the queue is empty, then:"
+        ));
+    }
+
+    #[test]
+    fn the_programs_announcement_counts_only_just_before_the_failure() {
+        let lines: Vec<Option<String>> = ["[INFO] Shutting down...", "", "Segmentation fault"]
+            .iter()
+            .map(|l| Some((*l).to_string()))
+            .collect();
+        assert!(exit_suggested(&lines, (0, 3), None, 3).is_some());
+        // After the failure, or far before it, it says nothing of it.
+        assert!(exit_suggested(&lines, (0, 3), None, 1).is_none());
+        let mut far = lines.clone();
+        far.splice(1..1, (0..20).map(|_| Some("step".to_string())));
+        assert!(exit_suggested(&far, (0, far.len()), None, far.len()).is_none());
+        let stops = [
+            "Nov 3 systemd[1]: Stopping Game streaming host...",
+            "segfault at 68",
+        ];
+        let l: Vec<Option<String>> = stops.iter().map(|l| Some((*l).to_string())).collect();
+        assert!(exit_suggested(&l, (0, 2), None, 2).is_some());
+        // A message that merely starts with the word is no announcement.
+        let line = "Shutting down worker 3 due to error: it failed on batch 7: oops";
+        let l = vec![Some(line.to_string()), Some("Segfault".to_string())];
+        assert!(exit_suggested(&l, (0, 2), None, 2).is_none(), "{line}");
+    }
+}

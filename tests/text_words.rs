@@ -1,0 +1,196 @@
+//! The text's own words about exit (issue #37): a reporter's sentence, a
+//! heading over the stack, the program's announcement before the failure.
+//! They suggest exit when the frames neither show it nor rule it out, and
+//! the answer is a possible finding that says which words. Every report
+//! here is written for these tests, each with a look-alike whose words
+//! speak of exit in another sense, deny it, or whose stack rules it out.
+//! Also the report headers the same reports come in: a macOS crash
+//! report's crashed thread and exception, systemd-coredump's stack of a
+//! process that dumped core.
+
+use crate::common::text::{analyze_text, answer};
+
+use serde_json::Value;
+
+/// The one report of `text`.
+fn one(name: &str, text: &str) -> Value {
+    let reports = analyze_text(name, text);
+    assert_eq!(reports.len(), 1, "{name}: {reports:#?}");
+    reports[0].clone()
+}
+
+/// A gdb `bt` cut before any exit frame, below the reporter's words.
+fn gdb_report(words: &str) -> String {
+    format!(
+        "{words}\n\nProgram received signal SIGSEGV, Segmentation fault.\n\
+         #0  0x00007ffff7a5c2d0 in Registry::remove (this=0x5555557a0eb0, key=7) at registry.cpp:88\n\
+         #1  0x00007ffff7a5d113 in Handle::~Handle (this=0x5555557a1f20) at handle.cpp:31\n\
+         #2  0x00007ffff7a5d1a9 in std::default_delete<Handle>::operator() (this=<optimized out>) at unique_ptr.h:85\n"
+    )
+}
+
+#[test]
+fn a_reporters_words_make_a_possible_exit_answer_that_names_them() {
+    for words in [
+        "The viewer segfaults on exit since 2.3, backtrace below:",
+        "Seems to crash only when I quit the app from the tray. Here is bt:",
+        "We get a crash during interpreter shutdown:",
+    ] {
+        let report = one("report.txt", &gdb_report(words));
+        assert_eq!(
+            answer(&report),
+            "possibly: crash-during-exit",
+            "{words}: {report:#}"
+        );
+        let diagnosis = &report["diagnoses"][0];
+        let possible = diagnosis["possible"].as_str().unwrap_or_default();
+        assert!(
+            possible.contains("words") && possible.contains(words.trim_end_matches(':')),
+            "{words}: the possible finding names the words: {diagnosis:#}"
+        );
+        let suggested = report["source"]["exit_suggested"].as_str().unwrap();
+        assert!(suggested.contains("line 1"), "{suggested}");
+    }
+}
+
+#[test]
+fn words_of_exit_in_another_sense_or_denied_suggest_nothing() {
+    for words in [
+        "The viewer crashes with exit code 139 while loading a tile:",
+        "It crashes on exit from fullscreen mode:",
+        "Not a crash on exit: it happens in the middle of the render.",
+        "I close the file dialog and then it crashes:",
+        "It doesn't crash at shutdown, only while streaming:",
+    ] {
+        let report = one("report.txt", &gdb_report(words));
+        assert_eq!(answer(&report), "none", "{words}: {report:#}");
+        assert!(report["source"]["exit_suggested"].is_null(), "{words}");
+    }
+}
+
+/// The words suggest; a stack that shows the program's main loop still
+/// running rules exit out, and the words do not override it.
+#[test]
+fn a_stack_that_rules_exit_out_outweighs_the_words() {
+    let text = "It crashes on exit, see:\n\nProgram received signal SIGSEGV, Segmentation fault.\n\
+        #0  0x00007ffff7a5c2d0 in Registry::remove (this=0x5555557a0eb0, key=7) at registry.cpp:88\n\
+        #1  0x00007ffff7a5d113 in Viewer::onTimer (this=0x5555557a1f20) at viewer.cpp:310\n\
+        #2  0x00007ffff7a5d1a9 in Viewer::run (this=0x5555557a1f20) at viewer.cpp:120\n\
+        #3  0x0000555555555189 in main (argc=1, argv=0x7fffffffe0f8) at main.cpp:12\n";
+    let report = one("report.txt", text);
+    assert_eq!(answer(&report), "none", "{report:#}");
+}
+
+/// A hang the words put at exit: the blocked thread is blamed, main (the
+/// lowest thread id) first,
+/// and the answer is a possible hang at exit.
+#[test]
+fn a_hang_on_exit_in_words_blames_the_blocked_main_thread() {
+    let text = "The game hangs on exit. I attached gdb and got:\n\n\
+        Thread 2 (Thread 0x7f15d1bff6c0 (LWP 4412) \"audio\"):\n\
+        #0  0x00007f15d6a91d61 in __futex_abstimed_wait_common64 (private=0, cancel=true) at ./nptl/futex-internal.c:57\n\
+        #1  0x00007f15d6a9a8c3 in __pthread_cond_wait_common (cond=0x55d4c39a1e40) at ./nptl/pthread_cond_wait.c:503\n\
+        #2  0x000055d4c2f1a0b4 in Mixer::pump (this=0x55d4c39a1e00) at mixer.cpp:77\n\n\
+        Thread 1 (Thread 0x7f15d6e2c740 (LWP 4401) \"game\"):\n\
+        #0  0x00007f15d6a91d61 in __futex_abstimed_wait_common64 (private=128, cancel=true) at ./nptl/futex-internal.c:57\n\
+        #1  0x00007f15d6a96e33 in __pthread_clockjoin_ex (threadid=139731470468800) at ./nptl/pthread_join_common.c:102\n\
+        #2  0x000055d4c2f1b2e0 in Audio::stop (this=0x55d4c39a1d00) at audio.cpp:149\n\
+        #3  0x000055d4c2f0c911 in Engine::deinit () at engine.cpp:220\n";
+    let report = one("hang.txt", text);
+    assert_eq!(answer(&report), "possibly: hang-during-exit", "{report:#}");
+    assert!(report["diagnoses"][0]["possible"].is_string(), "{report:#}");
+    assert_eq!(report["exit_phase"]["blamed_thread"], 4401, "{report:#}");
+    // The same stacks without the words: a hang, not at exit.
+    let bare = text.split_once('\n').unwrap().1;
+    assert_eq!(answer(&one("hang.txt", bare)), "none");
+}
+
+/// The program's announcement shortly before the failure, or the service
+/// manager stopping it, suggests exit; the same line long before the
+/// failure does not.
+#[test]
+fn the_programs_announcement_just_before_the_failure() {
+    let stack = gdb_report("").trim_start().to_string();
+    for said in [
+        "2026-03-01 10:00:02 [info] Shutting down...",
+        "Mar  1 10:00:02 host systemd[1]: Stopping Stream host service...",
+        "streamd: Info: Main loop has exited",
+    ] {
+        let report = one("log.txt", &format!("serving\n{said}\n{stack}"));
+        assert_eq!(
+            answer(&report),
+            "possibly: crash-during-exit",
+            "{said}: {report:#}"
+        );
+    }
+    let far: String = (0..30).map(|i| format!("frame {i} rendered\n")).collect();
+    let text = format!("[info] Shutting down...\n{far}{stack}");
+    assert_eq!(answer(&one("log.txt", &text)), "none");
+}
+
+/// A macOS crash report: the exception line names the stop, `Thread N
+/// Crashed::` the thread, and the threads are split at their headers.
+#[test]
+fn a_macos_crash_reports_exception_and_crashed_thread() {
+    let text = "Exception Type:        EXC_BAD_ACCESS (SIGSEGV)\n\
+        Exception Codes:       KERN_INVALID_ADDRESS at 0x0000000000000010\n\
+        Termination Reason:    Namespace SIGNAL, Code 11 Segmentation fault: 11\n\n\
+        Thread 0:: Dispatch queue: com.apple.main-thread\n\
+        0   libsystem_kernel.dylib        \t0x00007ff8123a1a2e mach_msg_trap + 10\n\
+        1   CoreFoundation                \t0x00007ff8124c2f3a __CFRunLoopRun + 1322\n\n\
+        Thread 3 Crashed:\n\
+        0   libtile.dylib                 \t0x000000010f2a14c0 TileCache::evict(unsigned long) + 64\n\
+        1   libtile.dylib                 \t0x000000010f2a1a12 TileCache::worker() + 210\n\
+        2   libsystem_pthread.dylib       \t0x00007ff8123d94e1 _pthread_start + 125\n";
+    let report = one("Viewer.crash", text);
+    assert_eq!(report["exception"]["name"], "SIGSEGV", "{report:#}");
+    let crashing: Vec<&Value> = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["crashing"] == true)
+        .collect();
+    assert_eq!(crashing.len(), 1, "{report:#}");
+    let top = crashing[0]["frames"][0]["function"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(top.starts_with("TileCache::evict"), "{report:#}");
+    assert_eq!(report["threads"].as_array().unwrap().len(), 2);
+    // Only the termination reason: still the signal.
+    let bare = text.replacen("Exception Type:        EXC_BAD_ACCESS (SIGSEGV)\n", "", 1);
+    assert_eq!(one("Viewer.crash", &bare)["exception"]["name"], "SIGSEGV");
+}
+
+/// systemd-coredump writes stacks only for a process that dumped core,
+/// the signalled thread first: without its `Signal:` line the crash is
+/// inferred on that thread; a first thread in a wait infers nothing.
+#[test]
+fn a_coredump_without_its_signal_line_infers_the_crash_on_the_first_thread() {
+    let text = "Process 47117 (viewer) of user 1000 dumped core.\n\n\
+        Stack trace of thread 47143:\n\
+        #0  0x00007f8e6e487984 _ZNK9TileCache5countEv (libtile.so.1 + 0x487984)\n\
+        #1  0x000055dd7b76560c n/a (/usr/bin/viewer + 0xa360c)\n\n\
+        Stack trace of thread 47117:\n\
+        #0  0x00007f8e6c6b58f3 __futex_abstimed_wait_common (libc.so.6 + 0xb58f3)\n\
+        #1  0x00007f8e6c6b5b29 pthread_cond_wait (libc.so.6 + 0xb5b29)\n";
+    let report = one("coredump.txt", text);
+    assert!(
+        report["exception"]["name"]
+            .as_str()
+            .unwrap()
+            .contains("inferred"),
+        "{report:#}"
+    );
+    let crashing = report["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["crashing"] == true)
+        .map(|t| t["id"].clone());
+    assert_eq!(crashing, Some(Value::from(47143)), "{report:#}");
+    let waiting = text.replace(
+        "_ZNK9TileCache5countEv (libtile.so.1 + 0x487984)",
+        "__futex_abstimed_wait_common (libc.so.6 + 0xb58f3)",
+    );
+    assert!(one("coredump.txt", &waiting)["exception"]["crash"] != true);
+}
