@@ -100,9 +100,12 @@ fn a_hang_on_exit_in_words_blames_the_blocked_main_thread() {
     assert_eq!(answer(&report), "possibly: hang-during-exit", "{report:#}");
     assert!(report["diagnoses"][0]["possible"].is_string(), "{report:#}");
     assert_eq!(report["exit_phase"]["blamed_thread"], 4401, "{report:#}");
-    // The same stacks without the words: a hang, not at exit.
+    // The same stacks without the words: a hang, and Engine::deinit's
+    // name alone suggests exit; with neither, nothing does.
     let bare = text.split_once('\n').unwrap().1;
-    assert_eq!(answer(&one("hang.txt", bare)), "none");
+    assert_eq!(answer(&one("hang.txt", bare)), "possibly: hang-during-exit");
+    let neither = bare.replace("Engine::deinit", "Engine::step");
+    assert_eq!(answer(&one("hang.txt", &neither)), "none");
 }
 
 /// The program's announcement shortly before the failure, or the service
@@ -193,4 +196,40 @@ fn a_coredump_without_its_signal_line_infers_the_crash_on_the_first_thread() {
         "__futex_abstimed_wait_common (libc.so.6 + 0xb58f3)",
     );
     assert!(one("coredump.txt", &waiting)["exception"]["crash"] != true);
+}
+
+/// A quit path named in the frames (`Engine::deinit`, `mch_exit`) suggests
+/// exit even with main still running below it: programs tear down their
+/// own parts before they call exit. The end of something smaller (a
+/// socket's shutdown, a thread's exit) suggests nothing.
+#[test]
+fn a_quit_path_in_the_frames_suggests_exit_under_a_running_main() {
+    let stack = |function: &str| {
+        format!(
+            "Program received signal SIGSEGV, Segmentation fault.\n\
+             #0  0x00007ffff7a5c2d0 in Registry::remove (this=0x5555557a0eb0, key=7) at registry.cpp:88\n\
+             #1  0x00007ffff7a5d113 in {function} (this=0x5555557a1f20) at engine.cpp:31\n\
+             #2  0x0000555555555189 in main (argc=1, argv=0x7fffffffe0f8) at main.cpp:12\n"
+        )
+    };
+    for function in ["Engine::deinit", "audio_shutdown", "App::onQuit"] {
+        let report = one("bt.txt", &stack(function));
+        assert_eq!(
+            answer(&report),
+            "possibly: crash-during-exit",
+            "{function}: {report:#}"
+        );
+        let suggested = report["source"]["exit_suggested"].as_str().unwrap();
+        assert!(suggested.contains(function), "{suggested}");
+    }
+    for function in [
+        "Connection::shutdown",
+        "file_desc::shutdown",
+        "WorkerThread::exit",
+        "Player::exitFullscreen",
+        "Engine::step",
+    ] {
+        let report = one("bt.txt", &stack(function));
+        assert_eq!(answer(&report), "none", "{function}: {report:#}");
+    }
 }

@@ -23,6 +23,7 @@ use crate::model::{
 
 mod culprit;
 mod exception;
+mod quitting;
 mod tables;
 
 pub(crate) use culprit::waits_for;
@@ -121,6 +122,7 @@ fn classify_in_place(report: &mut Report) {
         report.threads.iter().any(|t| t.exiting.is_some()) || report.source.exit_evidence.is_some();
     report.exit_phase.process_starting = report.threads.iter().any(|t| t.starting.is_some());
     report.exit_phase.exit_not_proven = exit_not_proven(report, tables, &debug_info);
+    quit_path(report, crash);
     report.exit_phase.deadlock = deadlock(report);
     report.exit_phase.blamed_thread = crash.or_else(|| {
         let exiting = || report.threads.iter().filter(|t| t.exiting.is_some());
@@ -445,6 +447,42 @@ fn exit_not_proven(
     })
 }
 
+/// A quit path on the failing thread (the crashing one, or a blocked one),
+/// when nothing else shows or rules out exit: its name suggests exit
+/// (`source.exit_suggested`). Main still running is no proof against it:
+/// a program's quit path runs under main, before `exit`.
+fn quit_path(report: &mut Report, crash: Option<u32>) {
+    let phase = &report.exit_phase;
+    if phase.process_exiting
+        || phase.process_starting
+        || report.source.exit_ruled_out.is_some()
+        || report.source.exit_suggested.is_some()
+    {
+        return;
+    }
+    let found = report
+        .threads
+        .iter()
+        .filter(|t| match crash {
+            Some(id) => t.id == id,
+            None => t.blocked.is_some(),
+        })
+        .find_map(|t| {
+            quitting::quit_frame(t, is_main_loop).map(|(i, name)| (t.id, i, name.to_string()))
+        });
+    let Some((id, index, name)) = found else {
+        return;
+    };
+    report.source.exit_suggested = Some(format!(
+        "thread {id} is in a quit path: its frame {index}, `{name}`, is named for quitting (a program's or a library's own way out, before the C runtime's exit)"
+    ));
+    if report.exit_phase.exit_not_proven.is_none() {
+        report.exit_phase.exit_not_proven = Some(format!(
+            "main is still running, in a quit path (`{name}`), before any exit frame"
+        ));
+    }
+}
+
 /// The thread to blame for a hang that only the text's words put at exit
 /// ("hangs on exit"), when the stacks neither show exit nor rule it out:
 /// the blocked thread, the main one first (a debugger's thread 1, a
@@ -460,9 +498,14 @@ fn blocked_when_words_say_exit(report: &Report) -> Option<u32> {
             .is_some_and(|n| n.eq_ignore_ascii_case("main") || n == "MainThread")
     };
     blocked()
-        .find(main)
+        .find(|t| quitting::quit_frame(t, is_main_loop).is_some())
+        .or_else(|| blocked().find(main))
         .or_else(|| blocked().min_by_key(|t| t.id))
         .map(|t| t.id)
+}
+
+fn is_main_loop(name: &str) -> bool {
+    any_match(&TABLES.main_loops, name)
 }
 
 /// A cycle of waits: each thread's wait is held by the next. The first

@@ -169,13 +169,13 @@ pub struct Source {
     /// in words that say which fact decided it. Exit evidence like an exit
     /// frame.
     pub exit_evidence: Option<String>,
-    /// For text: the text's own words that tie the failure to exit, when
-    /// no runtime's message or frame shows it: the reporter's sentence
-    /// ("segfaults on exit"), a heading over the stack ("Exiting main
-    /// thread:"), the program's announcement just before the failure
-    /// ("Shutting down..."). A hint, not a proof: rules answer from it only
-    /// as a possible finding, when the stacks neither show exit nor rule it
-    /// out.
+    /// What suggests exit when no runtime's message or exit frame shows
+    /// it: for text, the text's own words (the reporter's "segfaults on
+    /// exit", a heading over the stack, the program's "Shutting down..."
+    /// just before the failure); for any report, a quit path on the failing
+    /// thread (a function named for quitting: `mch_exit`, `App::Shutdown`).
+    /// A hint, not a proof: rules answer from it only as a possible
+    /// finding, when the stacks neither show exit nor rule it out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_suggested: Option<String>,
     /// For text: why the log rules exit out (a test was still running when

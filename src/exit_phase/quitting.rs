@@ -1,0 +1,206 @@
+//! The program's own way out, told by its function names: `mch_exit`,
+//! `snd_deinit`, `Aulib::quit`, `App::Shutdown`, `event_teardown` on the
+//! failing thread. Programs run their own quit path (close the event loop,
+//! stop the audio thread, free the caches) before they call `exit` or
+//! return from main, and a failure there is a failure at exit in all but
+//! the C runtime's sense. A name is a hint, not a proof (a server's
+//! `Session::shutdown` may run in the middle of the work): it suggests
+//! exit, and rules answer from it only as a possible finding.
+
+use crate::model::{FrameKind, Thread};
+
+/// Words of a function's own name (the last part of a qualified name, split
+/// at underscores and case changes) that say the program is quitting.
+/// ("finalize" is not one: it finishes loads, builds and commits as often
+/// as programs; the interpreters' finalization is in the exit tables.)
+const QUITTING: [&str; 9] = [
+    "exit",
+    "quit",
+    "shutdown",
+    "deinit",
+    "deinitialize",
+    "uninit",
+    "uninitialize",
+    "teardown",
+    "atexit",
+];
+
+/// Words, in the name or its class's, that make it the end of something
+/// smaller than the program: a thread's exit, a loop's, a scope's, a
+/// mode's, a dialog's, a connection's or a file descriptor's (a socket's
+/// shutdown), a server's.
+const SMALLER: [&str; 32] = [
+    "thread",
+    "loop",
+    "scope",
+    "fullscreen",
+    "mode",
+    "dialog",
+    "menu",
+    "room",
+    "level",
+    "frame",
+    "block",
+    "session",
+    "socket",
+    "connection",
+    "stream",
+    "output",
+    "input",
+    "read",
+    "write",
+    "file",
+    "fd",
+    "desc",
+    "descriptor",
+    "pipe",
+    "ssl",
+    "tls",
+    "tcp",
+    "udp",
+    "conn",
+    "server",
+    "client",
+    "rpc",
+];
+
+/// The first frame (innermost first) of `thread` in native code whose name
+/// says the program is quitting, with its index and name. A bare
+/// `shutdown` or `exit` is the C library's (a socket's shutdown, exit
+/// itself, which the exit tables know), not the program's. A loop below it
+/// (the program's own `MainLoop`, an interpreter running a script) called
+/// it in the middle of the run: no hint.
+pub(super) fn quit_frame(
+    thread: &Thread,
+    main_loop: impl Fn(&str) -> bool,
+) -> Option<(usize, &str)> {
+    let (index, name) = thread.frames.iter().enumerate().find_map(|(i, frame)| {
+        if frame.kind != FrameKind::Native {
+            return None;
+        }
+        let name = frame.function.as_deref()?;
+        says_quitting(name).then_some((i, name))
+    })?;
+    let in_a_loop = thread.frames[index + 1..].iter().any(|frame| {
+        frame
+            .names()
+            .any(|n| main_loop(n) || own_words(n).iter().any(|w| w == "loop"))
+    });
+    (!in_a_loop).then_some((index, name))
+}
+
+/// The words of a function's own name (no arguments, template or
+/// namespace).
+fn own_words(name: &str) -> Vec<String> {
+    let bare = name.split('(').next().unwrap_or(name);
+    let bare = bare.split('<').next().unwrap_or(bare);
+    words(bare.rsplit([':', '.']).next().unwrap_or(bare))
+}
+
+fn says_quitting(name: &str) -> bool {
+    // The function's own name: no arguments, template or namespace.
+    let bare = name.split('(').next().unwrap_or(name);
+    let bare = bare.split('<').next().unwrap_or(bare);
+    let qualified = bare.contains("::") || bare.contains('.');
+    let mut parts = bare.rsplit([':', '.']).filter(|p| !p.is_empty());
+    let own = parts.next().unwrap_or(bare);
+    let class = words(parts.next().unwrap_or(""));
+    let words = words(own);
+    if words.len() < 2 && !qualified {
+        return false;
+    }
+    let joined: Vec<String> = words
+        .windows(2)
+        .map(|pair| format!("{}{}", pair[0], pair[1]))
+        .collect();
+    let quitting = words
+        .iter()
+        .chain(&joined)
+        .any(|w| QUITTING.contains(&w.as_str()));
+    quitting
+        && !words
+            .iter()
+            .chain(&class)
+            .any(|w| SMALLER.contains(&w.as_str()))
+}
+
+/// `snd_deinit` -> [snd, deinit]; `DiabloDeinit` -> [diablo, deinit];
+/// `ShutDownOnce` -> [shut, down, once]; `QThread` -> [q, thread].
+fn words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        let previous = i.checked_sub(1).map(|p| chars[p]);
+        let next = chars.get(i + 1);
+        // A new word at a capital after a small letter (`snd|Deinit`), or
+        // at the last capital of a run before a small one (`Q|Thread`).
+        let starts = c.is_ascii_uppercase()
+            && previous.is_some_and(|p| {
+                p.is_ascii_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_ascii_uppercase() && next.is_some_and(char::is_ascii_lowercase))
+            });
+        if starts && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        word.push(c.to_ascii_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_programs_own_quit_path_is_named_so() {
+        for name in [
+            "mch_exit",
+            "devilution::snd_deinit",
+            "DiabloDeinit",
+            "Aulib::quit",
+            "event_teardown",
+            "CProfilerCallback::ShutdownOnce",
+            "App::ShutDown(bool)",
+            "grpc_shutdown",
+            "Engine::uninit()",
+        ] {
+            assert!(says_quitting(name), "{name}");
+        }
+        assert_eq!(words("QThreadPool2Exit"), ["q", "thread", "pool2", "exit"]);
+    }
+
+    #[test]
+    fn the_end_of_something_smaller_or_a_bare_c_call_is_not() {
+        for name in [
+            "shutdown",
+            "exit",
+            "QThread::exit",
+            "ExitThread",
+            "QEventLoop::exit",
+            "Player::exitFullscreen",
+            "exit_scope",
+            "Game::onExitRoom",
+            "Socket::shutdown_output",
+            "exitcode_to_status",
+            "Session::shutdown",
+            "run_worker",
+            "file_desc::shutdown",
+            "SSL_shutdown",
+            "privload_load_finalize",
+            "GrpcServer::Shutdown",
+        ] {
+            assert!(!says_quitting(name), "{name}");
+        }
+    }
+}
