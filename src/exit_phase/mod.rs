@@ -453,11 +453,7 @@ fn exit_not_proven(
 /// a program's quit path runs under main, before `exit`.
 fn quit_path(report: &mut Report, crash: Option<u32>) {
     let phase = &report.exit_phase;
-    if phase.process_exiting
-        || phase.process_starting
-        || report.source.exit_ruled_out.is_some()
-        || report.source.exit_suggested.is_some()
-    {
+    if phase.process_exiting || phase.process_starting || report.source.exit_ruled_out.is_some() {
         return;
     }
     let found = report
@@ -473,9 +469,12 @@ fn quit_path(report: &mut Report, crash: Option<u32>) {
     let Some((id, index, name)) = found else {
         return;
     };
-    report.source.exit_suggested = Some(format!(
-        "thread {id} is in a quit path: its frame {index}, `{name}`, is named for quitting (a program's or a library's own way out, before the C runtime's exit)"
-    ));
+    // The text's own words, when they said it, are kept: they say more.
+    if report.source.exit_suggested.is_none() {
+        report.source.exit_suggested = Some(format!(
+            "thread {id} is in a quit path: its frame {index}, `{name}`, is named for quitting (a program's or a library's own way out, before the C runtime's exit)"
+        ));
+    }
     if report.exit_phase.exit_not_proven.is_none() {
         report.exit_phase.exit_not_proven = Some(format!(
             "main is still running, in a quit path (`{name}`), before any exit frame"

@@ -1,5 +1,6 @@
 //! The program's own way out, told by its function names: `mch_exit`,
-//! `snd_deinit`, `Aulib::quit`, `App::Shutdown`, `event_teardown` on the
+//! `snd_deinit`, `Aulib::quit`, `App::Shutdown`, `event_teardown`, the
+//! application object's destructor (`QApplication::~QApplication`) on the
 //! failing thread. Programs run their own quit path (close the event loop,
 //! stop the audio thread, free the caches) before they call `exit` or
 //! return from main, and a failure there is a failure at exit in all but
@@ -97,6 +98,10 @@ fn own_words(name: &str) -> Vec<String> {
     words(bare.rsplit([':', '.']).next().unwrap_or(bare))
 }
 
+/// The last words of a class whose object is the application itself
+/// (`QApplication`, `wxApp`, `MainApp`): its destructor runs as main ends.
+const APPLICATION: [&str; 2] = ["application", "app"];
+
 fn says_quitting(name: &str) -> bool {
     // The function's own name: no arguments, template or namespace.
     let bare = name.split('(').next().unwrap_or(name);
@@ -106,6 +111,11 @@ fn says_quitting(name: &str) -> bool {
     let own = parts.next().unwrap_or(bare);
     let class = words(parts.next().unwrap_or(""));
     let words = words(own);
+    if own.starts_with('~') {
+        return words
+            .last()
+            .is_some_and(|w| APPLICATION.contains(&w.as_str()));
+    }
     if words.len() < 2 && !qualified {
         return false;
     }
@@ -174,6 +184,8 @@ mod tests {
             "App::ShutDown(bool)",
             "grpc_shutdown",
             "Engine::uninit()",
+            "QApplication::~QApplication()",
+            "MainApp::~MainApp",
         ] {
             assert!(says_quitting(name), "{name}");
         }
@@ -199,6 +211,8 @@ mod tests {
             "SSL_shutdown",
             "privload_load_finalize",
             "GrpcServer::Shutdown",
+            "AppSettings::~AppSettings",
+            "Engine::~Engine",
         ] {
             assert!(!says_quitting(name), "{name}");
         }

@@ -67,6 +67,10 @@ pub enum MessageKind {
     HeapCorruption,
     /// glog's `Check failed: ...` (it then aborts).
     CheckFailed,
+    /// The C runtime's `assert` failing (it then aborts): MSVC's `Assertion
+    /// failed: EXPR, file FILE, line N`, glibc's `PROG: FILE:N: FUNC:
+    /// Assertion `EXPR' failed.`
+    AssertionFailed,
     /// How the process ended, as a shell, a CI runner or a test driver
     /// reports it: `Segmentation fault (core dumped)`, `Aborted`, exit
     /// code 139, -11, 3221225477, 0xC0000005.
@@ -109,6 +113,7 @@ impl MessageKind {
             MessageKind::PythonGcWithoutFrame => "python-gc-without-frame",
             MessageKind::HeapCorruption => "heap-corruption",
             MessageKind::CheckFailed => "check-failed",
+            MessageKind::AssertionFailed => "assertion-failed",
             MessageKind::ExitStatus => "exit-status",
             MessageKind::WindowsErrorReport => "windows-error-report",
             MessageKind::DebuggerAnalysis => "debugger-analysis",

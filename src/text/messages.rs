@@ -55,6 +55,7 @@ const ANCHORS: &[&str] = &[
     "forbiddenbyte",
     "debug memory block",
     "check failed",
+    "assertion",
     "fault",
     "abort",
     "bus error",
@@ -65,6 +66,11 @@ const ANCHORS: &[&str] = &[
     "exited with",
     "exit value",
     "<signals.",
+    "received signal",
+    "caught signal",
+    "got signal",
+    "signal received",
+    " caught",
     "interrupted by signal",
     "exit successfully",
     "] error ",
@@ -208,6 +214,9 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
     if let Some(at) = line.find("Check failed: ") {
         say(MessageKind::CheckFailed, &line[at..], None);
     }
+    if let Some(at) = assertion_failed(line) {
+        say(MessageKind::AssertionFailed, &line[at..], None);
+    }
     if let Some(meaning) = exit_status(line) {
         say(MessageKind::ExitStatus, line, Some(meaning));
     }
@@ -225,6 +234,20 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
         }
         None => {}
     }
+}
+
+/// Where the C runtime's report of a failed `assert` starts on `line`:
+/// MSVC's `Assertion failed: EXPR, file FILE, line N` (the file may wrap
+/// onto the next line), glibc's `PROG: FILE:N: FUNC: Assertion `EXPR'
+/// failed.` Python's `AssertionError` is an exception, not these.
+fn assertion_failed(line: &str) -> Option<usize> {
+    if let Some(at) = line.find("Assertion failed: ") {
+        return line[at..].contains(", file ").then_some(at);
+    }
+    let trimmed = line.trim_end();
+    (trimmed.ends_with("' failed.") || trimmed.ends_with("' failed"))
+        .then(|| line.find(": Assertion `").map(|_| 0))
+        .flatten()
 }
 
 /// Whether faulthandler's next line in the thread's section says the

@@ -199,6 +199,7 @@ fn failures(
                 | MessageKind::PureVirtualCall
                 | MessageKind::HeapCorruption
                 | MessageKind::CheckFailed
+                | MessageKind::AssertionFailed
                 | MessageKind::ExitStatus
                 | MessageKind::WindowsErrorReport
                 | MessageKind::DebuggerAnalysis

@@ -174,6 +174,7 @@ pub(super) fn from_messages(messages: &[Message]) -> Option<Stop> {
         MessageKind::PureVirtualCall,
         MessageKind::HeapCorruption,
         MessageKind::CheckFailed,
+        MessageKind::AssertionFailed,
     ])
     .is_some()
     {

@@ -85,7 +85,7 @@ pub(super) fn exit_suggested(
             return None;
         }
         let quoted = || line.trim().chars().take(160).collect::<String>();
-        if sentence(&lower) || heading(&lower) {
+        if sentence(&lower) || heading(&lower) || last_step_quits(lines, i) {
             return Some(format!(
                 "the text's own words tie the failure to exit (line {}: `{}`)",
                 i + 1,
@@ -154,25 +154,41 @@ fn sentence(lower: &str) -> bool {
     // "only when I exit LLDB".
     static USER_ENDS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"\b(?:i|we|you|the user|users?)\s+(?:then\s+)?(?:(?:close|closed|closes)\s+(?:it|the\s+(?:app|application|program|game|editor|client|main window))|(?:exit|exits|exited|quit|quits)\s+)",
+            r"\b(?:i|we|you|the user|users?)\s+(?:then\s+|was\s+|were\s+|am\s+|are\s+)?(?:(?:close|closed|closes|closing)\s+(?:it|the\s+(?:app|application|program|game|editor|client|main window))|(?:exit|exits|exited|exiting|quit|quits|quitting)\s+)",
         )
         .expect("the user ends the program pattern")
     });
     if let Some(m) = AT_ENDING.find(lower) {
         return about_the_process(lower, m.start(), m.end());
     }
+    // "Every exit from the application leads to a crash".
+    static EXIT_LEADS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(&format!(
+            r"\b(?:exit|exiting|quitting|closing|shutdown)\s+(?:from\s+(?:the\s+|an?\s+|my\s+)?(?:app|application|program|game|editor|ide)\s+)?(?:always\s+)?(?:leads to|causes|results in|gives|triggers|ends in|ends with)\s+(?:an?\s+|the\s+)?(?:{FAILURE})\b"
+        ))
+        .expect("exit leads to a failure pattern")
+    });
+    // A line that ends in a colon introduces the failure pasted below it:
+    // the failure need not be named on it ("I got this when I was closing
+    // the game:").
+    let failure_said = FAILS.is_match(lower) || lower.trim_end().ends_with(':');
     if let Some(m) = USER_ENDS.find(lower) {
         let quitting = lower[m.start()..m.end()].ends_with(char::is_whitespace);
         if (!quitting || of_the_process(&lower[m.end()..]))
-            && FAILS.is_match(lower)
+            && failure_said
             && !negated(&lower[..m.start()])
         {
             return true;
         }
     }
+    if let Some(m) = EXIT_LEADS.find(lower) {
+        if !negated(&lower[..m.end()]) {
+            return true;
+        }
+    }
     let tied = |re: &Regex| {
         re.find(lower)
-            .is_some_and(|m| FAILS.is_match(lower) && !negated(&lower[..m.start()]))
+            .is_some_and(|m| failure_said && !negated(&lower[..m.start()]))
     };
     EXIT_TIME
         .find(lower)
@@ -200,7 +216,7 @@ fn about_the_process(lower: &str, start: usize, end: usize) -> bool {
 /// the program" is, "exit code" and "shutdown of the server" are not.
 fn of_the_process(after: &str) -> bool {
     static OF_PROCESS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^of\s+(?:the\s+)?(?:program|process|application|app|interpreter|python)\b")
+        Regex::new(r"^(?:of|from)\s+(?:the\s+|an?\s+|my\s+)?(?:program|process|application|app|interpreter|python|game|editor|ide)\b")
             .expect("exit of the program pattern")
     });
     after.starts_with("()")
@@ -222,6 +238,35 @@ fn negated(text: &str) -> bool {
     NEGATIONS.iter().any(|n| padded.contains(&format!(" {n}")))
         || padded.contains("n't ")
         || padded.contains("didn't")
+}
+
+/// The last of a report's steps to reproduce is quitting the program
+/// ("1. Start it 2. Just exit the program"): the failure below came at
+/// exit. Only the last step with text: a step after it (reopen, load)
+/// would be where the failure is.
+fn last_step_quits(lines: &[Option<String>], i: usize) -> bool {
+    static STEP: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*(?:\d+[.)]|[-*])\s*(.*?)\s*$").expect("step pattern"));
+    static QUITS: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"^(?:just\s+|simply\s+|then\s+)?(?:exit|quit|close)\s+(?:the\s+|my\s+)?(?:program|app|application|game|editor|ide|main window)\.?$",
+        )
+        .expect("quit step pattern")
+    });
+    let Some(step) = lines[i].as_deref().and_then(|l| STEP.captures(l)) else {
+        return false;
+    };
+    if !QUITS.is_match(&step[1].to_ascii_lowercase()) {
+        return false;
+    }
+    // The steps after it are empty (a template's `2.`, `3.`) or there are
+    // none.
+    lines[i + 1..]
+        .iter()
+        .map(|l| l.as_deref().unwrap_or(""))
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| STEP.captures(l))
+        .all(|c| c[1].is_empty())
 }
 
 /// A heading over the stack that names it as the exit's: "Exiting main
@@ -251,7 +296,7 @@ fn heading(lower: &str) -> bool {
 fn announcement(lower: &str) -> bool {
     static SAYS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"^(?:\[[^\]]{0,40}\]\s*|[\w.:/-]{1,40}:\s+|\d[\d:.,/ -]{6,30}\s+)*(?:exiting|shutting down|shutdown complete|cleaning up|tearing down|good-?bye|bye|(?:main|event) loop (?:has )?(?:exited|ended|finished|quit|stopped))\b[^:]{0,40}$",
+            r"^(?:\[[^\]]{0,40}\]\s*|[\w.:/-]{1,40}:\s+|\d[\d:.,/ -]{6,30}\s+)*(?:(?:exiting|shutting down|shutdown complete|cleaning up|tearing down|good-?bye|bye|(?:main|event) loop (?:has )?(?:exited|ended|finished|quit|stopped))\b[^:]{0,40}|(?:[a-z][\w-]*\s+){1,3}(?:shutdown|shutting down)(?:\.{3}|\u{2026}|[.!])?)$",
         )
         .expect("announcement pattern")
     });
@@ -286,6 +331,8 @@ mod tests {
             "A crash I have seen. Seems to only occur when I exit LLDB.",
             "The exit-time destructor bug is not specific to one GPU.",
             "any attempt to restart will cause a segfault during module unload",
+            "Every exit from an application leads to crash:",
+            "I got this on a VM, when I was closing the game using escape key:",
         ] {
             assert!(said(text), "{text}");
         }
@@ -307,9 +354,24 @@ mod tests {
             "It crashes when I exit fullscreen",
             "I close the file and then it crashes",
             "no exit-time crash here, it dies while training",
+            "when I was closing the file it crashed",
+            "It crashes, and quitting the dialog leads to no crash.",
         ] {
             assert!(!said(text), "{text}");
         }
+    }
+
+    #[test]
+    fn the_last_step_to_reproduce_quits_the_program() {
+        let steps = |text: &str| -> Vec<Option<String>> {
+            text.lines().map(|l| Some(l.to_string())).collect()
+        };
+        let last = steps("Steps:\n1. Just exit the program\n2.\n3.\nProblem signature:");
+        assert!(last_step_quits(&last, 1));
+        let not_last = steps("1. Open a file\n2. Close the app\n3. Open it again");
+        assert!(!last_step_quits(&not_last, 1));
+        let other = steps("1. Exit the dialog\n2.");
+        assert!(!last_step_quits(&other, 0));
     }
 
     #[test]

@@ -113,6 +113,12 @@ fn visual_studio_frames() {
     );
     let (_, v) = frame_of(" \tnvcuda64.dll!00007ffb12345678()\tUnknown", None);
     assert_eq!((v.function, v.address), (None, Some(0x7ffb12345678)));
+    // An IDE over gdb repeats the module before the name; its columns cut
+    // the parameters open.
+    let (_, v) = frame_of(">     msvcrt.dll!msvcrt!_cexit(  ) Line 0 ", None);
+    assert_eq!(v.function.as_deref(), Some("_cexit"));
+    let (_, v) = frame_of(" \tapp.exe!core!Start() Line 3\tC++", None);
+    assert_eq!(v.function.as_deref(), Some("core!Start()"));
 }
 
 /// faulthandler's and a Python traceback's `File` lines.

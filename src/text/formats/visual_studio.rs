@@ -60,6 +60,18 @@ impl TraceFormat for VisualStudio {
             .chars()
             .filter(|ch| !matches!(ch, '\u{2011}' | '\u{00ad}'))
             .collect();
+        // A debugger front end that repeats the module before the name
+        // (`msvcrt.dll!msvcrt!_cexit(  )`, gdb's `msvcrt!_cexit` under an
+        // IDE's columns), and the parameters the column cut left open.
+        let stem = c[1].rsplit_once('.').map_or(&c[1], |(stem, _)| stem);
+        let function = match function.split_once('!') {
+            Some((again, name)) if again.eq_ignore_ascii_case(stem) => name.to_string(),
+            _ => function,
+        };
+        let function = match function.strip_suffix('(') {
+            Some(open) if !open.contains('(') => open.trim_end().to_string(),
+            _ => function,
+        };
         // An offset after the name: its own field.
         let (function, offset) = match OFFSET.captures(&function) {
             Some(o) => (o[1].trim().to_string(), hex(&o[2])),

@@ -129,11 +129,40 @@ fn signal_named(line: &str) -> Option<String> {
                 });
         }
     }
+    if let Some(signal) = handler_said(line) {
+        return Some(signal);
+    }
     if line.contains("make") && line.contains("*** [") {
         let c = MAKE.captures(line)?;
         return crash_code(&c[1]);
     }
     None
+}
+
+/// A program's own signal handler reporting the signal that ends it
+/// (`Sys_Signal: Received signal 11`, `Caught signal 11 (SIGSEGV)`,
+/// `Signal 11 caught`, `Signal Received: 6 (Aborted)`). Not a debugger's
+/// stop (`Program received signal SIGSEGV`, `Thread 2 "x" received signal`:
+/// its trace's crash line). Only the signals of a crash count.
+fn handler_said(line: &str) -> Option<String> {
+    static SAID: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)\b(?:(?:received|caught|got|catched)\s+signal\s*:?\s*(\d+|SIG[A-Z]+)|signal\s+(\d+|SIG[A-Z]+)\s+(?:caught|received)|signal received:\s*(\d+))\b",
+        )
+        .expect("signal handler pattern")
+    });
+    let trimmed = line.trim_start();
+    if trimmed.starts_with("Program ") || trimmed.starts_with("Thread ") {
+        return None;
+    }
+    let c = SAID.captures(line)?;
+    let said = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))?.as_str();
+    let (number, name) = CRASH_SIGNALS.iter().find(|(number, name)| {
+        said.eq_ignore_ascii_case(name) || said.parse::<i64>().is_ok_and(|n| n == *number)
+    })?;
+    Some(format!(
+        "{name} (the program's signal handler reported signal {number})"
+    ))
 }
 
 /// What an exit code says about a crash: a signal (128 + N from a shell,

@@ -36,6 +36,12 @@ fn runtime_and_allocator_messages() {
         ("Debug memory block at address p=0x7f00c0ffee10: API 'o'", HeapCorruption),
         ("    The 8 pad bytes at tail=0x7f00c0ffee30 are not all FORBIDDENBYTE (0xfd):", HeapCorruption),
         ("F0102 10:11:12.000001 4242 pool.cc:88] Check failed: status == 0 (3 vs. 0)", CheckFailed),
+        ("Assertion failed: m_ready, file C:\\src\\gfx\\shaders.cpp, line 144", AssertionFailed),
+        ("render: gfx/pool.c:88: pool_put: Assertion `p->refs > 0' failed.", AssertionFailed),
+        ("Sys_Signal: Received signal 11", ExitStatus),
+        ("[crash] Caught signal SIGABRT, writing report", ExitStatus),
+        ("Signal 11 caught", ExitStatus),
+        ("Signal Received: 6 (Aborted)", ExitStatus),
     ] {
         assert_eq!(one(line).map(|m| m.0), Some(kind), "{line}");
     }
@@ -50,10 +56,17 @@ fn runtime_and_allocator_messages() {
         let said = kinds(log).iter().any(|m| m.0 == RustTlsDestroyed);
         assert_eq!(said, want, "{log}");
     }
-    // Words about the debug allocator are no finding of it.
+    // Words about the debug allocator are no finding of it; Python's
+    // AssertionError is an exception; a debugger's stop and a signal of no
+    // crash are no handler's report.
     for line in [
         "Run with PYTHONMALLOC=debug to get a Debug memory block dump",
         "FORBIDDENBYTE is 0xfd in pymem debug hooks",
+        "AssertionError: Assertion failed: expected 3",
+        "Program received signal SIGSEGV, Segmentation fault.",
+        "Thread 3 \"worker\" received signal SIGSEGV, Segmentation fault.",
+        "Received signal 15, shutting down",
+        "Caught signal SIGINT",
     ] {
         assert_eq!(one(line), None, "{line}");
     }
