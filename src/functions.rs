@@ -22,6 +22,12 @@ pub(crate) struct Group {
     #[serde(default)]
     pub(crate) exit_only: bool,
     pub(crate) functions: Vec<String>,
+    /// Names the group's patterns would take that are another group's
+    /// (a DLL entry point has a TLS callback's parameters): where the
+    /// group is used by name, they do not match. A group with exceptions
+    /// is included in no other group (a test checks it).
+    #[serde(default)]
+    except: Vec<String>,
     /// Names the group must match (checked by a unit test).
     #[allow(dead_code)]
     names: Vec<String>,
@@ -37,17 +43,24 @@ pub(crate) static GROUPS: LazyLock<BTreeMap<String, Group>> = LazyLock::new(|| {
         .expect("src/functions.toml is valid")
 });
 
-/// Every group's patterns, compiled once on first use.
-static COMPILED: LazyLock<BTreeMap<String, Arc<[Pattern]>>> = LazyLock::new(|| {
+/// Every group's patterns and exceptions, compiled once on first use.
+type Compiled = (Arc<[Pattern]>, Arc<[Pattern]>);
+
+static COMPILED: LazyLock<BTreeMap<String, Compiled>> = LazyLock::new(|| {
+    let compile = |items: &[String]| -> Option<Arc<[Pattern]>> {
+        let patterns: Vec<Pattern> = expand(items)
+            .ok()?
+            .iter()
+            .filter_map(|s| Pattern::compile(s, Case::Sensitive, Compile::OnFirstUse).ok())
+            .collect();
+        Some(patterns.into())
+    };
     GROUPS
-        .keys()
-        .filter_map(|name| {
-            let patterns = expand(&[format!("{PREFIX}{name}")])
-                .ok()?
-                .iter()
-                .filter_map(|s| Pattern::compile(s, Case::Sensitive, Compile::OnFirstUse).ok())
-                .collect::<Vec<_>>();
-            Some((name.clone(), patterns.into()))
+        .iter()
+        .filter_map(|(name, group)| {
+            let patterns = compile(&[format!("{PREFIX}{name}")])?;
+            let except = compile(&group.except)?;
+            Some((name.clone(), (patterns, except)))
         })
         .collect()
 });
@@ -98,7 +111,7 @@ pub(crate) fn resolve(source: &str) -> Result<Option<Pattern>, String> {
     };
     COMPILED
         .get(name)
-        .map(|patterns| Some(Pattern::any_of(source, patterns.clone())))
+        .map(|(patterns, except)| Some(Pattern::any_of(source, patterns.clone(), except.clone())))
         .ok_or_else(|| unknown(name))
 }
 
@@ -131,6 +144,13 @@ mod tests {
                 assert!(!hit(miss), "{name} must not match {miss:?}");
             }
         }
+        // A group with exceptions keeps them only where it is used by name.
+        for (name, _) in GROUPS.iter().filter(|(_, g)| !g.except.is_empty()) {
+            let included = format!("{PREFIX}{name}");
+            for (other, g) in GROUPS.iter() {
+                assert!(!g.functions.contains(&included), "{other} includes {name}");
+            }
+        }
         assert!(resolve("functions:nope").is_err());
         assert!(resolve("exit").unwrap().is_none());
     }
@@ -142,6 +162,7 @@ mod tests {
             about: "x".into(),
             exit_only: false,
             functions: functions.iter().map(|s| s.to_string()).collect(),
+            except: Vec::new(),
             names: Vec::new(),
             not: Vec::new(),
         };

@@ -42,8 +42,12 @@ enum Matcher {
         /// repeat their module and namespace lists), so each is compiled once.
         compiled: Arc<OnceLock<Option<Regex>>>,
     },
-    /// A named group of patterns (`functions:NAME`): any one matches.
-    Any(Arc<[Pattern]>),
+    /// A named group of patterns (`functions:NAME`): any one matches,
+    /// unless one of its exceptions does.
+    Any {
+        patterns: Arc<[Pattern]>,
+        except: Arc<[Pattern]>,
+    },
 }
 
 /// A pattern is shown as it was written (with its case), whether or not its
@@ -52,7 +56,7 @@ impl std::fmt::Debug for Pattern {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let insensitive = match &self.matcher {
             Matcher::Glob { insensitive, .. } | Matcher::Regex { insensitive, .. } => *insensitive,
-            Matcher::Any(_) => false,
+            Matcher::Any { .. } => false,
         };
         let case = if insensitive { "(any case)" } else { "" };
         write!(f, "Pattern({:?}{case})", self.source)
@@ -121,17 +125,24 @@ impl Pattern {
         })
     }
 
-    /// A pattern named `source` that matches what any of `patterns` does.
-    pub(crate) fn any_of(source: &str, patterns: Arc<[Pattern]>) -> Pattern {
+    /// A pattern named `source` that matches what any of `patterns` does
+    /// and none of `except`.
+    pub(crate) fn any_of(
+        source: &str,
+        patterns: Arc<[Pattern]>,
+        except: Arc<[Pattern]>,
+    ) -> Pattern {
         Pattern {
             source: source.to_string(),
-            matcher: Matcher::Any(patterns),
+            matcher: Matcher::Any { patterns, except },
         }
     }
 
     pub fn matches(&self, name: &str) -> bool {
         match &self.matcher {
-            Matcher::Any(patterns) => patterns.iter().any(|p| p.matches(name)),
+            Matcher::Any { patterns, except } => {
+                patterns.iter().any(|p| p.matches(name)) && !except.iter().any(|p| p.matches(name))
+            }
             Matcher::Glob {
                 glob,
                 ascii,

@@ -233,3 +233,63 @@ fn a_quit_path_in_the_frames_suggests_exit_under_a_running_main() {
         assert_eq!(answer(&report), "none", "{function}: {report:#}");
     }
 }
+
+/// What programs print when they crash, read as the crash: a signal
+/// handler's own report and its frame on top of the stack, the C
+/// runtime's failed assert, a libunwind walk's lines; each with the
+/// same text from normal work that is no crash.
+#[test]
+fn the_crash_reports_programs_print_themselves() {
+    let stop = |text: &str| one("log.txt", text)["exception"]["name"].clone();
+    // A console game's own handler, with its shutdown announced before.
+    let quit =
+        "> quit\nServer shutdown...\nGame module shutdown...\nSys_Signal: Received signal 11\n";
+    let report = one("console.log", quit);
+    assert_eq!(report["exception"]["name"], "SIGSEGV", "{report:#}");
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    // A signal of no crash, and a debugger's stop, are no handler's report.
+    for text in [
+        "Received signal 15, shutting down\n",
+        "Caught signal SIGINT\n",
+    ] {
+        assert!(analyze_text("log.txt", text)
+            .iter()
+            .all(|r| r["exception"]["crash"] != true));
+    }
+    // The C runtime's assert: an abort.
+    let assert = "Assertion failed: m_ready, file C:\\src\\gfx\\shaders.cpp, line 144\n";
+    assert_eq!(stop(assert), "SIGABRT");
+    // A handler's frame on top of backtrace_symbols: a crash.
+    let handler = "htop(CRT_handleSIGSEGV+0x2f)[0x419bdf]\n/usr/lib/libc.so.6(+0x330b0)[0x7f558a1200b0]\nhtop(String_freeArray+0xd)[0x411ced]\nhtop(main+0x548)[0x4075f8]\n";
+    assert_eq!(one("bt.txt", handler)["exception"]["crash"], true);
+    let sigint = handler.replace("CRT_handleSIGSEGV", "CRT_handleSIGINT");
+    assert_ne!(one("bt.txt", &sigint)["exception"]["crash"], true);
+    // A libunwind walk (registers, no module) down through exit.
+    let walk = " ======== exception handler (sig 6) =========\n\
+        ip = 7f269ba0818b, sp = 7fff57aee4d0: (gsignal+0xcb) [0x7f269ba0818b]\n\
+        ip = 7f269b9e7859, sp = 7fff57aee5f0: (abort+0x12b) [0x7f269b9e7859]\n\
+        ip = 55b6bc56d21f, sp = 7fff57aee780: (_ZN3log7PcapLogD1Ev+0x2d1) [0x55b6bc56d21f]\n\
+        ip = 7f269ba0bbe0, sp = 7fff57aee8c0: (exit+0x20) [0x7f269ba0bbe0]\n\
+        ip = 7f269b9e90ba, sp = 7fff57aee8d0: (__libc_start_main+0xfa) [0x7f269b9e90ba]\n";
+    assert_eq!(answer(&one("walk.txt", walk)), "abort-during-exit");
+}
+
+/// Visual Studio's own note inside a Call Stack does not cut the stack in
+/// two, and a DLL's entry point (`_CRT_INIT`, whose parameters are a TLS
+/// callback's) is no TLS callback: a static destructor run from the DLL's
+/// detach is answered as one.
+#[test]
+fn a_dll_detachs_static_destructor_in_a_call_stack_with_the_debuggers_note() {
+    let text = "        base.dll!icinga::ScriptFrame::PopFrame() Line 57    C++\n\
+        base.dll!icinga::ScriptFrame::~ScriptFrame() Line 41    C++\n\
+        cli.dll!`dynamic atexit destructor for 'l_ScriptFrame''()   C++\n\
+        cli.dll!_CRT_INIT(void * hDllHandle, unsigned long dwReason, void * lpreserved) Line 416    C\n\
+        cli.dll!__DllMainCRTStartup(void * hDllHandle, unsigned long dwReason, void * lpreserved) Line 522  C\n\
+        ntdll.dll!77989b5e()    Unknown\n\
+        [Frames below may be incorrect and/or missing, no symbols loaded for ntdll.dll]\n\
+        ntdll.dll!77989ad8()    Unknown\n\
+        KernelBase.dll!75611eda()   Unknown\n";
+    let report = one("stack.txt", text);
+    assert_eq!(report["threads"].as_array().unwrap().len(), 1, "{report:#}");
+    assert_eq!(answer(&report), "crash-in-static-destructor", "{report:#}");
+}

@@ -44,7 +44,8 @@ pub enum MessageKind {
     /// finalizing`, `... at interpreter shutdown, possibly due to daemon
     /// threads`, `Python is finalizing`.
     PythonFinalizing,
-    /// CPython's `Error in atexit._run_exitfuncs`: an exit handler failed.
+    /// CPython's `Error in atexit._run_exitfuncs` (3.12 and later:
+    /// `Exception ignored in atexit callback`): an exit handler failed.
     PythonAtexitError,
     /// The C++ runtime ending the process: `terminate called after throwing
     /// an instance of ...`, `terminate called without an active exception`,

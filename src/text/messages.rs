@@ -140,38 +140,7 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
             meaning,
         });
     };
-    // (faulthandler's report of a signal, `Fatal Python error:
-    // Segmentation fault`, is a crash line of its trace, not CPython's own
-    // fatal error.)
-    if let Some(at) = line.find("Fatal Python error: ") {
-        let what = &line[at + "Fatal Python error: ".len()..];
-        let signal = [
-            "Segmentation fault",
-            "Aborted",
-            "Bus error",
-            "Floating point exception",
-            "Illegal instruction",
-        ]
-        .iter()
-        .any(|s| what.trim() == *s);
-        if !signal {
-            say(MessageKind::PythonFatalError, &line[at..], None);
-        }
-    }
-    if line.contains("Python runtime state: finaliz")
-        || line.contains("at interpreter shutdown")
-        || line.contains("Python is finalizing")
-        || line.contains("interpreter is finalizing")
-    {
-        let at = ["Python runtime state: finaliz", "Python is finalizing"]
-            .iter()
-            .find_map(|w| line.find(w))
-            .unwrap_or(0);
-        say(MessageKind::PythonFinalizing, &line[at..], None);
-    }
-    if line.contains("Error in atexit._run_exitfuncs") || line.contains("Error in sys.exitfunc") {
-        say(MessageKind::PythonAtexitError, line, None);
-    }
+    python_messages(line, &mut say);
     if let Some(meaning) = terminate(line) {
         let what = lines.iter().skip(i + 1).take(4).flatten().find_map(|l| {
             l.trim()
@@ -248,6 +217,47 @@ fn assertion_failed(line: &str) -> Option<usize> {
     (trimmed.ends_with("' failed.") || trimmed.ends_with("' failed"))
         .then(|| line.find(": Assertion `").map(|_| 0))
         .flatten()
+}
+
+/// CPython's own messages on `line`: its fatal error, its finalization,
+/// a failed exit handler.
+fn python_messages(line: &str, say: &mut impl FnMut(MessageKind, &str, Option<String>)) {
+    // (faulthandler's report of a signal, `Fatal Python error:
+    // Segmentation fault`, is a crash line of its trace, not CPython's own
+    // fatal error.)
+    if let Some(at) = line.find("Fatal Python error: ") {
+        let what = &line[at + "Fatal Python error: ".len()..];
+        let signal = [
+            "Segmentation fault",
+            "Aborted",
+            "Bus error",
+            "Floating point exception",
+            "Illegal instruction",
+        ]
+        .iter()
+        .any(|s| what.trim() == *s);
+        if !signal {
+            say(MessageKind::PythonFatalError, &line[at..], None);
+        }
+    }
+    if line.contains("Python runtime state: finaliz")
+        || line.contains("at interpreter shutdown")
+        || line.contains("Python is finalizing")
+        || line.contains("interpreter is finalizing")
+    {
+        let at = ["Python runtime state: finaliz", "Python is finalizing"]
+            .iter()
+            .find_map(|w| line.find(w))
+            .unwrap_or(0);
+        say(MessageKind::PythonFinalizing, &line[at..], None);
+    }
+    // (CPython 3.12 and later: `Exception ignored in atexit callback: <function f at 0x...>`.)
+    if line.contains("Error in atexit._run_exitfuncs")
+        || line.contains("Error in sys.exitfunc")
+        || line.contains("Exception ignored in atexit callback")
+    {
+        say(MessageKind::PythonAtexitError, line, None);
+    }
 }
 
 /// Whether faulthandler's next line in the thread's section says the

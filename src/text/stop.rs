@@ -151,6 +151,18 @@ pub(super) fn crash_in_frames(trace: &Trace, lines: &[Option<String>]) -> Option
             thread.id,
         ));
     }
+    if let Some((thread, name)) = trace.threads.iter().find_map(|t| {
+        t.frames
+            .iter()
+            .take(3)
+            .find_map(|f| f.function.as_deref().filter(|n| crash_handler(n)))
+            .map(|name| (t, name))
+    }) {
+        return Some(Stop::named(
+            format!("crash (the program's own crash handler `{name}` is on top of the stack)"),
+            thread.id,
+        ));
+    }
     let from = trace.first_line.saturating_sub(1);
     let to = trace.last_line.min(lines.len());
     lines[from..to]
@@ -158,6 +170,19 @@ pub(super) fn crash_in_frames(trace: &Trace, lines: &[Option<String>]) -> Option
         .flatten()
         .any(|l| l.contains("<signal handler called>"))
         .then(|| Stop::named("signal (a signal handler frame in the trace)", None))
+}
+
+/// A program's own handler of a crash signal, which prints the stack it
+/// is on (`CRT_handleSIGSEGV`, `segv_handler`, `CrashHandler::OnSignal`):
+/// named for a crash signal or for crashing. A handler of SIGINT or SIGTERM
+/// is not one.
+fn crash_handler(name: &str) -> bool {
+    const CRASH: [&str; 7] = [
+        "sigsegv", "segv", "sigbus", "sigill", "sigfpe", "segfault", "crash",
+    ];
+    let lower = crate::model::bare_name(name).to_ascii_lowercase();
+    let handler = lower.contains("handle") || lower.contains("handler");
+    handler && CRASH.iter().any(|w| lower.contains(w))
 }
 
 /// The failure the log's messages say, when no line names a crash: the

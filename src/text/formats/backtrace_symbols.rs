@@ -1,6 +1,8 @@
 //! glibc's backtrace_symbols lines, as signal handlers print them:
 //! `./prog(func+0x1a)[0x4005d6]`, `lib.so(+0x451cbe)[0x...]`; numbered by
-//! some handlers, followed by addr2line's `FILE:LINE` by others.
+//! some handlers, followed by addr2line's `FILE:LINE` by others; a
+//! libunwind walk's `ip = 7f26..., sp = 7fff...: (func+0x60) [0x7f26...]`
+//! with no module.
 
 use super::common::*;
 
@@ -8,7 +10,7 @@ pub(super) struct BacktraceSymbols;
 
 re!(
     BT_SYMBOLS,
-    r"^(?:\d+\s+)?(\S+)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\](?:\s+(\S+?):(\d+))?\s*$"
+    r"^(?:\d+\s+|ip\s*=\s*(?:0x)?[0-9a-fA-F]+,\s*sp\s*=\s*(?:0x)?[0-9a-fA-F]+:\s*)?(\S*)\(([^()+]*)(?:\+(0x[0-9a-fA-F]+))?\)\s*\[(0x[0-9a-fA-F]+)\](?:\s+(\S+?):(\d+))?\s*$"
 );
 
 impl TraceFormat for BacktraceSymbols {
@@ -30,7 +32,7 @@ impl TraceFormat for BacktraceSymbols {
         frame_line(
             Format::BacktraceSymbols,
             TextFrame {
-                module: Some(base(&c[1])),
+                module: (!c[1].is_empty()).then(|| base(&c[1])),
                 function,
                 function_offset,
                 module_offset,

@@ -84,6 +84,8 @@ pub(super) fn classify(line: &str, inside: Option<Format>) -> Option<Line> {
         || (bare.len() >= 3 && bare.bytes().all(|b| b == b'.'))
         || bare == "\u{2026}"
         || trimmed.starts_with("(More stack frames follow")
+        // Visual Studio's own note inside a Call Stack.
+        || trimmed.starts_with("[Frames below may be incorrect")
     {
         return Some(Line::Elided);
     }

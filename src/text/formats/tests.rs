@@ -159,6 +159,15 @@ fn backtrace_symbols_frames() {
     );
     let (_, b) = frame_of("./prog(_ZN3foo3barEv+0x1a)[0x4005d6]", None);
     assert_eq!(b.function.as_deref(), Some("foo::bar()"));
+    // A libunwind walk's lines: registers first, no module.
+    let (f, b) = frame_of(
+        "ip = 7f269ba0bbe0, sp = 7fff57aee8c0: (exit+0x20) [0x7f269ba0bbe0]",
+        None,
+    );
+    assert_eq!(
+        (f, b.module, b.function.as_deref()),
+        (Format::BacktraceSymbols, None, Some("exit"))
+    );
 }
 
 /// A sanitizer's `#N 0x... in f (module+offset)`.

@@ -25,6 +25,7 @@ fn runtime_and_allocator_messages() {
         ("Fatal Python error: PyGILState_Release: thread state 0x55d0 must be current when releasing", PythonFatalError),
         ("Python runtime state: finalizing (tstate=0x000055d0c8a1b2f0)", PythonFinalizing),
         ("Error in atexit._run_exitfuncs:", PythonAtexitError),
+        ("Exception ignored in atexit callback: <function shutdown at 0x7f5e2c1d3e20>:", PythonAtexitError),
         ("pure virtual method called", PureVirtualCall),
         ("libc++abi: Pure virtual function called!", PureVirtualCall),
         ("free(): invalid pointer", HeapCorruption),
