@@ -293,3 +293,25 @@ fn a_dll_detachs_static_destructor_in_a_call_stack_with_the_debuggers_note() {
     assert_eq!(report["threads"].as_array().unwrap().len(), 1, "{report:#}");
     assert_eq!(answer(&report), "crash-in-static-destructor", "{report:#}");
 }
+
+/// Visual Studio's Output window: the process's modules unloading, then
+/// the access violation it stopped on (here as its Russian build prints
+/// both): a possible crash at exit. The same access violation with no
+/// unloading before it is a crash, and nothing more.
+#[test]
+fn a_debuggers_output_that_unloads_modules_before_an_access_violation() {
+    let output = "===== App::OnExit =====\n\
+        \"app.exe\" (Win32). Выгружено \"C:\\Windows\\System32\\secur32.dll\"\n\
+        Поток 0x2544 завершился с кодом 0 (0x0).\n\
+        Вызвано исключение: нарушение доступа для чтения.\n\
+        **s_pSecFn** было nullptr.\n";
+    let report = one("output.txt", output);
+    assert_eq!(report["exception"]["code"], "0xc0000005", "{report:#}");
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    let english = "'app.exe' (Win32): Loaded 'C:\\Windows\\System32\\secur32.dll'\n\
+        Exception thrown: read access violation.\n\
+        **this** was nullptr.\n";
+    let report = one("output.txt", english);
+    assert_eq!(report["exception"]["code"], "0xc0000005", "{report:#}");
+    assert_eq!(answer(&report), "none", "{report:#}");
+}

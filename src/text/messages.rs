@@ -76,6 +76,12 @@ const ANCHORS: &[&str] = &[
     "] error ",
     "return",
     "failure_bucket_id",
+    // Visual Studio's access violation, in its languages (status.rs).
+    "access violation",
+    "нарушение доступа",
+    "zugriffsverletzung",
+    "访问权限冲突",
+    "violation d'acc",
     "passed",
     "passing",
     "ran ",

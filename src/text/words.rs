@@ -106,8 +106,24 @@ pub(super) fn exit_suggested(
 /// A cheap first look: the line has some word of ending at all.
 fn mentions_ending(lower: &str) -> bool {
     [
-        "exit", "shut", "termina", "tear", "quit", "finali", "unload", "destruct", "dtor", "bye",
-        "clean", "end of", "finish", "return", "clos", "stopping",
+        "exit",
+        "shut",
+        "termina",
+        "tear",
+        "quit",
+        "finali",
+        "unload",
+        "destruct",
+        "dtor",
+        "bye",
+        "clean",
+        "end of",
+        "finish",
+        "return",
+        "clos",
+        "stopping",
+        "unloaded",
+        "Выгружено",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -292,7 +308,7 @@ fn heading(lower: &str) -> bool {
 /// The program's own words that it is on its way out, alone on their line
 /// (after any log prefix): "Shutting down...", "Exiting.", "Cleaning up",
 /// "Goodbye!", "Main loop has exited"; or the service manager stopping it
-/// (systemd's "Stopping UNIT...").
+/// (systemd's "Stopping UNIT..."); or the debugger unloading its modules.
 fn announcement(lower: &str) -> bool {
     static SAYS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
@@ -303,7 +319,16 @@ fn announcement(lower: &str) -> bool {
     static SERVICE_STOPS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"\bsystemd(?:\[\d+\])?: stopping \S").expect("service stop pattern")
     });
-    SAYS.is_match(lower.trim()) || SERVICE_STOPS.is_match(lower)
+    // Visual Studio's Output window unloading the process's modules:
+    // `'app.exe' (Win32): Unloaded 'C:\Windows\System32\secur32.dll'`,
+    // its Russian build's `"app.exe" (Win32). Выгружено "...`.
+    static MODULE_UNLOADED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"^['"][^'"]+['"] \([^)]*\)(?::|\.) (?:unloaded|Выгружено) ['"]"#)
+            .expect("module unloaded pattern")
+    });
+    SAYS.is_match(lower.trim())
+        || SERVICE_STOPS.is_match(lower)
+        || MODULE_UNLOADED.is_match(lower.trim())
 }
 
 #[cfg(test)]

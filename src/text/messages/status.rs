@@ -324,6 +324,50 @@ pub(super) const WER_CODE_WORDS: [&str; 8] = [
 /// WinDbg's exception record and `!analyze -v` summary lines: the code,
 /// named, with a fail-fast's subcode (its first parameter, or the `Subcode:`
 /// line `!analyze` prints).
+/// Visual Studio's words for an access violation it stopped on (its
+/// exception dialog, its Output window), in English and in the languages
+/// of its localized builds: `Exception thrown: read access violation.`,
+/// `Вызвано исключение: нарушение доступа для чтения.`, `Ausnahme
+/// ausgelöst: Lesezugriffsverletzung`, `引发了异常: 读取访问权限冲突`,
+/// `Exception levée : violation d'accès en lecture`. Whether it was a read,
+/// a write or an execution.
+fn access_violation_shown(line: &str) -> Option<&'static str> {
+    const SHOWN: [(&str, &str, &str); 11] = [
+        ("Exception thrown: ", "read access violation", "read"),
+        ("Exception thrown: ", "write access violation", "write"),
+        ("Exception thrown: ", "execute access violation", "execute"),
+        (
+            "Вызвано исключение: ",
+            "нарушение доступа для чтения",
+            "read",
+        ),
+        (
+            "Вызвано исключение: ",
+            "нарушение доступа для записи",
+            "write",
+        ),
+        ("Ausnahme ausgelöst: ", "Lesezugriffsverletzung", "read"),
+        ("Ausnahme ausgelöst: ", "Schreibzugriffsverletzung", "write"),
+        ("引发了异常: ", "读取访问权限冲突", "read"),
+        ("引发了异常: ", "写入访问权限冲突", "write"),
+        ("Exception levée : ", "violation d'accès en lecture", "read"),
+        (
+            "Exception levée : ",
+            "violation d'accès en écriture",
+            "write",
+        ),
+    ];
+    // (`Unhandled exception thrown: ...` ends the same way.)
+    let lower = line.to_ascii_lowercase();
+    SHOWN.iter().find_map(|(opening, access, kind)| {
+        let (opening, access) = (opening.to_ascii_lowercase(), access.to_ascii_lowercase());
+        let at = lower.find(&opening)?;
+        lower[at + opening.len()..]
+            .starts_with(&access)
+            .then_some(*kind)
+    })
+}
+
 pub(super) fn debugger_analysis(
     line: &str,
     i: usize,
@@ -338,6 +382,11 @@ pub(super) fn debugger_analysis(
             .expect("subcode pattern")
     });
     let t = line.trim();
+    if let Some(access) = access_violation_shown(t) {
+        return Some(Some(format!(
+            "STATUS_ACCESS_VIOLATION (0xC0000005): a {access} access violation, as Visual Studio shows it"
+        )));
+    }
     if let Some(bucket) = t.strip_prefix("FAILURE_BUCKET_ID:") {
         return (!bucket.trim().is_empty()).then_some(None);
     }

@@ -43,6 +43,10 @@ fn runtime_and_allocator_messages() {
         ("[crash] Caught signal SIGABRT, writing report", ExitStatus),
         ("Signal 11 caught", ExitStatus),
         ("Signal Received: 6 (Aborted)", ExitStatus),
+        ("Exception thrown: read access violation.", DebuggerAnalysis),
+        ("Unhandled exception thrown: write access violation.", DebuggerAnalysis),
+        ("Вызвано исключение: нарушение доступа для чтения.", DebuggerAnalysis),
+        ("Ausnahme ausgelöst: Lesezugriffsverletzung", DebuggerAnalysis),
     ] {
         assert_eq!(one(line).map(|m| m.0), Some(kind), "{line}");
     }
@@ -68,6 +72,8 @@ fn runtime_and_allocator_messages() {
         "Thread 3 \"worker\" received signal SIGSEGV, Segmentation fault.",
         "Received signal 15, shutting down",
         "Caught signal SIGINT",
+        "Exception thrown: std::bad_alloc at memory location 0x0000002A",
+        "The fix avoids a read access violation in the loader",
     ] {
         assert_eq!(one(line), None, "{line}");
     }
