@@ -232,6 +232,22 @@ fn a_quit_path_in_the_frames_suggests_exit_under_a_running_main() {
         let report = one("bt.txt", &stack(function));
         assert_eq!(answer(&report), "none", "{function}: {report:#}");
     }
+    // A worker in its pool's shutdown while main still runs the program's
+    // work on another thread: the program is at work, no hint.
+    let worker = "Thread 2 (Thread 0x7f15d1bff6c0 (LWP 4412)):\n\
+        #0  0x00007ffff7a5c2d0 in Registry::remove (this=0x5555557a0eb0, key=7) at registry.cpp:88\n\
+        #1  0x00007ffff7a5d113 in Pool::shutdown (this=0x5555557a1f20) at pool.cpp:31\n\
+        #2  0x00007ffff7a5d200 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442\n\
+        \n\
+        Thread 1 (Thread 0x7f15d6e2c740 (LWP 4401)):\n\
+        #0  0x00007ffff7a5e000 in Scene::render (this=0x5555557a3000) at scene.cpp:12\n\
+        #1  0x00007ffff7a5e100 in App::frame (this=0x5555557a3100) at app.cpp:40\n\
+        #2  0x0000555555555189 in main (argc=1, argv=0x7fffffffe0f8) at main.cpp:12\n";
+    let text = format!(
+        "Thread 2 \"pool\" received signal SIGSEGV, Segmentation fault.\n(gdb) thread apply all bt\n\n{worker}"
+    );
+    let report = one("bt.txt", &text);
+    assert_eq!(answer(&report), "none", "{report:#}");
 }
 
 /// What programs print when they crash, read as the crash: a signal

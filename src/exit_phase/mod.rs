@@ -122,7 +122,7 @@ fn classify_in_place(report: &mut Report) {
         report.threads.iter().any(|t| t.exiting.is_some()) || report.source.exit_evidence.is_some();
     report.exit_phase.process_starting = report.threads.iter().any(|t| t.starting.is_some());
     report.exit_phase.exit_not_proven = exit_not_proven(report, tables, &debug_info);
-    quit_path(report, crash);
+    quit_path(report, crash, tables);
     report.exit_phase.deadlock = deadlock(report);
     report.exit_phase.blamed_thread = crash.or_else(|| {
         let exiting = || report.threads.iter().filter(|t| t.exiting.is_some());
@@ -449,9 +449,11 @@ fn exit_not_proven(
 
 /// A quit path on the failing thread (the crashing one, or a blocked one),
 /// when nothing else shows or rules out exit: its name suggests exit
-/// (`source.exit_suggested`). Main still running is no proof against it:
-/// a program's quit path runs under main, before `exit`.
-fn quit_path(report: &mut Report, crash: Option<u32>) {
+/// (`source.exit_suggested`). Main still running below the quit path, on
+/// the same thread, is no proof against it: a program's quit path runs
+/// under main, before `exit`. Main running on another thread, or a
+/// runtime's main loop anywhere, is: the program is still at work.
+fn quit_path(report: &mut Report, crash: Option<u32>, tables: &Tables) {
     let phase = &report.exit_phase;
     if phase.process_exiting || phase.process_starting || report.source.exit_ruled_out.is_some() {
         return;
@@ -469,6 +471,21 @@ fn quit_path(report: &mut Report, crash: Option<u32>) {
     let Some((id, index, name)) = found else {
         return;
     };
+    if report.exit_phase.exit_not_proven.is_none() {
+        let main_below = report.threads.iter().find(|t| t.id == id).is_some_and(|t| {
+            t.frames[index + 1..]
+                .iter()
+                .any(|f| f.names().any(|n| any_match(&tables.main, n)))
+        });
+        let main_loop = report
+            .threads
+            .iter()
+            .flat_map(|t| &t.frames)
+            .any(|f| f.names().any(is_main_loop));
+        if !main_below || main_loop {
+            return;
+        }
+    }
     // The text's own words, when they said it, are kept: they say more.
     if report.source.exit_suggested.is_none() {
         report.source.exit_suggested = Some(format!(
