@@ -95,7 +95,7 @@ pub(super) fn exit_suggested(
         let before = (i + 1 < failure) && failure - (i + 1) <= ANNOUNCEMENT_REACH;
         (before && announcement(&lower)).then(|| {
             format!(
-                "the program announced its exit just before the failure (line {}: `{}`)",
+                "the log shows the program on its way out just before the failure (line {}: `{}`)",
                 i + 1,
                 quoted()
             )
