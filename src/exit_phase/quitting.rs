@@ -8,7 +8,7 @@
 //! `Session::shutdown` may run in the middle of the work): it suggests
 //! exit, and rules answer from it only as a possible finding.
 
-use crate::model::{FrameKind, Thread};
+use crate::model::{bare_name, FrameKind, Thread};
 
 /// Words of a function's own name (the last part of a qualified name, split
 /// at underscores and case changes) that say the program is quitting.
@@ -90,12 +90,21 @@ pub(super) fn quit_frame(
     (!in_a_loop).then_some((index, name))
 }
 
-/// The words of a function's own name (no arguments, template or
-/// namespace).
-fn own_words(name: &str) -> Vec<String> {
-    let bare = name.split('(').next().unwrap_or(name);
+/// A function's own name and its class's (no parameters, template or
+/// namespace), and whether it was qualified at all: `App::Shutdown(bool)`
+/// -> (`Shutdown`, `App`, true).
+fn name_parts(name: &str) -> (&str, &str, bool) {
+    let bare = bare_name(name);
     let bare = bare.split('<').next().unwrap_or(bare);
-    words(bare.rsplit([':', '.']).next().unwrap_or(bare))
+    let mut parts = bare.rsplit([':', '.']).filter(|p| !p.is_empty());
+    let own = parts.next().unwrap_or(bare);
+    let class = parts.next().unwrap_or("");
+    (own, class, bare.contains("::") || bare.contains('.'))
+}
+
+/// The words of a function's own name.
+fn own_words(name: &str) -> Vec<String> {
+    words(name_parts(name).0)
 }
 
 /// The last words of a class whose object is the application itself
@@ -103,13 +112,8 @@ fn own_words(name: &str) -> Vec<String> {
 const APPLICATION: [&str; 2] = ["application", "app"];
 
 fn says_quitting(name: &str) -> bool {
-    // The function's own name: no arguments, template or namespace.
-    let bare = name.split('(').next().unwrap_or(name);
-    let bare = bare.split('<').next().unwrap_or(bare);
-    let qualified = bare.contains("::") || bare.contains('.');
-    let mut parts = bare.rsplit([':', '.']).filter(|p| !p.is_empty());
-    let own = parts.next().unwrap_or(bare);
-    let class = words(parts.next().unwrap_or(""));
+    let (own, class, qualified) = name_parts(name);
+    let class = words(class);
     let words = words(own);
     if own.starts_with('~') {
         return words

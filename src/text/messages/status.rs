@@ -321,9 +321,6 @@ pub(super) const WER_CODE_WORDS: [&str; 8] = [
     "例外コード",
 ];
 
-/// WinDbg's exception record and `!analyze -v` summary lines: the code,
-/// named, with a fail-fast's subcode (its first parameter, or the `Subcode:`
-/// line `!analyze` prints).
 /// Visual Studio's words for an access violation it stopped on (its
 /// exception dialog, its Output window), in English and in the languages
 /// of its localized builds: `Exception thrown: read access violation.`,
@@ -333,9 +330,9 @@ pub(super) const WER_CODE_WORDS: [&str; 8] = [
 /// a write or an execution.
 fn access_violation_shown(line: &str) -> Option<&'static str> {
     const SHOWN: [(&str, &str, &str); 11] = [
-        ("Exception thrown: ", "read access violation", "read"),
-        ("Exception thrown: ", "write access violation", "write"),
-        ("Exception thrown: ", "execute access violation", "execute"),
+        ("exception thrown: ", "read access violation", "read"),
+        ("exception thrown: ", "write access violation", "write"),
+        ("exception thrown: ", "execute access violation", "execute"),
         (
             "Вызвано исключение: ",
             "нарушение доступа для чтения",
@@ -346,28 +343,32 @@ fn access_violation_shown(line: &str) -> Option<&'static str> {
             "нарушение доступа для записи",
             "write",
         ),
-        ("Ausnahme ausgelöst: ", "Lesezugriffsverletzung", "read"),
-        ("Ausnahme ausgelöst: ", "Schreibzugriffsverletzung", "write"),
+        ("ausnahme ausgelöst: ", "lesezugriffsverletzung", "read"),
+        ("ausnahme ausgelöst: ", "schreibzugriffsverletzung", "write"),
         ("引发了异常: ", "读取访问权限冲突", "read"),
         ("引发了异常: ", "写入访问权限冲突", "write"),
-        ("Exception levée : ", "violation d'accès en lecture", "read"),
+        ("exception levée : ", "violation d'accès en lecture", "read"),
         (
-            "Exception levée : ",
+            "exception levée : ",
             "violation d'accès en écriture",
             "write",
         ),
     ];
-    // (`Unhandled exception thrown: ...` ends the same way.)
+    // The words are written in lower case (only ASCII letters change), the
+    // line lowered to meet them: `Unhandled exception thrown: ...` ends the
+    // same way.
     let lower = line.to_ascii_lowercase();
     SHOWN.iter().find_map(|(opening, access, kind)| {
-        let (opening, access) = (opening.to_ascii_lowercase(), access.to_ascii_lowercase());
-        let at = lower.find(&opening)?;
+        let at = lower.find(opening)?;
         lower[at + opening.len()..]
-            .starts_with(&access)
+            .starts_with(access)
             .then_some(*kind)
     })
 }
 
+/// WinDbg's exception record and `!analyze -v` summary lines: the code,
+/// named, with a fail-fast's subcode (its first parameter, or the `Subcode:`
+/// line `!analyze` prints).
 pub(super) fn debugger_analysis(
     line: &str,
     i: usize,
