@@ -51,6 +51,7 @@ mod symbols_stores;
 mod text_corpus;
 mod text_formats;
 mod text_messages;
+mod text_pastes;
 mod text_traces;
 mod text_windows;
 mod text_words;

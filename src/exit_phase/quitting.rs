@@ -29,8 +29,9 @@ const QUITTING: [&str; 9] = [
 /// Words, in the name or its class's, that make it the end of something
 /// smaller than the program: a thread's exit, a loop's, a scope's, a
 /// mode's, a dialog's, a connection's or a file descriptor's (a socket's
-/// shutdown), a server's.
-const SMALLER: [&str; 32] = [
+/// shutdown), a server's, a request's (`php_request_shutdown`), an
+/// object's (`object_deinit`), a job's.
+const SMALLER: [&str; 38] = [
     "thread",
     "loop",
     "scope",
@@ -63,6 +64,12 @@ const SMALLER: [&str; 32] = [
     "server",
     "client",
     "rpc",
+    "request",
+    "object",
+    "obj",
+    "transaction",
+    "job",
+    "task",
 ];
 
 /// The first frame (innermost first) of `thread` in native code whose name
@@ -70,7 +77,9 @@ const SMALLER: [&str; 32] = [
 /// `shutdown` or `exit` is the C library's (a socket's shutdown, exit
 /// itself, which the exit tables know), not the program's. A loop below it
 /// (the program's own `MainLoop`, an interpreter running a script) called
-/// it in the middle of the run: no hint.
+/// it in the middle of the run: no hint. (A reference's release below it
+/// may be the last one, dropped at exit: `grpc_shutdown` from a channel's
+/// destructor.)
 pub(super) fn quit_frame(
     thread: &Thread,
     main_loop: impl Fn(&str) -> bool,
@@ -115,10 +124,15 @@ fn says_quitting(name: &str) -> bool {
     let (own, class, qualified) = name_parts(name);
     let class = words(class);
     let words = words(own);
+    // The application object's destructor, or that of an object kept to
+    // run the program's exit callbacks (`AtExitManager`, an `AtExit`
+    // guard).
     if own.starts_with('~') {
         return words
             .last()
-            .is_some_and(|w| APPLICATION.contains(&w.as_str()));
+            .is_some_and(|w| APPLICATION.contains(&w.as_str()))
+            || (words.iter().any(|w| QUITTING.contains(&w.as_str()))
+                && !words.iter().any(|w| SMALLER.contains(&w.as_str())));
     }
     if words.len() < 2 && !qualified {
         return false;
@@ -190,6 +204,8 @@ mod tests {
             "Engine::uninit()",
             "QApplication::~QApplication()",
             "MainApp::~MainApp",
+            "AtExit::~AtExit()",
+            "base::AtExitManager::~AtExitManager",
         ] {
             assert!(says_quitting(name), "{name}");
         }
@@ -217,6 +233,10 @@ mod tests {
             "GrpcServer::Shutdown",
             "AppSettings::~AppSettings",
             "Engine::~Engine",
+            "php_request_shutdown",
+            "object_deinit",
+            "ThreadExitGuard::~ThreadExitGuard",
+            "JobShutdown::~JobShutdown",
         ] {
             assert!(!says_quitting(name), "{name}");
         }

@@ -125,6 +125,15 @@ impl MessageKind {
         }
     }
 
+    /// A test runner's line (a summary, a test that started or failed):
+    /// the shape of the log, not the failure.
+    pub fn is_test(self) -> bool {
+        matches!(
+            self,
+            MessageKind::TestsPassed | MessageKind::TestsFailed | MessageKind::TestRunning
+        )
+    }
+
     /// A message that by itself says the process (or its runtime) was
     /// shutting down: exit evidence like an exit frame.
     pub fn says_exit(self) -> bool {

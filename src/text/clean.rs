@@ -38,17 +38,17 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
         }
         text = message;
     }
-    // Quoting in issue text, nested (`> > `).
+    // Quoting in issue text and mail, nested (`> > `, `>> `). Visual
+    // Studio's `>` marks the current frame and is followed by a tab, and
+    // Python's prompt is `>>> `: neither is quoting.
     loop {
         let trimmed = text.trim_start_matches(' ');
-        match trimmed.strip_prefix('>') {
-            // Visual Studio's `>` marks the current frame and is followed
-            // by a tab: that is not quoting.
-            Some(rest) if !rest.starts_with('\t') && (rest.is_empty() || rest.starts_with(' ')) => {
-                text = rest.strip_prefix(' ').unwrap_or(rest);
-            }
-            _ => break,
+        let marks = trimmed.len() - trimmed.trim_start_matches('>').len();
+        let rest = &trimmed[marks..];
+        if marks == 0 || marks == 3 || !(rest.is_empty() || rest.starts_with(' ')) {
+            break;
         }
+        text = rest.strip_prefix(' ').unwrap_or(rest);
     }
     // Markdown fences: ``` or a line of tildes only (pytest-timeout's
     // `~~~~ Stack of ... ~~~~` headers are not fences).
@@ -146,8 +146,11 @@ fn strip_bracketed_time(text: &str) -> &str {
         return text;
     };
     let inside = rest[..end].trim();
+    // (A bare number is a shell's job (`[1]    25816 segmentation
+    // fault`), a list's index: no time.)
     let timelike = !inside.is_empty()
         && inside.chars().any(|c| c.is_ascii_digit())
+        && !inside.chars().all(|c| c.is_ascii_digit())
         && inside
             .chars()
             .all(|c| c.is_ascii_digit() || matches!(c, ':' | '.' | ',' | 's' | 'm' | 'h' | ' '));
@@ -326,6 +329,8 @@ mod tests {
                 Some("Process completed with exit code 139."),
             ),
             ("> > Thread 0x0000bc98:", Some("Thread 0x0000bc98:")),
+            (">> #0  0x00007f in raise ()", Some("#0  0x00007f in raise ()")),
+            (">>> import torch", Some(">>> import torch")),
             (
                 ">\tfoo.dll!Bar() Line 12\tC++",
                 Some(">\tfoo.dll!Bar() Line 12\tC++"),
@@ -354,6 +359,10 @@ mod tests {
                 Some("  ntdll.dll!LdrpDrainWorkQueue()"),
             ),
             ("[External Code]", Some("[External Code]")),
+            (
+                "[1]    25816 segmentation fault (core dumped)  ./prog",
+                Some("[1]    25816 segmentation fault (core dumped)  ./prog"),
+            ),
             ("`", None),
             (
                 "` \tapp.dll!Run()\tUnknown",

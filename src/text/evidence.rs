@@ -57,7 +57,7 @@ pub(super) fn exit_ruled_out(messages: &[Message], failure: usize) -> Option<Str
     let last = messages
         .iter()
         .rev()
-        .find(|m| m.line <= failure && is_test(m.kind))?;
+        .find(|m| m.line <= failure && m.kind.is_test())?;
     (last.kind == MessageKind::TestRunning).then(|| {
         format!(
             "the process failed while a test ran: {} started on line {} and did not end",
@@ -65,13 +65,6 @@ pub(super) fn exit_ruled_out(messages: &[Message], failure: usize) -> Option<Str
             last.line
         )
     })
-}
-
-fn is_test(kind: MessageKind) -> bool {
-    matches!(
-        kind,
-        MessageKind::TestsPassed | MessageKind::TestsFailed | MessageKind::TestRunning
-    )
 }
 
 /// The shape of a test log: the runner's summary that every test passed,
@@ -82,7 +75,7 @@ fn all_passed(messages: &[Message], failure: usize) -> Option<String> {
     let last = messages
         .iter()
         .rev()
-        .find(|m| m.line < failure && is_test(m.kind))?;
+        .find(|m| m.line < failure && m.kind.is_test())?;
     (last.kind == MessageKind::TestsPassed && failure - last.line <= SHAPE_REACH).then(|| {
         format!(
             "the test run had ended: {} (line {}: `{}`) before the failure",
@@ -124,7 +117,7 @@ fn passed_in_own_output(
         .map_or(lines.len(), |(i, _)| i);
     let own: Vec<&Message> = messages
         .iter()
-        .filter(|m| m.line > failure && m.line <= end && is_test(m.kind))
+        .filter(|m| m.line > failure && m.line <= end && m.kind.is_test())
         .collect();
     let last = own.last()?;
     (last.kind == MessageKind::TestsPassed

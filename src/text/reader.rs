@@ -3,6 +3,7 @@
 
 use super::formats::{classify, crashed, Format, Line, TextFrame};
 use super::trace::{TextThread, Trace};
+use crate::model::signature_name;
 
 /// Unrecognised lines inside a trace before it is taken to have ended.
 const GAP: usize = 12;
@@ -537,16 +538,34 @@ fn drop_reprinted(trace: &mut Trace) {
             && a.number.is_none()
             && a.name.is_none()
             && !a.frames.is_empty()
-            && trace
-                .threads
-                .iter()
-                .enumerate()
-                .any(|(j, b)| j > i && b.frames.starts_with(&a.frames));
+            && trace.threads.iter().enumerate().any(|(j, b)| {
+                j > i
+                    && b.frames.len() >= a.frames.len()
+                    && a.frames
+                        .iter()
+                        .zip(&b.frames)
+                        .all(|(x, y)| same_frame(x, y))
+            });
         if again {
             trace.threads.remove(i);
         } else {
             i += 1;
         }
+    }
+}
+
+/// Whether two frames read from the same stack printed twice are the same
+/// frame: gdb's stop line keeps a C++ function's parameter list
+/// (`0x... in f(int) () from LIB`) that its numbered frame reads as
+/// arguments, so names compare without parameters, and addresses where
+/// both have one.
+fn same_frame(a: &TextFrame, b: &TextFrame) -> bool {
+    fn name(f: &TextFrame) -> Option<&str> {
+        f.function.as_deref().map(signature_name)
+    }
+    match (a.address, b.address) {
+        (Some(x), Some(y)) if x != y => false,
+        _ => name(a) == name(b) && (a.function.is_some() || a.address.is_some()),
     }
 }
 

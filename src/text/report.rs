@@ -59,13 +59,27 @@ pub(super) fn to_report(trace: &Trace, lines: &[Option<String>], messages: &[Mes
             lines,
             window,
             Some((trace.first_line, trace.last_line)),
-            failure,
+            &failure_lines(messages, failure),
         ),
         exit_ruled_out: exit_ruled_out(messages, failure),
         messages: messages.to_vec(),
         messages_only: false,
     };
     assemble(threads, modules, stop, windows, warnings, source)
+}
+
+/// The lines that tell of the failure at `failure`: that line, and the
+/// messages of how the process ended before it (a shell's `Segmentation
+/// fault (core dumped)` above a debugger's session on the core).
+fn failure_lines(messages: &[Message], failure: usize) -> Vec<usize> {
+    std::iter::once(failure)
+        .chain(
+            messages
+                .iter()
+                .filter(|m| m.line < failure && !m.kind.is_test())
+                .map(|m| m.line),
+        )
+        .collect()
 }
 
 /// What stopped the process: the crash the trace names, else one named
@@ -225,7 +239,7 @@ pub(super) fn from_messages(
         format: Some("messages".to_string()),
         line: Some(first),
         exit_evidence: exit_evidence(messages, lines, window, failure),
-        exit_suggested: exit_suggested(lines, window, None, failure),
+        exit_suggested: exit_suggested(lines, window, None, &failure_lines(messages, failure)),
         exit_ruled_out: exit_ruled_out(messages, failure),
         messages: messages.to_vec(),
         messages_only: true,

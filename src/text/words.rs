@@ -65,13 +65,15 @@ const ANNOUNCEMENT_REACH: usize = 15;
 /// The first line of `lines[from..to]` (0-based, end exclusive) whose words
 /// say the failure came at exit, with why, in words for the report. The
 /// trace's own lines (`trace`, 1-based and inclusive) are frames, not
-/// words, and are passed over. `failure` is the 1-based line of the
-/// failure: a program's announcement counts only shortly before it.
+/// words, and are passed over. `failures` are the 1-based lines that tell
+/// of the failure (the trace's crash line, a shell's status before a
+/// debugger's session on the core): a program's announcement counts only
+/// shortly before one of them.
 pub(super) fn exit_suggested(
     lines: &[Option<String>],
     (from, to): (usize, usize),
     trace: Option<(usize, usize)>,
-    failure: usize,
+    failures: &[usize],
 ) -> Option<String> {
     let end = to.min(lines.len());
     let in_trace = |n: usize| trace.is_some_and(|(first, last)| (first..=last).contains(&n));
@@ -92,7 +94,9 @@ pub(super) fn exit_suggested(
                 quoted()
             ));
         }
-        let before = (i + 1 < failure) && failure - (i + 1) <= ANNOUNCEMENT_REACH;
+        let before = failures
+            .iter()
+            .any(|&failure| (i + 1 < failure) && failure - (i + 1) <= ANNOUNCEMENT_REACH);
         (before && announcement(&lower)).then(|| {
             format!(
                 "the log shows the program on its way out just before the failure (line {}: `{}`)",
@@ -124,6 +128,7 @@ fn mentions_ending(lower: &str) -> bool {
         "stopping",
         "unloaded",
         "Выгружено",
+        "initiali",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -312,7 +317,7 @@ fn heading(lower: &str) -> bool {
 fn announcement(lower: &str) -> bool {
     static SAYS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"^(?:\[[^\]]{0,40}\]\s*|[\w.:/-]{1,40}:\s+|\d[\d:.,/ -]{6,30}\s+)*(?:(?:exiting|shutting down|shutdown complete|cleaning up|tearing down|good-?bye|bye|(?:main|event) loop (?:has )?(?:exited|ended|finished|quit|stopped))\b[^:]{0,40}|(?:[a-z][\w-]*\s+){1,3}(?:shutdown|shutting down)(?:\.{3}|\u{2026}|[.!])?)$",
+            r"^(?:\[[^\]]{0,40}\]\s*|[\w.:/-]{1,40}:\s+|\d[\d:.,/ -]{6,30}\s+)*(?:(?:exiting|quitting|shutting down|shutdown complete|cleaning up|tearing down|good-?bye|bye|(?:main|event) loop (?:has )?(?:exited|ended|finished|quit|stopped))\b[^:]{0,40}|(?:[a-z][\w-]*\s+){1,3}(?:shutdown|shutting down|shut down|(?:de|un)initiali[sz]ed)(?:\.{3}|\u{2026}|[.!])?)$",
         )
         .expect("announcement pattern")
     });
@@ -337,7 +342,7 @@ mod tests {
 
     fn said(text: &str) -> bool {
         let lines: Vec<Option<String>> = text.lines().map(|l| Some(l.to_string())).collect();
-        exit_suggested(&lines, (0, lines.len()), None, lines.len() + 1).is_some()
+        exit_suggested(&lines, (0, lines.len()), None, &[lines.len() + 1]).is_some()
     }
 
     #[test]
@@ -415,21 +420,32 @@ mod tests {
             .iter()
             .map(|l| Some((*l).to_string()))
             .collect();
-        assert!(exit_suggested(&lines, (0, 3), None, 3).is_some());
+        assert!(exit_suggested(&lines, (0, 3), None, &[3]).is_some());
         // After the failure, or far before it, it says nothing of it.
-        assert!(exit_suggested(&lines, (0, 3), None, 1).is_none());
+        assert!(exit_suggested(&lines, (0, 3), None, &[1]).is_none());
         let mut far = lines.clone();
         far.splice(1..1, (0..20).map(|_| Some("step".to_string())));
-        assert!(exit_suggested(&far, (0, far.len()), None, far.len()).is_none());
+        assert!(exit_suggested(&far, (0, far.len()), None, &[far.len()]).is_none());
         let stops = [
             "Nov 3 systemd[1]: Stopping Game streaming host...",
             "segfault at 68",
         ];
         let l: Vec<Option<String>> = stops.iter().map(|l| Some((*l).to_string())).collect();
-        assert!(exit_suggested(&l, (0, 2), None, 2).is_some());
+        assert!(exit_suggested(&l, (0, 2), None, &[2]).is_some());
+        for said in [
+            "Quitting...",
+            "INFO: audio deinitialized.",
+            "renderer shut down",
+        ] {
+            let l = vec![
+                Some(said.to_string()),
+                Some("Segmentation fault".to_string()),
+            ];
+            assert!(exit_suggested(&l, (0, 2), None, &[2]).is_some(), "{said}");
+        }
         // A message that merely starts with the word is no announcement.
         let line = "Shutting down worker 3 due to error: it failed on batch 7: oops";
         let l = vec![Some(line.to_string()), Some("Segfault".to_string())];
-        assert!(exit_suggested(&l, (0, 2), None, 2).is_none(), "{line}");
+        assert!(exit_suggested(&l, (0, 2), None, &[2]).is_none(), "{line}");
     }
 }

@@ -129,6 +129,20 @@ fn signal_named(line: &str) -> Option<String> {
                 });
         }
     }
+    // Go's os/exec: a child the signal ended (`signal: segmentation fault
+    // (core dumped)`), as `go test` and `go run` print it.
+    if let Some(words) = line.strip_prefix("signal: ") {
+        let words = words.trim_end_matches(" (core dumped)");
+        let name = match words {
+            "segmentation fault" => "SIGSEGV",
+            "aborted" => "SIGABRT",
+            "bus error" => "SIGBUS",
+            "illegal instruction" => "SIGILL",
+            "floating point exception" => "SIGFPE",
+            _ => return None,
+        };
+        return Some(name.to_string());
+    }
     if let Some(signal) = handler_said(line) {
         return Some(signal);
     }

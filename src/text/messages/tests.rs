@@ -165,6 +165,8 @@ fn exit_statuses_in_every_spelling() {
         ("[1]    51234 segmentation fault  ./bin/unit", "SIGSEGV"),
         ("[2] 8080 abort (core dumped) ./server", "SIGABRT"),
         ("zsh: abort      ./server", "SIGABRT"),
+        ("signal: segmentation fault (core dumped)", "SIGSEGV"),
+        ("signal: aborted", "SIGABRT"),
         (
             "Error: Process completed with exit code 139.",
             "SIGSEGV (exit status 139 = 128 + 11)",
