@@ -99,6 +99,8 @@ Segmentation fault (core dumped)
         ("windows.log", "Ran 31 tests in 4.200s\n\nOK\nThe job exited with code 3221225477\n"),
         ("script.log", "PASS \u{2014} cache eviction behaviour tests\nSegmentation fault (core dumped)\n##[error]Process completed with exit code 1.\n"),
         ("script-all.log", "checking 14 fixtures\nAll tests passed!\nSegmentation fault (core dumped)\n"),
+        // A run that ended with failures had ended all the same.
+        ("failed.log", "===== 1 failed, 7 passed in 1.20s =====\nSegmentation fault (core dumped)\n"),
     ] {
         let (report, got) = one(name, text);
         let want = if name == "pytest.log" {
@@ -114,11 +116,11 @@ Segmentation fault (core dumped)
     )
     .0;
     assert_eq!(windows["exception"]["code"], "0xc0000005");
-    // Look-alikes: a crash inside a running test, a failed run, a summary
-    // after the crash (ctest's, of the others).
+    // Look-alikes: a crash inside a running test, a failed test's line, a
+    // summary after the crash (ctest's, of the others).
     for (name, text) in [
         ("running.log", "[ RUN      ] Tiles.Load\n[       OK ] Tiles.Load (3 ms)\n[ RUN      ] Tiles.Evict\nSegmentation fault (core dumped)\n"),
-        ("failed.log", "===== 1 failed, 7 passed in 1.20s =====\nSegmentation fault (core dumped)\n"),
+        ("failed-test.log", "[  FAILED  ] Tiles.Evict (3 ms)\nSegmentation fault (core dumped)\n"),
         ("ctest-after.log", "7/9 Test #7: Tiles.Evict ........***Exception: SegFault  0.34 sec\n\n89% tests passed, 1 tests failed out of 9\n"),
         ("automake.log", "PASS: test_tiles_load\nSegmentation fault (core dumped)\n"),
         ("words.log", "All tests passed except the evict ones\nSegmentation fault (core dumped)\n"),
@@ -483,7 +485,8 @@ Debug memory block at address p=0x55d1c0ffee40: API 'o'
         let said = report["source"]["messages"].to_string();
         assert!(said.contains(meaning), "{name}: {said}");
     }
-    // Look-alikes: the same endings while a test ran, or after a failure.
+    // Look-alikes: the same endings while a test ran, or after a failed
+    // test's line.
     for (name, text) in [
         (
             "gradle-running.log",
@@ -491,7 +494,7 @@ Debug memory block at address p=0x55d1c0ffee40: API 'o'
         ),
         (
             "dev-mode-failed.log",
-            "===== 1 failed, 2 passed in 0.41s =====\nDebug memory block at address p=0x55d1c0ffee40: API 'o'\n    The 7 pad bytes at p-7 are not all FORBIDDENBYTE (0xfd):\n",
+            "FAILED tests/test_ingest.py::test_batch - AssertionError\nDebug memory block at address p=0x55d1c0ffee40: API 'o'\n    The 7 pad bytes at p-7 are not all FORBIDDENBYTE (0xfd):\n",
         ),
     ] {
         let (report, got) = one(name, text);

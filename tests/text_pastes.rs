@@ -148,3 +148,77 @@ fn the_end_of_a_request_or_an_object_is_no_quit_path() {
         assert_eq!(answer(&report), "none", "{name}: {report:#}");
     }
 }
+
+#[test]
+fn a_ci_time_limit_after_the_runs_last_summary_is_a_hang_at_exit() {
+    let after = "\
+tests/test_pool.py::test_drain PASSED                                    [ 99%]
+tests/test_pool.py::test_fill FAILED                                     [100%]
+=========================== short test summary info ============================
+FAILED tests/test_pool.py::test_fill - TimeoutError
+================= 1 failed, 212 passed, 3 skipped in 93.27s (0:01:33) =================
+##[error]The job running on runner gpu-2 has exceeded the maximum execution time of 60 minutes.
+##[error]The operation was canceled.
+";
+    let report = one("job.log", after);
+    assert_eq!(answer(&report), "hang-during-exit", "{report:#}");
+    assert_eq!(report["exception"], Value::Null, "{report:#}");
+    // The same limit reached in the middle of the run.
+    let during = "\
+tests/test_pool.py::test_drain PASSED                                    [ 97%]
+tests/test_pool.py::test_fill
+##[error]The job running on runner gpu-2 has exceeded the maximum execution time of 60 minutes.
+##[error]The operation was canceled.
+";
+    let report = one("job.log", during);
+    assert_eq!(answer(&report), "none", "{report:#}");
+}
+
+#[test]
+fn ctests_time_limit_on_a_program_whose_own_output_passed_is_a_hang_at_exit() {
+    let log = |result: &str| {
+        format!(
+            "    Start 3: pool_test
+3/3 Test #3: pool_test ........................***Timeout 1500.03 sec
+[==========] Running 2 tests from 1 test suite.
+[ RUN      ] Pool.Fill
+[       OK ] Pool.Fill (2 ms)
+[ RUN      ] Pool.Drain
+{result}
+
+0% tests passed, 1 tests failed out of 1
+"
+        )
+    };
+    let passed = log("[       OK ] Pool.Drain (3 ms)\n[==========] 2 tests from 1 test suite ran. (5 ms total)\n[  PASSED  ] 2 tests.");
+    let report = one("ctest.log", &passed);
+    assert_eq!(answer(&report), "hang-during-exit", "{report:#}");
+    let stuck = log("");
+    let report = one("ctest.log", &stuck);
+    assert_eq!(answer(&report), "none", "{report:#}");
+}
+
+#[test]
+fn a_crash_after_a_run_that_ended_with_failures_is_at_exit() {
+    let log = "\
+running 3 tests
+test pool::fill ... ok
+test pool::drain ... FAILED
+test pool::evict ... ok
+
+test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.02s
+
+error: test failed, to rerun pass `--lib`
+Caused by:
+  process didn't exit successfully: `/ci/target/debug/deps/pool-0a1b2c3d` (signal: 11, SIGSEGV: invalid memory reference)
+";
+    let report = one("cargo.log", log);
+    assert_eq!(answer(&report), "crash-during-exit", "{report:#}");
+    // The next binary's tests had started: the crash was in them.
+    let next = log.replace(
+        "\nerror: test failed",
+        "\n     Running unittests src/main.rs (target/debug/deps/cli-9f8e)\n\nrunning 8 tests\nerror: test failed",
+    );
+    let report = one("cargo.log", &next);
+    assert_eq!(answer(&report), "none", "{report:#}");
+}

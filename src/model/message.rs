@@ -88,6 +88,16 @@ pub enum MessageKind {
     TestsPassed,
     /// A test runner's summary or line saying a test failed.
     TestsFailed,
+    /// A test runner's last summary of a run in which some tests failed
+    /// (`1 failed, 22095 passed in 1093.27s`, `test result: FAILED.`,
+    /// `90% tests passed, 1 tests failed out of 10`): the run had ended.
+    TestRunEnded,
+    /// The process was stopped for taking too long: a CI job's time limit
+    /// or cancel (`The operation was canceled.`, `exceeded the maximum
+    /// execution time`, GitLab's `execution took longer than`, Jenkins'
+    /// `Build timed out`), ctest's `***Timeout`, Bazel's `TIMEOUT`,
+    /// coreutils' `timeout: sending signal`. A hang, not a crash.
+    TimedOut,
     /// A test runner's line saying a test started, with no end of it before
     /// the failure: the process failed while that test ran.
     TestRunning,
@@ -121,6 +131,8 @@ impl MessageKind {
             MessageKind::TestsPassed => "tests-passed",
             MessageKind::TestsFailed => "tests-failed",
             MessageKind::TestRunning => "test-running",
+            MessageKind::TestRunEnded => "test-run-ended",
+            MessageKind::TimedOut => "timed-out",
             MessageKind::RustTlsDestroyed => "rust-tls-destroyed",
         }
     }
@@ -130,7 +142,10 @@ impl MessageKind {
     pub fn is_test(self) -> bool {
         matches!(
             self,
-            MessageKind::TestsPassed | MessageKind::TestsFailed | MessageKind::TestRunning
+            MessageKind::TestsPassed
+                | MessageKind::TestsFailed
+                | MessageKind::TestRunning
+                | MessageKind::TestRunEnded
         )
     }
 

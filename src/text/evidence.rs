@@ -76,7 +76,11 @@ fn all_passed(messages: &[Message], failure: usize) -> Option<String> {
         .iter()
         .rev()
         .find(|m| m.line < failure && m.kind.is_test())?;
-    (last.kind == MessageKind::TestsPassed && failure - last.line <= SHAPE_REACH).then(|| {
+    let ended = matches!(
+        last.kind,
+        MessageKind::TestsPassed | MessageKind::TestRunEnded
+    );
+    (ended && failure - last.line <= SHAPE_REACH).then(|| {
         format!(
             "the test run had ended: {} (line {}: `{}`) before the failure",
             last.meaning.as_deref().unwrap_or("every test passed"),
@@ -87,8 +91,9 @@ fn all_passed(messages: &[Message], failure: usize) -> Option<String> {
 }
 
 /// ctest's `--output-on-failure`: the status line of a test that crashed
-/// comes first (`2/2 Test #2: io ....Exit code 0xc0000005`, `....***Exception:
-/// SegFault`), the test program's own output after it. When that output's
+/// or hung comes first (`2/2 Test #2: io ....Exit code 0xc0000005`,
+/// `....***Exception: SegFault`, `....***Timeout 1500.0 sec`), the test
+/// program's own output after it. When that output's
 /// last test message is the program's summary that every test passed, the
 /// work was done and the program failed on its way out.
 fn passed_in_own_output(
@@ -97,7 +102,7 @@ fn passed_in_own_output(
     failure: usize,
 ) -> Option<String> {
     static STATUS: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\s*\d+/\d+ Test\s+#\d+: \S+ \.+.*(?:Exit code|\*\*\*Exception)")
+        Regex::new(r"^\s*\d+/\d+ Test\s+#\d+: \S+ \.+.*(?:Exit code|\*\*\*Exception|\*\*\*Timeout)")
             .expect("ctest status pattern")
     });
     // The next test's lines, or ctest's own summary: the output ends there.

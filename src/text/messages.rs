@@ -94,6 +94,12 @@ const ANCHORS: &[&str] = &[
     "pass \u{2013} ",
     "pass - ",
     "value during or after",
+    "cancel",
+    "running ",
+    "timeout",
+    "timed out",
+    "took longer than",
+    "maximum execution time",
 ];
 
 static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -192,6 +198,9 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
     if let Some(at) = assertion_failed(line) {
         say(MessageKind::AssertionFailed, &line[at..], None);
     }
+    if let Some(meaning) = timed_out(line) {
+        say(MessageKind::TimedOut, line, Some(meaning));
+    }
     if let Some(meaning) = exit_status(line) {
         say(MessageKind::ExitStatus, line, Some(meaning));
     }
@@ -204,20 +213,51 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
     match test_summary(line, i, lines) {
         Some(Summary::Passed(meaning)) => say(MessageKind::TestsPassed, line, Some(meaning)),
         Some(Summary::Failed) => say(MessageKind::TestsFailed, line, None),
-        Some(Summary::Running(name)) => {
-            say(MessageKind::TestRunning, line, Some(format!("test {name}")))
-        }
+        Some(Summary::Ended(meaning)) => say(MessageKind::TestRunEnded, line, Some(meaning)),
+        Some(Summary::Running(what)) => say(MessageKind::TestRunning, line, Some(what)),
         None => {}
     }
+}
+
+/// The words of a CI system or a test driver that stopped the process for
+/// taking too long, and what they mean. A user's cancel reads the same as
+/// the time limit's on GitHub: either way the process had not ended.
+fn timed_out(line: &str) -> Option<String> {
+    static BAZEL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^\S+\s+TIMEOUT in (?:\d+ out of \d+ in )?[\d.]+s").expect("Bazel timeout")
+    });
+    let t = line.trim();
+    let said = if t.starts_with("The operation was canceled.") {
+        "the CI job was canceled before the process ended (GitHub Actions)"
+    } else if t.contains("has exceeded the maximum execution time of") {
+        "the CI job ran past its time limit (GitHub Actions)"
+    } else if t.contains("Job failed: execution took longer than") {
+        "the CI job ran past its time limit (GitLab)"
+    } else if t.starts_with("Build timed out (after") {
+        "the build ran past its time limit (Jenkins)"
+    } else if t.contains("***Timeout") && t.contains("Test") {
+        "ctest stopped the test at its time limit"
+    } else if t.starts_with("timeout: sending signal") {
+        "coreutils' timeout stopped the command at its time limit"
+    } else if t.contains("TIMEOUT in ") && BAZEL.is_match(t) {
+        "Bazel stopped the test at its time limit"
+    } else {
+        return None;
+    };
+    Some(said.to_string())
 }
 
 /// Where the C runtime's report of a failed `assert` starts on `line`:
 /// MSVC's `Assertion failed: EXPR, file FILE, line N` (the file may wrap
 /// onto the next line), glibc's `PROG: FILE:N: FUNC: Assertion `EXPR'
-/// failed.` Python's `AssertionError` is an exception, not these.
+/// failed.`, and Node.js's own CHECK. Python's `AssertionError` is an
+/// exception, not these.
 fn assertion_failed(line: &str) -> Option<usize> {
     if let Some(at) = line.find("Assertion failed: ") {
-        return line[at..].contains(", file ").then_some(at);
+        // Node.js's CHECK since v20: `#  Assertion failed: (env) != nullptr`
+        // under its `#  node[PID]: FUNCTION at FILE:LINE` line.
+        let node = line[..at].trim() == "#";
+        return (node || line[at..].contains(", file ")).then_some(at);
     }
     let trimmed = line.trim_end();
     (trimmed.ends_with("' failed.") || trimmed.ends_with("' failed"))

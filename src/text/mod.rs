@@ -204,6 +204,7 @@ fn failures(
                 | MessageKind::WindowsErrorReport
                 | MessageKind::DebuggerAnalysis
                 | MessageKind::CudaRuntimeUnloading
+                | MessageKind::TimedOut
         )
     };
     let mut runs: Vec<(usize, usize)> = Vec::new();

@@ -10,7 +10,9 @@ pub(super) enum Summary {
     /// Every test passed: how many, as the runner says it.
     Passed(String),
     Failed,
-    /// A test started: its name.
+    /// The last summary of a run in which some tests failed: what it says.
+    Ended(String),
+    /// A test started and did not end: which, in words (`test Pool.Drain`).
     Running(String),
 }
 
@@ -24,6 +26,7 @@ pattern!(
     PYTEST,
     r"^=*\s*(\d+) passed\b([^=]*?)(?: in [\d.]+m?s(?: \([^)]*\))?)?\s*=*\s*$"
 );
+pattern!(PYTEST_FAILED, r"^=+ .*\b\d+ failed\b.* in [\d.]+m?s\b.*=+$");
 pattern!(
     CTEST,
     r"^(\d+)% tests passed, (\d+) tests? failed out of (\d+)"
@@ -43,6 +46,7 @@ pattern!(
     JEST,
     r"^Tests:\s+(?:(\d+) failed, )?(?:\d+ \w+, )*(\d+) passed, (\d+) total"
 );
+pattern!(CARGO_RUNNING, r"^running (\d+) tests?$");
 pattern!(MOCHA, r"^(\d+) (passing|failing)\b");
 
 /// A test runner's summary or test line.
@@ -59,6 +63,10 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
             return Some(Summary::Passed(format!("{} tests passed", &c[1])));
         }
         if t.starts_with('=') && t.contains(" failed") {
+            // pytest's last line, with the session's time: the run ended.
+            if PYTEST_FAILED.is_match(t) {
+                return Some(ended());
+            }
             return Some(Summary::Failed);
         }
     }
@@ -67,7 +75,7 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
         return Some(if &c[2] == "0" {
             Summary::Passed(format!("{} tests passed", &c[3]))
         } else {
-            Summary::Failed
+            ended()
         });
     }
     if numeric && (t.contains(" passing") || t.contains(" failing")) {
@@ -96,20 +104,23 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
         if verdict == "OK" || verdict.starts_with("OK (") {
             return Some(Summary::Passed(format!("{} tests passed", &c[1])));
         }
-        return verdict.starts_with("FAILED").then_some(Summary::Failed);
+        return verdict.starts_with("FAILED").then(ended);
+    }
+    if t.starts_with("running ") {
+        return cargo_binary(t, i, lines);
     }
     if t.starts_with("test result:") {
         let c = CARGO.captures(t)?;
         return Some(if &c[1] == "ok" && &c[3] == "0" {
             Summary::Passed(format!("{} tests passed", &c[2]))
         } else {
-            Summary::Failed
+            ended()
         });
     }
     if t.starts_with("Tests:") {
         let c = JEST.captures(t)?;
         return Some(match c.get(1) {
-            Some(_) => Summary::Failed,
+            Some(_) => ended(),
             None => Summary::Passed(format!("{} tests passed", &c[2])),
         });
     }
@@ -135,10 +146,32 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
             Some(Summary::Passed("the test passed".to_string()))
         }
         _ if t.starts_with("FAILED (failures=") || t.starts_with("FAILED (errors=") => {
-            Some(Summary::Failed)
+            Some(ended())
         }
         _ => script_verdict(t),
     }
+}
+
+/// cargo's test binary starting its tests (`running 8 tests`), when its
+/// summary does not follow before the next binary's start: the binary
+/// failed while its tests ran (a crash at its exit would come after the
+/// summary it prints).
+fn cargo_binary(t: &str, i: usize, lines: &[Option<String>]) -> Option<Summary> {
+    let c = CARGO_RUNNING.captures(t)?;
+    let ended = lines
+        .iter()
+        .skip(i + 1)
+        .take(200_000)
+        .flatten()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with("test result:") || CARGO_RUNNING.is_match(l))
+        .is_some_and(|l| l.starts_with("test result:"));
+    (!ended).then(|| Summary::Running(format!("a test binary's {} tests", &c[1])))
+}
+
+/// A runner's last summary of a run some tests failed in.
+fn ended() -> Summary {
+    Summary::Ended("the run ended, some tests failed".to_string())
 }
 
 /// A test script's own verdict of its run: a bare `All tests passed!`, or
@@ -179,5 +212,5 @@ fn gtest(t: &str, i: usize, lines: &[Option<String>]) -> Option<Summary> {
         .then_some(l)
     });
     let ended = next.is_some_and(|l| !l.starts_with("[ RUN") && l.contains(name));
-    (!ended).then(|| Summary::Running(name.to_string()))
+    (!ended).then(|| Summary::Running(format!("test {name}")))
 }

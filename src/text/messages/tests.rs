@@ -39,6 +39,14 @@ fn runtime_and_allocator_messages() {
         ("F0102 10:11:12.000001 4242 pool.cc:88] Check failed: status == 0 (3 vs. 0)", CheckFailed),
         ("Assertion failed: m_ready, file C:\\src\\gfx\\shaders.cpp, line 144", AssertionFailed),
         ("render: gfx/pool.c:88: pool_put: Assertion `p->refs > 0' failed.", AssertionFailed),
+        ("  #  Assertion failed: (env) != nullptr", AssertionFailed),
+        ("The operation was canceled.", TimedOut),
+        ("The job running on runner ci-3 has exceeded the maximum execution time of 360 minutes.", TimedOut),
+        ("ERROR: Job failed: execution took longer than 1h0m0s seconds", TimedOut),
+        ("Build timed out (after 60 minutes). Marking the build as aborted.", TimedOut),
+        ("  3/12 Test  #3: pool_test ........................***Timeout 1500.03 sec", TimedOut),
+        ("timeout: sending signal TERM to command 'pytest'", TimedOut),
+        ("//gfx:pool_test                                TIMEOUT in 300.1s", TimedOut),
         ("Sys_Signal: Received signal 11", ExitStatus),
         ("[crash] Caught signal SIGABRT, writing report", ExitStatus),
         ("Signal 11 caught", ExitStatus),
@@ -74,6 +82,10 @@ fn runtime_and_allocator_messages() {
         "Caught signal SIGINT",
         "Exception thrown: std::bad_alloc at memory location 0x0000002A",
         "The fix avoids a read access violation in the loader",
+        "Assertion failed: expected 3 got 4",
+        "The request was canceled by the user",
+        "connect timed out, retrying",
+        "retry after timeout: 30s",
     ] {
         assert_eq!(one(line), None, "{line}");
     }
@@ -309,11 +321,16 @@ fn test_runner_summaries() {
     for (line, kind) in [
         ("============ 12 passed in 3.40s ============", TestsPassed),
         ("12 passed, 1 skipped, 2 warnings in 3.40s", TestsPassed),
-        ("===== 1 failed, 11 passed in 3.40s =====", TestsFailed),
+        ("===== 1 failed, 11 passed in 3.40s =====", TestRunEnded),
         ("[  PASSED  ] 31 tests.", TestsPassed),
         ("[  FAILED  ] Pool.Drain", TestsFailed),
         ("100% tests passed, 0 tests failed out of 9", TestsPassed),
-        ("89% tests passed, 1 tests failed out of 9", TestsFailed),
+        ("89% tests passed, 1 tests failed out of 9", TestRunEnded),
+        (
+            "test result: FAILED. 39 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out",
+            TestRunEnded,
+        ),
+        ("Tests:       1 failed, 39 passed, 40 total", TestRunEnded),
         (
             "All tests passed (120 assertions in 8 test cases)",
             TestsPassed,
@@ -333,6 +350,16 @@ fn test_runner_summaries() {
     }
     let unittest = "Ran 7 tests in 0.031s\n\nOK\n";
     assert_eq!(kinds(unittest)[0].0, TestsPassed);
+    let unittest = "Ran 7 tests in 0.031s\n\nFAILED (failures=1)\n";
+    assert!(kinds(unittest).iter().all(|m| m.0 == TestRunEnded));
+    // cargo's test binary that started its tests and printed no summary
+    // before the next binary's start, or the log's end, failed in them.
+    let cargo = "running 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n\n     Running target/debug/deps/b-1\n\nrunning 8 tests\nerror: process didn't exit successfully: `b-1` (signal: 11, SIGSEGV: invalid memory reference)\n";
+    let all = kinds(cargo);
+    assert_eq!(
+        all.iter().map(|m| m.0).collect::<Vec<_>>(),
+        [TestsPassed, TestRunning, ExitStatus]
+    );
     // A test started and not ended: running; one that ended is nothing.
     let gtest = "[ RUN      ] Pool.Fill\n[       OK ] Pool.Fill (2 ms)\n[ RUN      ] Pool.Drain\nSegmentation fault (core dumped)\n";
     let all = kinds(gtest);
