@@ -222,3 +222,67 @@ Caused by:
     let report = one("cargo.log", &next);
     assert_eq!(answer(&report), "none", "{report:#}");
 }
+
+/// A daemon run under gdb, stopped on `signal`, let go on, then crashing;
+/// the crash's stop line wrapped by gdb.
+fn stopped_then_crashed(signal: &str) -> String {
+    format!(
+        "(gdb) run
+Starting program: /usr/sbin/logd -F
+
+Program received signal {signal}.
+0x00007ffff7d16a90 in select () from /lib64/libc.so.6
+(gdb) continue
+Continuing.
+
+Program received signal SIGSEGV, Segmentation fault.
+0x000000000040584e in write_first (f=f@entry=0x7ffff7df1d00 <main_arena+96>,
+    buffer=buffer@entry=0x7fffffffcfb0) at logd.c:2225
+2225            log_it(\" logging to %s\", names[f->type]);
+(gdb) bt
+#0  0x000000000040584e in write_first (f=f@entry=0x7ffff7df1d00 <main_arena+96>,
+    buffer=buffer@entry=0x7fffffffcfb0) at logd.c:2225
+#1  0x0000000000405d12 in flush_all (f=0x7ffff7df1d00) at logd.c:2290
+"
+    )
+}
+
+#[test]
+fn a_crash_after_the_request_to_end_is_on_the_way_out() {
+    let report = one("gdb.txt", &stopped_then_crashed("SIGTERM, Terminated"));
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    let threads = report["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 1, "{report:#}");
+    let top = &threads[0]["frames"][0]["function"];
+    assert_eq!(top, "write_first", "{report:#}");
+    // Ctrl-C to look at a live daemon, then on: the crash is the work's.
+    let report = one("gdb.txt", &stopped_then_crashed("SIGINT, Interrupt"));
+    assert_eq!(answer(&report), "none", "{report:#}");
+    assert_eq!(report["exception"]["name"], "SIGSEGV", "{report:#}");
+}
+
+/// A Windows Error Reporting problem signature, its faulting module
+/// `module`.
+fn problem_signature(module: &str) -> String {
+    format!(
+        "Problem signature:
+  Problem Event Name:   BEX64
+  Application Name: mixer.exe
+  Application Version:  4.3.2.14
+  Fault Module Name:    {module}
+  Fault Module Version: 0.0.0.0
+  Exception Offset: 0000000006373504
+  Exception Code:   c0000005
+  Exception Data:   0000000000000008
+  OS Version:   6.1.7601.2.1.0.256.48
+"
+    )
+}
+
+#[test]
+fn a_wer_record_of_a_fault_in_a_module_windows_lists_as_unloaded() {
+    let report = one("wer.txt", &problem_signature("fx_plugin64.dll_unloaded"));
+    assert_eq!(answer(&report), "crash-in-unloaded-module", "{report:#}");
+    let report = one("wer.txt", &problem_signature("fx_plugin64.dll"));
+    assert_eq!(answer(&report), "none", "{report:#}");
+}

@@ -17,7 +17,8 @@ const MAX_FRAMES: usize = 512;
 const PLAIN_SHAPE_FRAMES: usize = 3;
 
 /// gdb wraps a frame whose argument list is long onto the next lines
-/// (`#3 0x... in f (this=0x1,` / `    x=2) at f.cc:9`): those are joined
+/// (`#3 0x... in f (this=0x1,` / `    x=2) at f.cc:9`), and the stop line it
+/// prints where it stopped (`0x... in f (this=0x1,`): those are joined
 /// back, so each frame is one line. At most 4 lines are joined.
 pub(super) fn join_wrapped(lines: &mut [Option<String>]) {
     let open = |s: &str| s.matches('(').count() as isize - s.matches(')').count() as isize;
@@ -25,7 +26,8 @@ pub(super) fn join_wrapped(lines: &mut [Option<String>]) {
         let Some(line) = lines[i].as_deref() else {
             continue;
         };
-        let gdb = line.starts_with('#') && line[1..].starts_with(|c: char| c.is_ascii_digit());
+        let gdb = (line.starts_with('#') && line[1..].starts_with(|c: char| c.is_ascii_digit()))
+            || (line.starts_with("0x") && line.contains(" in "));
         // gdb also puts a long `from LIBRARY` or `at FILE:LINE` on a line
         // of its own.
         let tail = |next: Option<&Option<String>>| {
@@ -253,6 +255,12 @@ impl Reader {
         if self.current.has_frames() && self.current.crash.is_some() {
             // A second crash: another process's trace.
             self.finish();
+        }
+        if self.current.has_frames() && self.current.interrupted {
+            // A debugger's session that went on after a stop of no crash
+            // (Ctrl-C, SIGTERM, then `continue`): the stack printed at
+            // that stop is stale, the crash's own follows.
+            self.current = Trace::default();
         }
         if self.current.has_frames() {
             self.current.crash = Some((what, thread));

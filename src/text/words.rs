@@ -129,6 +129,7 @@ fn mentions_ending(lower: &str) -> bool {
         "unloaded",
         "Выгружено",
         "initiali",
+        "sigterm",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -313,7 +314,8 @@ fn heading(lower: &str) -> bool {
 /// The program's own words that it is on its way out, alone on their line
 /// (after any log prefix): "Shutting down...", "Exiting.", "Cleaning up",
 /// "Goodbye!", "Main loop has exited"; or the service manager stopping it
-/// (systemd's "Stopping UNIT..."); or the debugger unloading its modules.
+/// (systemd's "Stopping UNIT..."), or a debugger stopping on the request
+/// to end it (SIGTERM); or the debugger unloading its modules.
 fn announcement(lower: &str) -> bool {
     static SAYS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
@@ -331,7 +333,11 @@ fn announcement(lower: &str) -> bool {
         Regex::new(r#"^['"][^'"]+['"] \([^)]*\)(?::|\.) (?:unloaded|Выгружено) ['"]"#)
             .expect("module unloaded pattern")
     });
-    SAYS.is_match(lower.trim())
+    // A debugger's stop on the request to end (`Program received signal
+    // SIGTERM`), before gdb let the program go on to its own shutdown.
+    let asked_to_end = lower.contains("received signal sigterm");
+    asked_to_end
+        || SAYS.is_match(lower.trim())
         || SERVICE_STOPS.is_match(lower)
         || MODULE_UNLOADED.is_match(lower.trim())
 }

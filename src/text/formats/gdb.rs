@@ -193,13 +193,16 @@ fn strip_module_prefix(name: &str) -> String {
 
 /// gdb's `received signal` / `terminated with signal` line: a crash,
 /// except the signals of a debugger or a user stopping the program
-/// (Ctrl-C in gdb on a hung program, a breakpoint, a stop): what follows
-/// is the stack of a live, often hung, process.
+/// (Ctrl-C in gdb on a hung program, a breakpoint, a stop) and a request
+/// to end it (SIGTERM, a service manager stopping it: the program's own
+/// shutdown follows when gdb lets it go on): what follows is the stack of
+/// a live process. (A SIGTERM at the end of a core's session, `Program
+/// terminated with signal SIGTERM`, is the same request: no crash.)
 fn signal(c: &Captures) -> Line {
     let signal = &c[3];
     if matches!(
         signal,
-        "SIGINT" | "SIGTRAP" | "SIGSTOP" | "SIGTSTP" | "SIGCONT"
+        "SIGINT" | "SIGTRAP" | "SIGSTOP" | "SIGTSTP" | "SIGCONT" | "SIGTERM"
     ) {
         return Line::Interrupted;
     }

@@ -315,6 +315,11 @@ pub(super) fn windows_error_report(
     let mut meaning = format!("{name} ({code:#010X})");
     if let Some(module) = module {
         meaning.push_str(&format!(" in {module}"));
+        // Windows names a module the process had unloaded by the time of
+        // the fault `NAME_unloaded`.
+        if module.ends_with("_unloaded") {
+            meaning.push_str(" (a module already unloaded)");
+        }
         if let Some(offset) = offset {
             meaning.push_str(&format!(" at offset {offset}"));
         }
