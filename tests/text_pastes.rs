@@ -286,3 +286,53 @@ fn a_wer_record_of_a_fault_in_a_module_windows_lists_as_unloaded() {
     let report = one("wer.txt", &problem_signature("fx_plugin64.dll"));
     assert_eq!(answer(&report), "none", "{report:#}");
 }
+
+/// A crash under a function that cleans up, called by `callers`.
+fn cleanup_under(callers: &str) -> String {
+    format!(
+        "Program received signal SIGSEGV, Segmentation fault.\n\
+#0  0x00007ffff7a5c2d0 in Registry::clear (this=0x5555557a0eb0) at registry.cpp:88\n\
+#1  0x00007ffff7a5d113 in AppBase::CleanUp (this=0x5555557a1f20) at appbase.cpp:31\n\
+{callers}"
+    )
+}
+
+#[test]
+fn a_cleanup_right_above_main_is_the_programs_way_out() {
+    let report = one(
+        "bt.txt",
+        &cleanup_under(
+            "#2  0x00007ffff7a5d1a9 in EntryCleanup () at init.cpp:463\n\
+#3  0x00007ffff7a5d2b0 in Entry (argc=@0x7fffffffe3cc: 1, argv=0x5555557a0010) at init.cpp:510\n\
+#4  0x0000555555555189 in main (argc=1, argv=0x7fffffffe4d8) at main.cpp:41\n",
+        ),
+    );
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    // The same cleanup in a worker's loop of the work.
+    let report = one(
+        "bt.txt",
+        &cleanup_under(
+            "#2  0x00007ffff7a5d1a9 in process_batch (b=0x1) at worker.cpp:63\n\
+#3  0x00007ffff7a5d2b0 in worker_run (arg=0x0) at worker.cpp:90\n\
+#4  0x00007ffff7894ac3 in start_thread (arg=<optimized out>) at ./nptl/pthread_create.c:442\n",
+        ),
+    );
+    assert_eq!(answer(&report), "none", "{report:#}");
+}
+
+#[test]
+fn a_macos_report_pasted_without_its_exception_lines_crashed_where_its_header_says() {
+    let report = one(
+        "crash.txt",
+        "Thread 0 Crashed:: Dispatch queue: com.apple.main-thread
+0   libapp.dylib                  \t0x00000001022ee2e4 Log::title() const + 52 (log.cpp:1255)
+1   libapp.dylib                  \t0x000000010237e80b Log::flush() + 107 (log.cpp:463)
+2   libapp.dylib                  \t0x000000010237edd9 app_uninitialize() + 57 (init.cpp:568)
+3   app                           \t0x0000000100001f2e main + 62 (main.cpp:12)
+",
+    );
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    let frame = &report["threads"][0]["frames"][0];
+    assert_eq!(frame["function"], "Log::title() const", "{report:#}");
+    assert_eq!(frame["line"], 1255, "{report:#}");
+}

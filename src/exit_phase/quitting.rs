@@ -89,7 +89,13 @@ pub(super) fn quit_frame(
             return None;
         }
         let name = frame.function.as_deref()?;
-        says_quitting(name).then_some((i, name))
+        let near_main = || {
+            thread.frames[i + 1..]
+                .iter()
+                .take(MAIN_REACH)
+                .any(|f| f.function.as_deref().is_some_and(is_main))
+        };
+        (says_quitting(name) || (says_cleaning_up(name) && near_main())).then_some((i, name))
     })?;
     let in_a_loop = thread.frames[index + 1..].iter().any(|frame| {
         frame
@@ -97,6 +103,33 @@ pub(super) fn quit_frame(
             .any(|n| main_loop(n) || own_words(n).iter().any(|w| w == "loop"))
     });
     (!in_a_loop).then_some((index, name))
+}
+
+/// How many frames below a cleanup the program's `main` may be for the
+/// cleanup to be the program's last (`wxAppConsoleBase::CleanUp` <-
+/// `wxEntryCleanup` <- `wxEntry` <- `main`).
+const MAIN_REACH: usize = 3;
+
+/// The program's entry point, by its bare name.
+fn is_main(name: &str) -> bool {
+    matches!(bare_name(name), "main" | "wmain" | "WinMain" | "wWinMain")
+}
+
+/// A name that says it cleans up (`wxEntryCleanup`, `App::CleanUp`):
+/// something ends, which in the middle of the work is as likely a cache's
+/// or a request's as the program's; the program's only right above main.
+fn says_cleaning_up(name: &str) -> bool {
+    let (own, class, _) = name_parts(name);
+    let words = words(own);
+    let cleanup = words.iter().any(|w| w == "cleanup")
+        || words
+            .windows(2)
+            .any(|pair| pair[0] == "clean" && pair[1] == "up");
+    cleanup
+        && !words
+            .iter()
+            .chain(&self::words(class))
+            .any(|w| SMALLER.contains(&w.as_str()))
 }
 
 /// A function's own name and its class's (no parameters, template or

@@ -238,6 +238,21 @@ pub(super) fn from_messages(messages: &[Message]) -> Option<Stop> {
 /// writes a stack only for a process that dumped core on a signal, and
 /// lists first the thread the signal came to.
 pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
+    // A macOS crash report pasted without its exception lines: its thread
+    // header `Thread N Crashed::` says which thread crashed.
+    if trace.format == Some(Format::AppleCrashReport) {
+        if let Some(thread) = trace.threads.iter().find(|t| t.event) {
+            return Some(Stop {
+                parameters: Vec::new(),
+                what: "crash (inferred: the crash report marks the thread Crashed)".to_string(),
+                thread: thread.number,
+                inferred: Some(format!(
+                    "the crash report's exception lines are not in the text; its header marks thread {} Crashed",
+                    thread.number.unwrap_or_default()
+                )),
+            });
+        }
+    }
     let coredump = trace.format == Some(Format::SystemdCoredump);
     if trace.interrupted || !(coredump || trace.format.is_some_and(|f| f.debugger())) {
         return None;

@@ -130,6 +130,8 @@ fn mentions_ending(lower: &str) -> bool {
         "Выгружено",
         "initiali",
         "sigterm",
+        "^c",
+        "keyboardinterrupt",
     ]
     .iter()
     .any(|w| lower.contains(w))
@@ -314,8 +316,9 @@ fn heading(lower: &str) -> bool {
 /// The program's own words that it is on its way out, alone on their line
 /// (after any log prefix): "Shutting down...", "Exiting.", "Cleaning up",
 /// "Goodbye!", "Main loop has exited"; or the service manager stopping it
-/// (systemd's "Stopping UNIT..."), or a debugger stopping on the request
-/// to end it (SIGTERM); or the debugger unloading its modules.
+/// (systemd's "Stopping UNIT..."), a debugger stopping on the request to
+/// end it (SIGTERM), the user's Ctrl-C; or the debugger unloading its
+/// modules.
 fn announcement(lower: &str) -> bool {
     static SAYS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
@@ -335,7 +338,12 @@ fn announcement(lower: &str) -> bool {
     });
     // A debugger's stop on the request to end (`Program received signal
     // SIGTERM`), before gdb let the program go on to its own shutdown.
-    let asked_to_end = lower.contains("received signal sigterm");
+    // A terminal's echo of Ctrl-C (`^C`, what the program printed on it
+    // after) or Python's `KeyboardInterrupt` ending its traceback: the
+    // user stopped the program, which was on its way out.
+    let asked_to_end = lower.contains("received signal sigterm")
+        || lower.trim_start().starts_with("^c")
+        || lower.trim() == "keyboardinterrupt";
     asked_to_end
         || SAYS.is_match(lower.trim())
         || SERVICE_STOPS.is_match(lower)
@@ -442,6 +450,9 @@ mod tests {
             "Quitting...",
             "INFO: audio deinitialized.",
             "renderer shut down",
+            "^Csending quit()",
+            "KeyboardInterrupt",
+            "Program received signal SIGTERM, Terminated.",
         ] {
             let l = vec![
                 Some(said.to_string()),

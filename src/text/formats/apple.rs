@@ -1,5 +1,5 @@
-//! macOS crash reports: `N   module   0xADDR name + off` with the module
-//! column padded (tabs or spaces), under `Thread 0 Crashed::  Dispatch
+//! macOS crash reports: `N   module   0xADDR name + off (file:line)` with
+//! the module column padded (tabs or spaces), under `Thread 0 Crashed::  Dispatch
 //! queue: ...` headers (the crashed thread marked); the exception above
 //! them (`Exception Type:  EXC_BAD_ACCESS (SIGSEGV)`, and `Termination
 //! Reason:  Namespace SIGNAL, Code 11, Segmentation fault: 11`).
@@ -10,7 +10,7 @@ pub(super) struct AppleCrashReport;
 
 re!(
     APPLE_FRAME,
-    r"^(\d+)\s+(\S+)\s+(0x[0-9a-fA-F]+) (.+?)(?: \+ (\d+))?\s*$"
+    r"^(\d+)\s+(\S+)\s+(0x[0-9a-fA-F]+) (.+?)(?: \+ (\d+))?(?: \(([^()\s]+):(\d+)\))?\s*$"
 );
 
 // `Thread 3:` alone is a header only inside a report; `Thread 0::` and a
@@ -59,6 +59,8 @@ impl TraceFormat for AppleCrashReport {
                 address: hex(&c[3]),
                 function: named(text(&c, 4)),
                 function_offset: number(&c, 5),
+                file: text(&c, 6),
+                line: number(&c, 7),
                 ..TextFrame::default()
             },
         )
