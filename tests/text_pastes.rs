@@ -336,3 +336,48 @@ fn a_macos_report_pasted_without_its_exception_lines_crashed_where_its_header_sa
     assert_eq!(frame["function"], "Log::title() const", "{report:#}");
     assert_eq!(frame["line"], 1255, "{report:#}");
 }
+
+#[test]
+fn a_launcher_or_a_service_manager_asking_the_process_to_end_is_its_way_out() {
+    // ROS 2's launch: the user's Ctrl-C, the node's own signal handler,
+    // then the node dies on a signal.
+    let ros = "\
+^C[WARNING] [launch]: user interrupted with ctrl-c (SIGINT)
+[planner-1] [INFO] [1691655948.580138690] [rclcpp]: signal_handler(signum=2)
+[ERROR] [planner-1]: process has died [pid 31048, exit code -11, cmd '/opt/ws/lib/planner/planner --ros-args'].
+";
+    let report = one("launch.log", ros);
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    // The same death with no request to end before it.
+    let working = "\
+[planner-1] [INFO] [1691655948.580138690] [planner]: planning path 812
+[ERROR] [planner-1]: process has died [pid 31048, exit code -11, cmd '/opt/ws/lib/planner/planner --ros-args'].
+";
+    let report = one("launch.log", working);
+    assert_eq!(answer(&report), "none", "{report:#}");
+    // A node that does not end when asked: the launcher escalates.
+    let stuck = "\
+[planner-1] [INFO] [1761734960.243287387] [rclcpp]: signal_handler(signum=2)
+[ERROR] [planner-1]: process[planner-1] failed to terminate '5' seconds after receiving 'SIGINT', escalating to 'SIGTERM'
+[INFO] [planner-1]: sending signal 'SIGTERM' to process[planner-1]
+[ERROR] [planner-1]: process[planner-1] failed to terminate '10.0' seconds after receiving 'SIGTERM', escalating to 'SIGKILL'
+[ERROR] [planner-1]: process has died [pid 46869, exit code -9, cmd '/opt/ws/lib/planner/planner --ros-args'].
+";
+    let report = one("launch.log", stuck);
+    assert_eq!(answer(&report), "hang-during-exit", "{report:#}");
+    // systemd stopping a service whose main process dumps core.
+    let journal = "\
+Oct 30 21:21:42 host systemd[1]: Stopping Media server...
+Oct 30 21:21:42 host mediad[20391]: [  LOG]     main: Stopping gracefully
+Oct 30 21:21:43 host systemd[1]: mediad.service: Main process exited, code=dumped, status=11/SEGV
+";
+    let report = one("journal.txt", journal);
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    let restarted = "\
+Oct 30 21:21:43 host systemd[1]: mediad.service: Main process exited, code=dumped, status=11/SEGV
+Oct 30 21:21:43 host systemd[1]: mediad.service: Failed with result 'core-dump'.
+Oct 30 21:21:48 host systemd[1]: Stopping Media server...
+";
+    let report = one("journal.txt", restarted);
+    assert_eq!(answer(&report), "none", "{report:#}");
+}

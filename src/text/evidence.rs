@@ -15,8 +15,9 @@ use crate::model::{exit_said, Message, MessageKind};
 /// A runtime's own words that the process was exiting, beyond the typed
 /// messages: phrases of runtimes and libraries, matched in lower case.
 /// PyTorch's ProcessGroupNCCL destructor says it runs at program exit;
-/// HIP's hipErrorDeinitialized is its runtime already torn down.
-const SAID: [&str; 10] = [
+/// HIP's hipErrorDeinitialized is its runtime already torn down; a
+/// launcher escalating to a harder signal had asked the process to end.
+const SAID: [&str; 15] = [
     "interpreter is finalizing",
     "likely shutting down",
     "during python finalization",
@@ -27,6 +28,13 @@ const SAID: [&str; 10] = [
     "destroy_process_group() was not called before program exit",
     "has not been destroyed before we destruct processgroupnccl",
     "hiperrordeinitialized",
+    // A launcher or a service manager asked the process to end and found
+    // it still running (messages.rs, `timed-out`).
+    "escalating to 'sigterm'",
+    "escalating to sigterm",
+    "escalating to sigkill",
+    "escalating to 'sigkill'",
+    "state 'stop-sigterm' timed out",
 ];
 
 /// How close before the failure a test run's summary must be to say the

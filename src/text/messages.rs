@@ -100,6 +100,9 @@ const ANCHORS: &[&str] = &[
     "timed out",
     "took longer than",
     "maximum execution time",
+    "escalating to",
+    "stop-sigterm",
+    "stop-final-sigterm",
 ];
 
 static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -226,6 +229,16 @@ fn timed_out(line: &str) -> Option<String> {
     static BAZEL: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"^\S+\s+TIMEOUT in (?:\d+ out of \d+ in )?[\d.]+s").expect("Bazel timeout")
     });
+    // A launcher or a service manager that asked the process to end and
+    // found it still running: ROS's `failed to terminate '5' seconds after
+    // receiving 'SIGINT', escalating to 'SIGTERM'`, ROS 1's `escalating to
+    // SIGKILL`, systemd's `State 'stop-sigterm' timed out. Killing.`
+    static ESCALATED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)escalating to '?SIG(?:TERM|KILL)\b|State 'stop-(?:final-)?sigterm' timed out",
+        )
+        .expect("escalation pattern")
+    });
     let t = line.trim();
     let said = if t.starts_with("The operation was canceled.") {
         "the CI job was canceled before the process ended (GitHub Actions)"
@@ -237,6 +250,8 @@ fn timed_out(line: &str) -> Option<String> {
         "the build ran past its time limit (Jenkins)"
     } else if t.contains("***Timeout") && t.contains("Test") {
         "ctest stopped the test at its time limit"
+    } else if ESCALATED.is_match(t) {
+        "the process did not end in time after it was asked to, and was sent a harder signal"
     } else if t.starts_with("timeout: sending signal") {
         "coreutils' timeout stopped the command at its time limit"
     } else if t.contains("TIMEOUT in ") && BAZEL.is_match(t) {

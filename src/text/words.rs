@@ -97,7 +97,7 @@ pub(super) fn exit_suggested(
         let before = failures
             .iter()
             .any(|&failure| (i + 1 < failure) && failure - (i + 1) <= ANNOUNCEMENT_REACH);
-        (before && announcement(&lower)).then(|| {
+        (before && (announcement(&lower) || ctrl_c(lines, i))).then(|| {
             format!(
                 "the log shows the program on its way out just before the failure (line {}: `{}`)",
                 i + 1,
@@ -105,6 +105,25 @@ pub(super) fn exit_suggested(
             )
         })
     })
+}
+
+/// A terminal's echo of the user's Ctrl-C (`^C`, what the program printed
+/// on it after): the user stopped the program, which was on its way out.
+/// Not a debugger's break-in (`^C` then `Program received signal
+/// SIGINT`): the program stood still to be looked at.
+fn ctrl_c(lines: &[Option<String>], i: usize) -> bool {
+    let Some(line) = lines[i].as_deref() else {
+        return false;
+    };
+    if !line.trim_start().starts_with("^C") {
+        return false;
+    }
+    !lines
+        .iter()
+        .skip(i + 1)
+        .take(3)
+        .flatten()
+        .any(|l| l.contains("received signal SIGINT"))
 }
 
 /// A cheap first look: the line has some word of ending at all.
@@ -130,6 +149,9 @@ fn mentions_ending(lower: &str) -> bool {
         "Выгружено",
         "initiali",
         "sigterm",
+        "sigint",
+        "signum=",
+        "ctrl",
         "^c",
         "keyboardinterrupt",
     ]
@@ -338,12 +360,15 @@ fn announcement(lower: &str) -> bool {
     });
     // A debugger's stop on the request to end (`Program received signal
     // SIGTERM`), before gdb let the program go on to its own shutdown.
-    // A terminal's echo of Ctrl-C (`^C`, what the program printed on it
-    // after) or Python's `KeyboardInterrupt` ending its traceback: the
-    // user stopped the program, which was on its way out.
-    let asked_to_end = lower.contains("received signal sigterm")
-        || lower.trim_start().starts_with("^c")
-        || lower.trim() == "keyboardinterrupt";
+    // A launcher or the program itself telling of the request to end it
+    // (ROS's `user interrupted with ctrl-c (SIGINT)`, `sending signal
+    // 'SIGINT' to process[...]`, `signal_handler(signum=2)`), or Python's
+    // `KeyboardInterrupt` ending its traceback.
+    static ASKED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"received signal sigterm|user interrupted with ctrl-c|sending signal '?sig(?:int|term)'? to process|signal_handler\(signum=(?:2|15)\)|(?:received|caught|got) (?:sigint|sigterm)\b|ctrl[-+]c (?:pressed|received|detected|caught)")
+            .expect("request to end pattern")
+    });
+    let asked_to_end = ASKED.is_match(lower) || lower.trim() == "keyboardinterrupt";
     asked_to_end
         || SAYS.is_match(lower.trim())
         || SERVICE_STOPS.is_match(lower)
@@ -452,6 +477,9 @@ mod tests {
             "renderer shut down",
             "^Csending quit()",
             "KeyboardInterrupt",
+            "[WARNING] [launch]: user interrupted with ctrl-c (SIGINT)",
+            "[INFO] [planner-1]: sending signal 'SIGINT' to process[planner-1]",
+            "[planner-1] [INFO] [1691655948.580138690] [rclcpp]: signal_handler(signum=2)",
             "Program received signal SIGTERM, Terminated.",
         ] {
             let l = vec![
@@ -460,6 +488,16 @@ mod tests {
             ];
             assert!(exit_suggested(&l, (0, 2), None, &[2]).is_some(), "{said}");
         }
+        // gdb's break-in on the user's Ctrl-C stops the program to look at.
+        let l: Vec<Option<String>> = [
+            "^C",
+            "Program received signal SIGINT, Interrupt.",
+            "Segmentation fault",
+        ]
+        .iter()
+        .map(|l| Some((*l).to_string()))
+        .collect();
+        assert!(exit_suggested(&l, (0, 3), None, &[3]).is_none());
         // A message that merely starts with the word is no announcement.
         let line = "Shutting down worker 3 due to error: it failed on batch 7: oops";
         let l = vec![Some(line.to_string()), Some("Segfault".to_string())];

@@ -129,6 +129,21 @@ fn signal_named(line: &str) -> Option<String> {
                 });
         }
     }
+    // systemd's result of a unit's main process: `Main process exited,
+    // code=dumped, status=11/SEGV`.
+    if let Some(at) = line
+        .find("code=dumped, status=")
+        .or_else(|| line.find("code=killed, status="))
+    {
+        let status = &line[at + "code=dumped, status=".len()..];
+        let name = status.split_once('/')?.1;
+        let name: String = name.chars().take_while(char::is_ascii_alphabetic).collect();
+        let signal = format!("SIG{name}");
+        return CRASH_SIGNALS
+            .iter()
+            .find(|(_, n)| *n == signal)
+            .map(|(number, name)| format!("{name} (the process was killed by signal {number})"));
+    }
     // Go's os/exec: a child the signal ended (`signal: segmentation fault
     // (core dumped)`), as `go test` and `go run` print it.
     if let Some(words) = line.strip_prefix("signal: ") {

@@ -46,6 +46,12 @@ fn runtime_and_allocator_messages() {
         ("Build timed out (after 60 minutes). Marking the build as aborted.", TimedOut),
         ("  3/12 Test  #3: pool_test ........................***Timeout 1500.03 sec", TimedOut),
         ("timeout: sending signal TERM to command 'pytest'", TimedOut),
+        (
+            "[ERROR] [planner-1]: process[planner-1] failed to terminate '5' seconds after receiving 'SIGINT', escalating to 'SIGTERM'",
+            TimedOut,
+        ),
+        ("[camera-2] escalating to SIGKILL", TimedOut),
+        ("Mar 3 10:00:01 host systemd[1]: db.service: State 'stop-sigterm' timed out. Killing.", TimedOut),
         ("//gfx:pool_test                                TIMEOUT in 300.1s", TimedOut),
         ("Sys_Signal: Received signal 11", ExitStatus),
         ("[crash] Caught signal SIGABRT, writing report", ExitStatus),
@@ -179,6 +185,10 @@ fn exit_statuses_in_every_spelling() {
         ("zsh: abort      ./server", "SIGABRT"),
         ("signal: segmentation fault (core dumped)", "SIGSEGV"),
         ("signal: aborted", "SIGABRT"),
+        (
+            "Oct 30 21:21:42 host systemd[1]: media.service: Main process exited, code=dumped, status=11/SEGV",
+            "SIGSEGV (the process was killed by signal 11)",
+        ),
         (
             "Error: Process completed with exit code 139.",
             "SIGSEGV (exit status 139 = 128 + 11)",
