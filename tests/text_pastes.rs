@@ -381,3 +381,54 @@ Oct 30 21:21:48 host systemd[1]: Stopping Media server...
     let report = one("journal.txt", restarted);
     assert_eq!(answer(&report), "none", "{report:#}");
 }
+
+/// Open MPI's signal handler report, its frames under `frames`.
+fn open_mpi(frames: &str) -> String {
+    let body = format!(
+        "*** Process received signal ***\nSignal: Segmentation fault (11)\nSignal code: Address not mapped (1)\nFailing at address: 0x40\n[ 0] /lib64/libpthread.so.0[0x32b960f710]\n[ 1] /opt/qt/lib/libQtCore.so.4(_ZNK7QObject6threadEv+0x4)[0x7fcff6b846e4]\n[ 2] /opt/py/lib/sip.so(+0x76be)[0x7fcff86446be]\n{frames}*** End of error message ***\n"
+    );
+    body.lines()
+        .map(|l| format!("[node-7:05428] {l}\n"))
+        .collect()
+}
+
+#[test]
+fn open_mpis_signal_handler_report_reads_as_a_trace() {
+    let report = one(
+        "job.err",
+        &open_mpi("[ 3] python(PyDict_Clear+0x142)[0x448b42]\n[ 4] python[0x4d03c8]\n[ 5] python(PyGC_Collect+0x24)[0x4d0994]\n[ 6] python(Py_Finalize+0xf6)[0x4bcd76]\n[ 7] python[0x4bc83c]\n"),
+    );
+    assert_eq!(answer(&report), "crash-in-python-finalizer", "{report:#}");
+    assert_eq!(report["exception"]["name"], "SIGSEGV", "{report:#}");
+    let report = one(
+        "job.err",
+        &open_mpi("[ 3] python(PyDict_Clear+0x142)[0x448b42]\n[ 4] python(PyEval_EvalFrameEx+0x1a2)[0x4d03c8]\n[ 5] python(PyRun_SimpleFileExFlags+0xd8)[0x4d0994]\n[ 6] python(Py_Main+0x7f6)[0x4bcd76]\n"),
+    );
+    assert_eq!(answer(&report), "none", "{report:#}");
+}
+
+#[test]
+fn a_traceback_pasted_without_its_indentation_is_read() {
+    let text = "\
+^C
+Exception ignored in: <module 'threading' from '/usr/lib/python3.12/threading.py'>
+Traceback (most recent call last):
+File \"/usr/lib/python3.12/threading.py\", line 1624, in _shutdown
+lock.acquire()
+KeyboardInterrupt:
+";
+    let report = one("console.txt", text);
+    assert_eq!(
+        answer(&report),
+        "python-exit-waits-for-thread",
+        "{report:#}"
+    );
+    // A line of the same words in a program's own output is no frame.
+    let said = "^C\nFile \"/usr/lib/python3.12/threading.py\", line 1624, in _shutdown\n";
+    assert!(
+        analyze_text("console.txt", said)
+            .iter()
+            .all(|r| r["status"] != "ok" || answer(r) == "none"),
+        "{said}"
+    );
+}

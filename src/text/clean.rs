@@ -25,6 +25,7 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     text = strip_timestamp(text);
     text = strip_clock_time(text);
     text = strip_bracketed_time(text);
+    text = strip_host_pid(text);
     // A test runner's label on each line of a captured stream.
     for stream in ["stderr: ", "stdout: "] {
         text = text.strip_prefix(stream).unwrap_or(text);
@@ -133,6 +134,29 @@ fn dedent(run: &mut [Option<String>]) {
     }
     for line in run.iter_mut().flatten() {
         line.drain(..shared);
+    }
+}
+
+/// Open MPI's prefix on each line its signal handler prints
+/// (`[node-7:05428] `): the host and the process id.
+fn strip_host_pid(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix('[') else {
+        return text;
+    };
+    let Some((inside, after)) = rest.split_once("] ") else {
+        return text;
+    };
+    let Some((host, pid)) = inside.split_once(':') else {
+        return text;
+    };
+    let host_like = host.starts_with(|c: char| c.is_ascii_alphabetic())
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
+    if host_like && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
+        after
+    } else {
+        text
     }
 }
 
@@ -359,6 +383,10 @@ mod tests {
                 Some("  ntdll.dll!LdrpDrainWorkQueue()"),
             ),
             ("[External Code]", Some("[External Code]")),
+            (
+                "[node-7:05428] [ 1] /lib/libQtCore.so.4(_ZNK7QObject6threadEv+0x4)[0x7fcff6b846e4]",
+                Some("[ 1] /lib/libQtCore.so.4(_ZNK7QObject6threadEv+0x4)[0x7fcff6b846e4]"),
+            ),
             (
                 "[1]    25816 segmentation fault (core dumped)  ./prog",
                 Some("[1]    25816 segmentation fault (core dumped)  ./prog"),

@@ -8,7 +8,7 @@ use super::common::*;
 
 pub(super) struct Python;
 
-re!(PY_FRAME, r#"^\s+File "(.+)", line (\d+),? in ([^\s#]+)"#);
+re!(PY_FRAME, r#"^\s*File "(.+)", line (\d+),? in ([^\s#]+)"#);
 re!(PYTEST_THREAD, r"^~+ Stack of (.+) \((\d+)\) ~+\s*$");
 
 impl TraceFormat for Python {
@@ -35,6 +35,15 @@ impl TraceFormat for Python {
             }
             b'+' if line.contains("Timeout") => Some(Line::Start(Format::PythonTraceback)),
             b'F' if trimmed.starts_with("File \"") => {
+                // Pasted outside a code block, a traceback loses its
+                // indentation: at the line's start, a frame only inside one.
+                let in_python = matches!(
+                    inside,
+                    Some(Format::PythonTraceback | Format::Faulthandler | Format::Gdb)
+                );
+                if !line.starts_with(char::is_whitespace) && !in_python {
+                    return None;
+                }
                 let c = PY_FRAME.captures(line)?;
                 let format = match inside {
                     Some(Format::Faulthandler) => Format::Faulthandler,

@@ -176,7 +176,7 @@ fn signal_named(line: &str) -> Option<String> {
 fn handler_said(line: &str) -> Option<String> {
     static SAID: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"(?i)\b(?:(?:received|caught|got|catched)\s+signal\s*:?\s*(\d+|SIG[A-Z]+)|signal\s+(\d+|SIG[A-Z]+)\s+(?:caught|received)|signal received:\s*(\d+))\b",
+            r"(?i)\b(?:(?:received|caught|got|catched)\s+signal\s*:?\s*(\d+|SIG[A-Z]+)|signal\s+(\d+|SIG[A-Z]+)\s+(?:caught|received)|signal received:\s*(\d+))\b|^Signal: [A-Za-z ]+ \((\d+)\)\s*$",
         )
         .expect("signal handler pattern")
     });
@@ -185,7 +185,12 @@ fn handler_said(line: &str) -> Option<String> {
         return None;
     }
     let c = SAID.captures(line)?;
-    let said = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))?.as_str();
+    let said = c
+        .get(1)
+        .or_else(|| c.get(2))
+        .or_else(|| c.get(3))
+        .or_else(|| c.get(4))?
+        .as_str();
     let (number, name) = CRASH_SIGNALS.iter().find(|(number, name)| {
         said.eq_ignore_ascii_case(name) || said.parse::<i64>().is_ok_and(|n| n == *number)
     })?;

@@ -57,6 +57,7 @@ fn runtime_and_allocator_messages() {
         ("[crash] Caught signal SIGABRT, writing report", ExitStatus),
         ("Signal 11 caught", ExitStatus),
         ("Signal Received: 6 (Aborted)", ExitStatus),
+        ("Signal: Segmentation fault (11)", ExitStatus),
         ("Exception thrown: read access violation.", DebuggerAnalysis),
         ("Unhandled exception thrown: write access violation.", DebuggerAnalysis),
         ("Вызвано исключение: нарушение доступа для чтения.", DebuggerAnalysis),
