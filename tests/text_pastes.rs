@@ -281,10 +281,25 @@ fn problem_signature(module: &str) -> String {
 
 #[test]
 fn a_wer_record_of_a_fault_in_a_module_windows_lists_as_unloaded() {
-    let report = one("wer.txt", &problem_signature("fx_plugin64.dll_unloaded"));
-    assert_eq!(answer(&report), "crash-in-unloaded-module", "{report:#}");
-    let report = one("wer.txt", &problem_signature("fx_plugin64.dll"));
-    assert_eq!(answer(&report), "none", "{report:#}");
+    // With the program's words of its way out before it.
+    let closing = format!(
+        "[mixer] saving session... done\n[mixer] Shutting down...\n{}",
+        problem_signature("fx_plugin64.dll_unloaded")
+    );
+    let report = one("wer.txt", &closing);
+    assert_eq!(
+        answer(&report),
+        "possibly: crash-in-unloaded-module",
+        "{report:#}"
+    );
+    let said = report["source"]["messages"].to_string();
+    assert!(said.contains("a module already unloaded"), "{said}");
+    // Alone, the record is as likely a plugin unloaded in the middle of
+    // the work.
+    for module in ["fx_plugin64.dll_unloaded", "fx_plugin64.dll"] {
+        let report = one("wer.txt", &problem_signature(module));
+        assert_eq!(answer(&report), "none", "{module}: {report:#}");
+    }
 }
 
 /// A crash under a function that cleans up, called by `callers`.
@@ -431,4 +446,40 @@ KeyboardInterrupt:
             .all(|r| r["status"] != "ok" || answer(r) == "none"),
         "{said}"
     );
+}
+
+/// glibc's report of a bad free, its backtrace_symbols walk down to
+/// `__libc_start_main` through `callers` (the C library unnamed).
+fn bad_free(callers: &str) -> String {
+    format!(
+        "*** Error in `./viewer': free(): invalid pointer: 0x00000000013ede50 ***
+======= Backtrace: =========
+/lib/x86_64-linux-gnu/libc.so.6(+0x777e5)[0x7f5b6b86c7e5]
+/lib/x86_64-linux-gnu/libc.so.6(cfree+0x4c)[0x7f5b6b87953c]
+/usr/lib/libcodec.so.9(_ZN5codec8Registry5clearEv+0x1f)[0x7f5b583bf49f]
+{callers}/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0xf7)[0x7f5b6b815837]
+./viewer[0x4046a9]
+"
+    )
+}
+
+#[test]
+fn the_c_library_calling_the_loader_under_its_start_is_exit() {
+    let exit = bad_free(
+        "/usr/lib/libcodec.so.9(+0x233b9)[0x7f5b58c993b9]
+/lib64/ld-linux-x86-64.so.2(+0x10de7)[0x7f5b6d3f7de7]
+/lib/x86_64-linux-gnu/libc.so.6(+0x39ff8)[0x7f5b6b82eff8]
+/lib/x86_64-linux-gnu/libc.so.6(+0x3a045)[0x7f5b6b82f045]
+",
+    );
+    let report = one("abort.txt", &exit);
+    assert_eq!(answer(&report), "abort-during-exit", "{report:#}");
+    // The program's own (stripped) code above the C library: main at work.
+    let work = bad_free(
+        "./viewer(+0x52c1)[0x4052c1]
+/lib/x86_64-linux-gnu/libc.so.6(+0x29d90)[0x7f5b6b82ed90]
+",
+    );
+    let report = one("abort.txt", &work);
+    assert_eq!(answer(&report), "none", "{report:#}");
 }

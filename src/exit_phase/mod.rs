@@ -355,6 +355,12 @@ fn program_entry(thread: &Thread, tables: &Tables, debug_info: &BTreeSet<String>
         return Entry::Unknown;
     }
     let own = thread.frames[index].module.as_deref();
+    if libc_into_loader(&thread.frames, index) {
+        return Entry::Returned {
+            startup_index: index,
+            name: startup,
+        };
+    }
     let own_has_debug_info = own.is_some_and(|m| debug_info.contains(&m.to_ascii_lowercase()));
     let helper = |f: &&Frame| {
         f.module.as_deref() == own
@@ -384,6 +390,31 @@ fn program_entry(thread: &Thread, tables: &Tables, debug_info: &BTreeSet<String>
     } else {
         Entry::Unknown
     }
+}
+
+/// glibc's own unnamed frames right above its start-up function (a
+/// backtrace_symbols walk of a C library without symbols), called into the
+/// dynamic loader: under `__libc_start_main`, libc calls the loader only
+/// from `exit`, to run the modules' destructors (`_dl_fini`). Main has
+/// returned or called exit.
+fn libc_into_loader(frames: &[Frame], startup: usize) -> bool {
+    let own = frames[startup].module.as_deref();
+    let mut top = startup;
+    while top > 0 && frames[top - 1].function.is_none() && frames[top - 1].module.as_deref() == own
+    {
+        top -= 1;
+    }
+    let loader = |m: &str| {
+        let m = m.to_ascii_lowercase();
+        m.starts_with("ld-linux")
+            || m.starts_with("ld.so")
+            || m.starts_with("ld64.so")
+            || m.starts_with("ld-musl")
+    };
+    own.is_some()
+        && top < startup
+        && top > 0
+        && frames[top - 1].module.as_deref().is_some_and(loader)
 }
 
 /// Why exit is neither proven nor ruled out, when it is neither. Exit is

@@ -361,6 +361,11 @@ fn terminate(line: &str) -> Option<String> {
             rest.trim_end_matches('!')
         ));
     }
+    // libcxxrt (FreeBSD): `Terminating due to uncaught exception 0x... 'WHAT'
+    // of type T`.
+    if let Some(rest) = line.strip_prefix("Terminating due to uncaught exception") {
+        return Some(format!("std::terminate (libcxxrt){rest}"));
+    }
     if line.contains("libc++abi.dylib: terminating") {
         return Some("std::terminate (libc++abi)".to_string());
     }

@@ -344,7 +344,7 @@ fn heading(lower: &str) -> bool {
 fn announcement(lower: &str) -> bool {
     static SAYS: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"^(?:\[[^\]]{0,40}\]\s*|[\w.:/-]{1,40}:\s+|\d[\d:.,/ -]{6,30}\s+)*(?:(?:exiting|quitting|shutting down|shutdown complete|cleaning up|tearing down|good-?bye|bye|(?:main|event) loop (?:has )?(?:exited|ended|finished|quit|stopped))\b[^:]{0,40}|(?:[a-z][\w-]*\s+){1,3}(?:shutdown|shutting down|shut down|(?:de|un)initiali[sz]ed)(?:\.{3}|\u{2026}|[.!])?)$",
+            r"^(?:\[[^\]]{0,40}\]\s*|[\w.:/-]{1,40}:\s+|\d[\d:.,/ -]{6,30}\s+|[iwef]\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\]\s+)*(?:(?:exit now|exiting|quitting|shutting down|shutdown complete|cleaning up|tearing down|good-?bye|bye|(?:main|event) loop (?:has )?(?:exited|ended|finished|quit|stopped))\b[^:]{0,40}|(?:[a-z][\w-]*\s+){1,3}(?:shutdown|shutting down|shut down|(?:de|un)initiali[sz]ed)(?:\.{3}|\u{2026}|[.!])?)$",
         )
         .expect("announcement pattern")
     });
@@ -481,6 +481,7 @@ mod tests {
             "[INFO] [planner-1]: sending signal 'SIGINT' to process[planner-1]",
             "[planner-1] [INFO] [1691655948.580138690] [rclcpp]: signal_handler(signum=2)",
             "Program received signal SIGTERM, Terminated.",
+            "I1204 10:11:12.345678 4242 run_main.cc:674] EXIT NOW!",
         ] {
             let l = vec![
                 Some(said.to_string()),

@@ -28,7 +28,7 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
     // line, or a job's `[1]+  PID` (the command after two blanks or more).
     static BASH: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"^(?:.*: line \d+:\s+\d+\s+(Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)\b.*|(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+)?(Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception)(?:\s*\(core dumped\)|: \d+)?(?:\s{2,}\S.*)?)$",
+            r"^(?:.*: line \d+:\s+\d+\s+(Segmentation fault|Aborted|Abort trap|Bus error|Illegal instruction|Floating point exception)\b.*|(?:\[\d+\][+-]?\s+(?:\d+\s+)?|\d+\s+)?(Segmentation fault|Aborted|Abort trap|Bus error|Illegal instruction|Floating point exception)(?:\s*\(core dumped\)|: \d+)?(?:\s{2,}\S.*)?)$",
         )
         .expect("bash status pattern")
     });
@@ -44,10 +44,11 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
         )
         .expect("exit code pattern")
     });
-    const WORDS: [&str; 10] = [
+    const WORDS: [&str; 11] = [
         "Segmentation fault",
         "segmentation fault",
         "Aborted",
+        "Abort trap",
         "abort",
         "Bus error",
         "bus error",
@@ -82,7 +83,7 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
         return Some(
             match words.as_str() {
                 "segmentation fault" => "SIGSEGV",
-                "aborted" | "abort" => "SIGABRT",
+                "aborted" | "abort" | "abort trap" => "SIGABRT",
                 "bus error" => "SIGBUS",
                 "floating point exception" => "SIGFPE",
                 _ => "SIGILL",

@@ -163,6 +163,34 @@ fn cuda_unloading_in_its_forms() {
     }
 }
 
+/// macOS's and FreeBSD's shells, Go's os/exec, systemd's unit result.
+#[test]
+fn exit_statuses_of_other_shells_runtimes_and_service_managers() {
+    for (line, meaning) in [
+        ("Abort trap: 6", "SIGABRT"),
+        ("Abort trap (core dumped)", "SIGABRT"),
+        ("signal: segmentation fault (core dumped)", "SIGSEGV"),
+        ("signal: aborted", "SIGABRT"),
+        (
+            "Oct 30 21:21:42 host systemd[1]: media.service: Main process exited, code=dumped, status=11/SEGV",
+            "SIGSEGV (the process was killed by signal 11)",
+        ),
+    ] {
+        assert_eq!(
+            one(line),
+            Some((MessageKind::ExitStatus, Some(meaning.to_string()))),
+            "{line}"
+        );
+    }
+    // A unit killed by its manager on a signal of no crash, Go's kill.
+    for line in [
+        "systemd[1]: media.service: Main process exited, code=killed, status=15/TERM",
+        "signal: killed",
+    ] {
+        assert_eq!(one(line), None, "{line}");
+    }
+}
+
 #[test]
 fn exit_statuses_in_every_spelling() {
     for (line, meaning) in [
@@ -184,12 +212,6 @@ fn exit_statuses_in_every_spelling() {
         ("[1]    51234 segmentation fault  ./bin/unit", "SIGSEGV"),
         ("[2] 8080 abort (core dumped) ./server", "SIGABRT"),
         ("zsh: abort      ./server", "SIGABRT"),
-        ("signal: segmentation fault (core dumped)", "SIGSEGV"),
-        ("signal: aborted", "SIGABRT"),
-        (
-            "Oct 30 21:21:42 host systemd[1]: media.service: Main process exited, code=dumped, status=11/SEGV",
-            "SIGSEGV (the process was killed by signal 11)",
-        ),
         (
             "Error: Process completed with exit code 139.",
             "SIGSEGV (exit status 139 = 128 + 11)",
