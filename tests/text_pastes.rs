@@ -483,3 +483,39 @@ fn the_c_library_calling_the_loader_under_its_start_is_exit() {
     let report = one("abort.txt", &work);
     assert_eq!(answer(&report), "none", "{report:#}");
 }
+
+/// A .NET exception as it prints itself, thrown under `caller`.
+fn dotnet_exception(caller: &str) -> String {
+    format!(
+        "System.InvalidOperationException: Collection was modified; enumeration operation may not execute.
+   at System.Collections.ArrayList.ArrayListEnumeratorSimple.MoveNext()
+   at {caller}
+   at Notes.MainForm.menuQuit_Click(Object sender, EventArgs e)
+   at System.Windows.Forms.ToolStripItem.RaiseEvent(Object key, EventArgs e)
+"
+    )
+}
+
+#[test]
+fn windows_pastes_without_their_usual_headers() {
+    // A .NET exception's own first line is the stop.
+    let exiting = dotnet_exception("System.Windows.Forms.Application.ExitInternal()");
+    let report = one("exception.txt", &exiting);
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    let working = dotnet_exception("Notes.MainForm.RefreshList()");
+    let report = one("exception.txt", &working);
+    assert_eq!(answer(&report), "none", "{report:#}");
+    assert!(report["exception"].is_object(), "{report:#}");
+    // Visual Studio's line for the exception it stopped on is a crash.
+    let line = "Exception thrown at 0x00007FF7BD56B497 in engine.exe: 0xC0000005: Access violation reading location 0x0000000000004148.\n";
+    let report = one("output.txt", line);
+    assert_eq!(report["exception"]["code"], "0xc0000005", "{report:#}");
+    assert_eq!(answer(&report), "none", "{report:#}");
+    // Windows closing a program as not responding is a hang, of no known
+    // phase by itself.
+    let hang =
+        "The program viewer.exe version 2.1.0.0 stopped interacting with Windows and was closed.\n";
+    let report = one("event.txt", hang);
+    assert_eq!(report["exception"], Value::Null, "{report:#}");
+    assert_eq!(answer(&report), "none", "{report:#}");
+}

@@ -32,10 +32,14 @@ const ANCHORS: &[&str] = &[
     "finaliz",
     // Windows Error Reporting's exception code line in other languages
     // (status.rs, WER_CODE_WORDS; the German and French ones hold "code").
-    "digo de excepci",
+    "digo de exce",
     "од исключения",
     "异常代码",
     "例外コード",
+    "codice eccezione",
+    "kod wyj",
+    "uitzonderingscode",
+    "예외 코드",
     "interpreter shutdown",
     "atexit",
     "sys.exitfunc",
@@ -103,6 +107,8 @@ const ANCHORS: &[&str] = &[
     "escalating to",
     "stop-sigterm",
     "stop-final-sigterm",
+    "apphang",
+    "stopped interacting with windows",
 ];
 
 static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
@@ -239,6 +245,10 @@ fn timed_out(line: &str) -> Option<String> {
         )
         .expect("escalation pattern")
     });
+    // A WER hang report's event name, in any language of its label:
+    // `Problem Event Name: AppHangB1`, `MoAppHang`, `AppHangXProcB1`.
+    static APP_HANG: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r":\s*(?:Mo)?AppHang\w*\s*$").expect("hang report pattern"));
     let t = line.trim();
     let said = if t.starts_with("The operation was canceled.") {
         "the CI job was canceled before the process ended (GitHub Actions)"
@@ -252,6 +262,10 @@ fn timed_out(line: &str) -> Option<String> {
         "ctest stopped the test at its time limit"
     } else if ESCALATED.is_match(t) {
         "the process did not end in time after it was asked to, and was sent a harder signal"
+    } else if t.contains("stopped interacting with Windows and was closed") {
+        "Windows closed the program as not responding (Application Hang, Event 1002)"
+    } else if APP_HANG.is_match(t) {
+        "Windows Error Reporting recorded the program as not responding (a hang report)"
     } else if t.starts_with("timeout: sending signal") {
         "coreutils' timeout stopped the command at its time limit"
     } else if t.contains("TIMEOUT in ") && BAZEL.is_match(t) {

@@ -280,6 +280,24 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
     {
         frames.reverse();
     }
+    // A thread in the system's handling of an unhandled exception
+    // (UnhandledExceptionFilter, Windows Error Reporting's report) waits
+    // for the report to be written: the crash is below it.
+    let reporting = frames.iter().any(|f| {
+        f.function.as_deref().is_some_and(|n| {
+            let n = crate::model::bare_name(n);
+            n.ends_with("UnhandledExceptionFilter") || n.starts_with("WerpReportFault")
+        })
+    });
+    if reporting {
+        return Some(Stop {
+            parameters: Vec::new(),
+            what: "crash (inferred: the thread is in the system's unhandled-exception handling)"
+                .to_string(),
+            thread: thread.id.or(thread.number),
+            inferred: Some("the text names no exception; the stopped thread is in the system's handling of an unhandled exception (UnhandledExceptionFilter, WerpReportFault): a crash being reported".to_string()),
+        });
+    }
     let depth = crate::exit_phase::wait_depth();
     let waiting = frames.iter().take(depth).any(|f| {
         f.function

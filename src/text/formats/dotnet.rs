@@ -41,6 +41,19 @@ fn managed_code(line: &str) -> &'static str {
     }
 }
 
+/// A .NET exception's first line: a type of the runtime's or Microsoft's
+/// namespaces ending in `Exception`, then its message.
+fn thrown_header(line: &str) -> bool {
+    let Some((name, _)) = line.split_once(": ") else {
+        return false;
+    };
+    (name.starts_with("System.") || name.starts_with("Microsoft."))
+        && name.ends_with("Exception")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+}
+
 impl TraceFormat for Dotnet {
     fn format(&self) -> Format {
         Format::Dotnet
@@ -99,6 +112,15 @@ impl TraceFormat for Dotnet {
                 what: managed_code(trimmed).to_string(),
                 thread: None,
             }),
+            // A .NET exception as it prints itself, its frames under it
+            // (`System.ObjectDisposedException: Cannot access a disposed
+            // object.`), with no host's words around it (a Windows Forms
+            // dialog's `Exception Text`, a log): the exception the stack is
+            // of.
+            b'S' | b'M' if thrown_header(trimmed) => Some(Line::Crash {
+                what: managed_code(trimmed).to_string(),
+                thread: None,
+            }),
 
             b'-' if trimmed.starts_with("--- End of stack trace from previous location")
                 && inside == Some(Format::Dotnet) =>
@@ -146,6 +168,29 @@ mod tests {
             frame("  at least one oven (the big one) failed", None),
             None
         );
+    }
+
+    #[test]
+    fn an_exceptions_own_first_line_is_the_stop() {
+        assert!(matches!(
+            classify(
+                "System.ObjectDisposedException: Cannot access a disposed object.",
+                None
+            ),
+            Some(Line::Crash { .. })
+        ));
+        assert!(matches!(
+            classify("System.AccessViolationException: Attempted to read or write protected memory.", None),
+            Some(Line::Crash { what, .. }) if what == "c0000005"
+        ));
+        // Another namespace's type, a sentence, no message.
+        for line in [
+            "MyApp.Storage.CorruptException: bad page",
+            "System.Text.Json is the serializer: see docs",
+            "System.InvalidOperationException",
+        ] {
+            assert_eq!(classify(line, None), None, "{line}");
+        }
     }
 
     #[test]

@@ -277,7 +277,7 @@ pub(super) fn windows_error_report(
     lines: &[Option<String>],
 ) -> Option<String> {
     static CODE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^(?:Exception [Cc]ode|Ausnahmecode|Code d.exception|C[oó]digo de excepci[oó]n|Код исключения|异常代码|例外コード)\s*[:：]\s*(?:0x)?([0-9a-fA-F]{8})\s*$")
+        Regex::new(r"^(?:Exception [Cc]ode|Ausnahmecode|Code d.exception|C[oó]digo de excepci[oó]n|C[oó]digo de exce[cç][aã]o|Codice eccezione|Kod wyj[aą]tku|Uitzonderingscode|예외 코드|Код исключения|异常代码|例外コード)\s*[:：]\s*(?:0x)?([0-9a-fA-F]{8})\s*$")
             .expect("WER code pattern")
     });
     let trimmed = line
@@ -320,6 +320,10 @@ pub(super) fn windows_error_report(
         "Nom du module défaillant :",
         "Nom du module défaillant:",
         "Nombre del módulo con errores:",
+        "Nome modulo con errori:",
+        "Nome del modulo con errori:",
+        "Nome do módulo com falha:",
+        "Nazwa modułu powodującego błąd:",
         "Имя модуля с ошибкой:",
         "错误模块名称:",
         "错误模块名称：",
@@ -328,6 +332,8 @@ pub(super) fn windows_error_report(
         "Fault offset:",
         "Exception Offset:",
         "Fehleroffset:",
+        "Offset eccezione:",
+        "Offset di errore:",
         "Смещение исключения:",
         "错误偏移量:",
         "错误偏移量：",
@@ -350,12 +356,18 @@ pub(super) fn windows_error_report(
 
 /// The words a WER record's exception code line starts with, in the
 /// languages Event Viewer and the problem report are read in.
-pub(super) const WER_CODE_WORDS: [&str; 8] = [
+pub(super) const WER_CODE_WORDS: [&str; 14] = [
     "Exception ",
     "Ausnahmecode",
     "Code d",
     "Codigo de excepci",
     "Código de excepci",
+    "Código de exce",
+    "Codigo de exce",
+    "Codice eccezione",
+    "Kod wyj",
+    "Uitzonderingscode",
+    "예외 코드",
     "Код исключения",
     "异常代码",
     "例外コード",
@@ -422,7 +434,24 @@ pub(super) fn debugger_analysis(
         Regex::new(r"^(?:Parameter\[0\]:\s*([0-9a-fA-F]+)|Subcode:\s*0x([0-9a-fA-F]+))")
             .expect("subcode pattern")
     });
+    // Visual Studio's dialog and Output window: `Exception thrown at
+    // 0x00007FF7BD56B497 in app.exe: 0xC0000005: Access violation reading
+    // location 0x...`, `Unhandled exception at 0x... (ucrtbase.dll) in
+    // app.exe: 0xC0000409: ...`.
+    static STOPPED_AT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^(?:First-chance |Unhandled )?[Ee]xception (?:thrown )?at 0x[0-9a-fA-F]+(?: \([^)]*\))? in [^:]+: 0x([0-9a-fA-F]{8})\b")
+            .expect("Visual Studio exception pattern")
+    });
     let t = line.trim();
+    if t.contains(" at 0x") {
+        if let Some(c) = STOPPED_AT.captures(t) {
+            let code = u32::from_str_radix(&c[1], 16).ok()?;
+            let name = windows_status(code).unwrap_or("exception");
+            return Some(Some(format!(
+                "{name} ({code:#010X}), as Visual Studio shows it"
+            )));
+        }
+    }
     if let Some(access) = access_violation_shown(t) {
         return Some(Some(format!(
             "STATUS_ACCESS_VIOLATION (0xC0000005): a {access} access violation, as Visual Studio shows it"

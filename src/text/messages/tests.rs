@@ -51,6 +51,9 @@ fn runtime_and_allocator_messages() {
             TimedOut,
         ),
         ("[camera-2] escalating to SIGKILL", TimedOut),
+        ("  Problem Event Name:\tAppHangB1", TimedOut),
+        ("  Nome evento problema:\tMoAppHang", TimedOut),
+        ("The program viewer.exe version 2.1.0.0 stopped interacting with Windows and was closed. To see if more information about the problem is available, check the problem history in the Security and Maintenance control panel.", TimedOut),
         ("Mar 3 10:00:01 host systemd[1]: db.service: State 'stop-sigterm' timed out. Killing.", TimedOut),
         ("//gfx:pool_test                                TIMEOUT in 300.1s", TimedOut),
         ("Sys_Signal: Received signal 11", ExitStatus),
@@ -59,6 +62,8 @@ fn runtime_and_allocator_messages() {
         ("Signal Received: 6 (Aborted)", ExitStatus),
         ("Signal: Segmentation fault (11)", ExitStatus),
         ("Exception thrown: read access violation.", DebuggerAnalysis),
+        ("Exception thrown at 0x00007FF7BD56B497 in engine.exe: 0xC0000005: Access violation reading location 0x0000000000004148.", DebuggerAnalysis),
+        ("Unhandled exception at 0x00007FFB1C2E2D8E (ucrtbase.dll) in app.exe: 0xC0000409: An invalid parameter was passed to a function that considers invalid parameters fatal.", DebuggerAnalysis),
         ("Unhandled exception thrown: write access violation.", DebuggerAnalysis),
         ("Вызвано исключение: нарушение доступа для чтения.", DebuggerAnalysis),
         ("Ausnahme ausgelöst: Lesezugriffsverletzung", DebuggerAnalysis),
@@ -341,6 +346,16 @@ Faulting process id: 0x1f40";
             )
         )]
     );
+    // Italian, Portuguese, Polish, Dutch and Korean builds' code lines.
+    for line in [
+        "  Codice eccezione:\te06d7363",
+        "  Código de exceção:\tc0000005",
+        "  Kod wyjątku:\tc0000005",
+        "  Uitzonderingscode:\tc0000005",
+        "  예외 코드:\tc0000005",
+    ] {
+        assert_eq!(kinds(line)[0].0, MessageKind::WindowsErrorReport, "{line}");
+    }
     let signature = "  Fault Module Name:\tucrtbase.dll\n  Exception Code:\tc0000409\n  Exception Offset:\t000000000007286e";
     assert_eq!(
         kinds(signature)[0].1.as_deref(),
