@@ -519,3 +519,60 @@ fn windows_pastes_without_their_usual_headers() {
     assert_eq!(report["exception"], Value::Null, "{report:#}");
     assert_eq!(answer(&report), "none", "{report:#}");
 }
+
+/// A JVM fatal error report, its crashed thread's native frames `frames`.
+fn jvm_report(frames: &str) -> String {
+    format!(
+        "#
+# A fatal error has been detected by the Java Runtime Environment:
+#
+#  SIGSEGV (0xb) at pc=0x000076d7b0016d6b, pid=15596, tid=15635
+#
+# JRE version: OpenJDK Runtime Environment (23.0.1+11)
+# Problematic frame:
+# C  [libxcb.so.1+0x14d6b]  xcb_send_request_with_fds64+0x1b
+#
+
+---------------  T H R E A D  ---------------
+
+Current thread (0x000076d8c802a2c0):  JavaThread \"main\" [_thread_in_native, id=15635, stack(0x000076d8cf100000,0x000076d8cf200000) (1024K)]
+
+Native frames: (J=compiled Java code, j=interpreted, Vv=VM code, C=native code)
+C  [libxcb.so.1+0x14d6b]  xcb_send_request_with_fds64+0x1b
+C  [libX11.so.6+0x4a2f1]  _XSend+0x151
+{frames}"
+    )
+}
+
+#[test]
+fn a_jvm_fatal_error_report_reads_as_a_trace() {
+    let exiting = jvm_report(
+        "C  [libgl_bridge.so+0x2c10]  Display_close+0x40
+j  org.vis.Window.dispose0()V+0
+j  org.vis.Window$1.run()V+12
+j  java.lang.Shutdown.runHooks()V+41 java.base
+j  java.lang.Shutdown.exit(I)V+69 java.base
+j  java.lang.Runtime.exit(I)V+14 java.base
+j  java.lang.System.exit(I)V+4 java.base
+j  org.vis.Main.main([Ljava/lang/String;)V+210
+v  ~StubRoutines::call_stub 0x000076d8b3e9ad21
+",
+    );
+    let report = one("hs_err.txt", &exiting);
+    assert_eq!(answer(&report), "crash-during-exit", "{report:#}");
+    assert_eq!(report["exception"]["name"], "SIGSEGV", "{report:#}");
+    let working = jvm_report(
+        "C  [libgl_bridge.so+0x2c10]  Display_flush+0x40
+j  org.vis.Window.repaint0()V+0
+j  org.vis.Main.main([Ljava/lang/String;)V+210
+v  ~StubRoutines::call_stub 0x000076d8b3e9ad21
+",
+    );
+    let report = one("hs_err.txt", &working);
+    assert_eq!(answer(&report), "none", "{report:#}");
+    // The console's summary alone: the crash and its top frame.
+    let summary: String = exiting.lines().take(9).map(|l| format!("{l}\n")).collect();
+    let report = one("console.txt", &summary);
+    assert_eq!(report["source"]["format"], "jvm-fatal-error", "{report:#}");
+    assert_eq!(answer(&report), "none", "{report:#}");
+}

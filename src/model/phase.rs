@@ -111,6 +111,10 @@ pub enum ExitStage {
     NodeCleanup,
     #[serde(rename = ".NET runtime shutdown")]
     DotnetShutdown,
+    /// The JVM's exit: `System.exit`, the shutdown hooks, `before_exit`,
+    /// `DestroyJavaVM`.
+    #[serde(rename = "JVM shutdown")]
+    JvmShutdown,
     /// A module's teardown hook (`__hipUnregisterFatBinary`, ...), run at
     /// exit or when the module is unloaded.
     #[serde(rename = "module teardown")]
@@ -136,6 +140,7 @@ impl ExitStage {
             ExitStage::PythonFinalization => "Python finalization",
             ExitStage::NodeCleanup => "Node.js environment cleanup",
             ExitStage::DotnetShutdown => ".NET runtime shutdown",
+            ExitStage::JvmShutdown => "JVM shutdown",
             ExitStage::ModuleTeardown => "module teardown",
             ExitStage::DllDetach => "DllMain during process detach",
             ExitStage::MainReturned => "main has returned: the CRT is running exit",

@@ -53,6 +53,7 @@ pub(in crate::text) enum Format {
     Valgrind,
     Dotnet,
     Node,
+    HsErr,
 }
 
 impl Format {
@@ -80,6 +81,7 @@ impl Format {
             Format::CallTree => "call-tree",
             Format::Valgrind => "valgrind",
             Format::Dotnet => "dotnet",
+            Format::HsErr => "jvm-fatal-error",
             Format::Node => "node",
         }
     }

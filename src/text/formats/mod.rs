@@ -20,6 +20,7 @@ mod faulthandler;
 mod frame_list;
 mod gdb;
 mod glog;
+mod hs_err;
 mod ips;
 mod lldb;
 mod node;
@@ -42,7 +43,7 @@ pub(super) use spindump::{busiest_path, every_sample_in};
 pub(super) use common::*;
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 23] = [
+static FORMATS: [&dyn TraceFormat; 24] = [
     &systemd_coredump::SystemdCoredump,
     &gdb::Gdb,
     &eu_stack::EuStack,
@@ -57,6 +58,7 @@ static FORMATS: [&dyn TraceFormat; 23] = [
     &windbg::WinDbg,
     &visual_studio::VisualStudio,
     &dotnet::Dotnet,
+    &hs_err::HsErr,
     &node::Node,
     &backtrace_symbols::BacktraceSymbols,
     &cuda_sanitizer::CudaSanitizer,
