@@ -576,3 +576,38 @@ v  ~StubRoutines::call_stub 0x000076d8b3e9ad21
     assert_eq!(report["source"]["format"], "jvm-fatal-error", "{report:#}");
     assert_eq!(answer(&report), "none", "{report:#}");
 }
+
+/// backward-cpp's trace of a ROS node under its launcher's prefix, main
+/// calling `caller`.
+fn backward_trace(caller: &str) -> String {
+    let body = format!(
+        "Stack trace (most recent call last):
+#7    Object \"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2\", at 0xffffffffffffffff, in 
+#6    Object \"/opt/ws/bin/control_node\", at 0x564ec8542e44, in _start
+#5    Source \"../csu/libc-start.c\", line 392, in __libc_start_main_impl [0x7f60f8d6fe3f]
+#4    Object \"/opt/ws/bin/control_node\", at 0x564ec85451aa, in main
+#3    Object \"/opt/ws/bin/control_node\", at 0x564ec8546a53, in {caller}
+#2    Source \"/opt/ws/src/manager.cpp\", line 212, in Manager::stop_all() [0x7f60f91c2a10]
+        210:   for (auto & c : controllers_) {{
+      > 212:     c->deactivate();
+        213:   }}
+#1    Object \"/opt/ws/lib/libcontrollers.so\", at 0x7f60f8e01234, in Controller::deactivate()
+#0    Object \"/opt/ws/lib/libcontrollers.so\", at 0x7f60f8e01111, in Controller::release()
+Segmentation fault (Address not mapped to object [0x0])
+"
+    );
+    body.lines()
+        .map(|l| format!("[control_node-3] {l}\n"))
+        .collect()
+}
+
+#[test]
+fn backward_cpps_trace_reads_outermost_first() {
+    let report = one("launch.log", &backward_trace("Manager::shutdown()"));
+    assert_eq!(answer(&report), "possibly: crash-during-exit", "{report:#}");
+    assert_eq!(report["exception"]["name"], "SIGSEGV", "{report:#}");
+    let top = &report["threads"][0]["frames"][0]["function"];
+    assert_eq!(top, "Controller::release()", "{report:#}");
+    let report = one("launch.log", &backward_trace("Manager::update()"));
+    assert_eq!(answer(&report), "none", "{report:#}");
+}

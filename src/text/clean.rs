@@ -26,6 +26,7 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     text = strip_clock_time(text);
     text = strip_bracketed_time(text);
     text = strip_host_pid(text);
+    text = strip_launch_prefix(text);
     // A test runner's label on each line of a captured stream.
     for stream in ["stderr: ", "stdout: "] {
         text = text.strip_prefix(stream).unwrap_or(text);
@@ -154,6 +155,30 @@ fn strip_host_pid(text: &str) -> &str {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
     if host_like && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
+        after
+    } else {
+        text
+    }
+}
+
+/// ROS's launch prefix on each line of a node's output (`[planner-1] `):
+/// the node's name and number.
+fn strip_launch_prefix(text: &str) -> &str {
+    // (A pasted block's indentation may come before it.)
+    let Some(rest) = text.trim_start().strip_prefix('[') else {
+        return text;
+    };
+    let Some((inside, after)) = rest.split_once("] ") else {
+        return text;
+    };
+    let Some((name, number)) = inside.rsplit_once('-') else {
+        return text;
+    };
+    let name_like = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if name_like && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
         after
     } else {
         text
@@ -383,6 +408,10 @@ mod tests {
                 Some("  ntdll.dll!LdrpDrainWorkQueue()"),
             ),
             ("[External Code]", Some("[External Code]")),
+            (
+                "[control_node-3] #15   Object \"/opt/ws/bin/control_node\", at 0x564ec85451aa, in main",
+                Some("#15   Object \"/opt/ws/bin/control_node\", at 0x564ec85451aa, in main"),
+            ),
             (
                 "[node-7:05428] [ 1] /lib/libQtCore.so.4(_ZNK7QObject6threadEv+0x4)[0x7fcff6b846e4]",
                 Some("[ 1] /lib/libQtCore.so.4(_ZNK7QObject6threadEv+0x4)[0x7fcff6b846e4]"),

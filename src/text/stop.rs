@@ -253,6 +253,19 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
             });
         }
     }
+    // backward-cpp prints its trace from its handler of a fatal signal; a
+    // paste cut before the signal's line still is a crash's.
+    if trace.format == Some(Format::Backward) {
+        return Some(Stop {
+            parameters: Vec::new(),
+            what: "crash (inferred: backward-cpp prints its trace on a fatal signal)".to_string(),
+            thread: None,
+            inferred: Some(
+                "the text names no signal; backward-cpp prints its stack trace from its handler of a fatal signal"
+                    .to_string(),
+            ),
+        });
+    }
     let coredump = trace.format == Some(Format::SystemdCoredump);
     if trace.interrupted || !(coredump || trace.format.is_some_and(|f| f.debugger())) {
         return None;

@@ -54,6 +54,7 @@ pub(in crate::text) enum Format {
     Dotnet,
     Node,
     HsErr,
+    Backward,
 }
 
 impl Format {
@@ -82,17 +83,22 @@ impl Format {
             Format::Valgrind => "valgrind",
             Format::Dotnet => "dotnet",
             Format::HsErr => "jvm-fatal-error",
+            Format::Backward => "backward-cpp",
             Format::Node => "node",
         }
     }
 
-    /// Python tracebacks, macOS's sampled call trees and call trees written
-    /// by hand list the outermost call first; every other format the
-    /// innermost.
+    /// Python tracebacks, macOS's sampled call trees, call trees written by
+    /// hand and backward-cpp list the outermost call first; every other
+    /// format the innermost.
     pub(in crate::text) fn outermost_first(self) -> bool {
         matches!(
             self,
-            Format::PythonTraceback | Format::Pystack | Format::Spindump | Format::CallTree
+            Format::PythonTraceback
+                | Format::Pystack
+                | Format::Spindump
+                | Format::CallTree
+                | Format::Backward
         )
     }
 

@@ -11,6 +11,7 @@
 mod address_frames;
 mod apple;
 mod backtrace_symbols;
+mod backward;
 mod call_tree;
 mod common;
 mod cuda_sanitizer;
@@ -43,8 +44,9 @@ pub(super) use spindump::{busiest_path, every_sample_in};
 pub(super) use common::*;
 
 /// The formats, in order of precedence.
-static FORMATS: [&dyn TraceFormat; 24] = [
+static FORMATS: [&dyn TraceFormat; 25] = [
     &systemd_coredump::SystemdCoredump,
+    &backward::Backward,
     &gdb::Gdb,
     &eu_stack::EuStack,
     &sanitizer::Sanitizer,
