@@ -25,8 +25,8 @@ pub(super) fn clean_line(raw: &str) -> Option<String> {
     text = strip_timestamp(text);
     text = strip_clock_time(text);
     text = strip_bracketed_time(text);
-    text = strip_host_pid(text);
-    text = strip_launch_prefix(text);
+    text = strip_name_number(text, ':');
+    text = strip_name_number(text, '-');
     // A test runner's label on each line of a captured stream.
     for stream in ["stderr: ", "stdout: "] {
         text = text.strip_prefix(stream).unwrap_or(text);
@@ -138,46 +138,25 @@ fn dedent(run: &mut [Option<String>]) {
     }
 }
 
-/// Open MPI's prefix on each line its signal handler prints
-/// (`[node-7:05428] `): the host and the process id.
-fn strip_host_pid(text: &str) -> &str {
-    let Some(rest) = text.strip_prefix('[') else {
-        return text;
-    };
-    let Some((inside, after)) = rest.split_once("] ") else {
-        return text;
-    };
-    let Some((host, pid)) = inside.split_once(':') else {
-        return text;
-    };
-    let host_like = host.starts_with(|c: char| c.is_ascii_alphabetic())
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
-    if host_like && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) {
-        after
-    } else {
-        text
-    }
-}
-
-/// ROS's launch prefix on each line of a node's output (`[planner-1] `):
-/// the node's name and number.
-fn strip_launch_prefix(text: &str) -> &str {
-    // (A pasted block's indentation may come before it.)
+/// A bracketed `[NAME<sep>NUMBER] ` before a line's text: Open MPI's host
+/// and process id on each line its signal handler prints (`[node-7:05428] `,
+/// `:`), ROS's launched node and its number on each line of the node's
+/// output (`[planner-1] `, `-`). A pasted block's indentation may come
+/// before it.
+fn strip_name_number(text: &str, sep: char) -> &str {
     let Some(rest) = text.trim_start().strip_prefix('[') else {
         return text;
     };
     let Some((inside, after)) = rest.split_once("] ") else {
         return text;
     };
-    let Some((name, number)) = inside.rsplit_once('-') else {
+    let Some((name, number)) = inside.rsplit_once(sep) else {
         return text;
     };
     let name_like = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'));
     if name_like && !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
         after
     } else {

@@ -94,13 +94,7 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
     }
     if t.starts_with("Ran ") {
         let c = UNITTEST.captures(t)?;
-        let verdict = lines
-            .iter()
-            .skip(i + 1)
-            .take(3)
-            .flatten()
-            .map(|l| l.trim())
-            .find(|l| !l.is_empty())?;
+        let verdict = first_after(lines, i, 3, |l| !l.is_empty())?;
         if verdict == "OK" || verdict.starts_with("OK (") {
             return Some(Summary::Passed(format!("{} tests passed", &c[1])));
         }
@@ -158,14 +152,10 @@ pub(super) fn test_summary(line: &str, i: usize, lines: &[Option<String>]) -> Op
 /// summary it prints).
 fn cargo_binary(t: &str, i: usize, lines: &[Option<String>]) -> Option<Summary> {
     let c = CARGO_RUNNING.captures(t)?;
-    let ended = lines
-        .iter()
-        .skip(i + 1)
-        .take(200_000)
-        .flatten()
-        .map(|l| l.trim())
-        .find(|l| l.starts_with("test result:") || CARGO_RUNNING.is_match(l))
-        .is_some_and(|l| l.starts_with("test result:"));
+    let ended = first_after(lines, i, 200_000, |l| {
+        l.starts_with("test result:") || CARGO_RUNNING.is_match(l)
+    })
+    .is_some_and(|l| l.starts_with("test result:"));
     (!ended).then(|| Summary::Running(format!("a test binary's {} tests", &c[1])))
 }
 
@@ -204,13 +194,28 @@ fn gtest(t: &str, i: usize, lines: &[Option<String>]) -> Option<Summary> {
     let c = RUN.captures(t)?;
     let name = &c[1];
     // (gtest's next marker after a RUN: its end, or the next RUN.)
-    let next = lines.iter().skip(i + 1).take(2000).flatten().find_map(|l| {
-        let l = l.trim();
-        (l.starts_with("[       OK ]")
+    let next = first_after(lines, i, 2000, |l| {
+        l.starts_with("[       OK ]")
             || l.starts_with("[  FAILED  ]")
-            || l.starts_with("[ RUN      ]"))
-        .then_some(l)
+            || l.starts_with("[ RUN      ]")
     });
     let ended = next.is_some_and(|l| !l.starts_with("[ RUN") && l.contains(name));
     (!ended).then(|| Summary::Running(format!("test {name}")))
+}
+
+/// The first of the `reach` lines after line `i` (trimmed) that is
+/// `wanted`: the runner's next word on a test or a run.
+fn first_after<'a>(
+    lines: &'a [Option<String>],
+    i: usize,
+    reach: usize,
+    wanted: impl Fn(&str) -> bool,
+) -> Option<&'a str> {
+    lines
+        .iter()
+        .skip(i + 1)
+        .take(reach)
+        .flatten()
+        .map(|l| l.trim())
+        .find(|l| wanted(l))
 }
