@@ -205,12 +205,12 @@ fn gtest(t: &str, i: usize, lines: &[Option<String>]) -> Option<Summary> {
 
 /// The first of the `reach` lines after line `i` (trimmed) that is
 /// `wanted`: the runner's next word on a test or a run.
-fn first_after<'a>(
-    lines: &'a [Option<String>],
+fn first_after(
+    lines: &[Option<String>],
     i: usize,
     reach: usize,
     wanted: impl Fn(&str) -> bool,
-) -> Option<&'a str> {
+) -> Option<&str> {
     lines
         .iter()
         .skip(i + 1)
