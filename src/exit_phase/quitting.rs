@@ -125,11 +125,16 @@ fn says_cleaning_up(name: &str) -> bool {
         || words
             .windows(2)
             .any(|pair| pair[0] == "clean" && pair[1] == "up");
-    cleanup
-        && !words
-            .iter()
-            .chain(&self::words(class))
-            .any(|w| SMALLER.contains(&w.as_str()))
+    cleanup && !smaller(&words, &self::words(class))
+}
+
+/// Whether a name's words or its class's (`words`, `class`) make it the end
+/// of something smaller than the program (SMALLER).
+fn smaller(words: &[String], class: &[String]) -> bool {
+    words
+        .iter()
+        .chain(class)
+        .any(|w| SMALLER.contains(&w.as_str()))
 }
 
 /// A function's own name and its class's (no parameters, template or
@@ -164,8 +169,7 @@ fn says_quitting(name: &str) -> bool {
         return words
             .last()
             .is_some_and(|w| APPLICATION.contains(&w.as_str()))
-            || (words.iter().any(|w| QUITTING.contains(&w.as_str()))
-                && !words.iter().any(|w| SMALLER.contains(&w.as_str())));
+            || (words.iter().any(|w| QUITTING.contains(&w.as_str())) && !smaller(&words, &[]));
     }
     if words.len() < 2 && !qualified {
         return false;
@@ -178,11 +182,7 @@ fn says_quitting(name: &str) -> bool {
         .iter()
         .chain(&joined)
         .any(|w| QUITTING.contains(&w.as_str()));
-    quitting
-        && !words
-            .iter()
-            .chain(&class)
-            .any(|w| SMALLER.contains(&w.as_str()))
+    quitting && !smaller(&words, &class)
 }
 
 /// `snd_deinit` -> [snd, deinit]; `DiabloDeinit` -> [diablo, deinit];

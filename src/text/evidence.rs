@@ -10,14 +10,14 @@ use std::sync::LazyLock;
 
 use regex_lite::Regex;
 
+use super::messages::ESCALATED;
 use crate::model::{exit_said, Message, MessageKind};
 
 /// A runtime's own words that the process was exiting, beyond the typed
 /// messages: phrases of runtimes and libraries, matched in lower case.
 /// PyTorch's ProcessGroupNCCL destructor says it runs at program exit;
-/// HIP's hipErrorDeinitialized is its runtime already torn down; a
-/// launcher escalating to a harder signal had asked the process to end.
-const SAID: [&str; 15] = [
+/// HIP's hipErrorDeinitialized is its runtime already torn down.
+const SAID: [&str; 10] = [
     "interpreter is finalizing",
     "likely shutting down",
     "during python finalization",
@@ -28,13 +28,6 @@ const SAID: [&str; 15] = [
     "destroy_process_group() was not called before program exit",
     "has not been destroyed before we destruct processgroupnccl",
     "hiperrordeinitialized",
-    // A launcher or a service manager asked the process to end and found
-    // it still running (messages.rs, `timed-out`).
-    "escalating to 'sigterm'",
-    "escalating to sigterm",
-    "escalating to sigkill",
-    "escalating to 'sigkill'",
-    "state 'stop-sigterm' timed out",
 ];
 
 /// How close before the failure a test run's summary must be to say the
@@ -51,12 +44,28 @@ pub(super) fn exit_evidence(
     failure: usize,
 ) -> Option<String> {
     exit_said(messages)
+        .or_else(|| escalated(messages))
         .or_else(|| all_passed(messages, failure))
         .or_else(|| passed_in_own_output(messages, lines, failure))
         .or_else(|| phrase(&lines[from..to]))
         .or_else(|| rust_main_tls_destroyed(&lines[from..to]))
         .or_else(|| static_object_destroyed(&lines[from..to]))
         .or_else(|| dll_detach(&lines[from..to]))
+}
+
+/// A launcher or a service manager that asked the process to end and found
+/// it still running, escalating to a harder signal (messages.rs,
+/// `timed-out`): the process was on its way out.
+fn escalated(messages: &[Message]) -> Option<String> {
+    messages
+        .iter()
+        .find(|m| m.kind == MessageKind::TimedOut && m.meaning.as_deref() == Some(ESCALATED))
+        .map(|m| {
+            format!(
+                "the log says, on line {}: `{}` ({ESCALATED})",
+                m.line, m.text
+            )
+        })
 }
 
 /// Why the log rules exit out, if it does: a test runner says a test was

@@ -228,6 +228,11 @@ fn read_line(line: &str, i: usize, lines: &[Option<String>], out: &mut Vec<Messa
     }
 }
 
+/// What a launcher's or a service manager's escalation means: the
+/// process was asked to end, so it was exiting (evidence.rs reads it so).
+pub(super) const ESCALATED: &str =
+    "the process did not end in time after it was asked to, and was sent a harder signal";
+
 /// The words of a CI system or a test driver that stopped the process for
 /// taking too long, and what they mean. A user's cancel reads the same as
 /// the time limit's on GitHub: either way the process had not ended.
@@ -239,7 +244,7 @@ fn timed_out(line: &str) -> Option<String> {
     // found it still running: ROS's `failed to terminate '5' seconds after
     // receiving 'SIGINT', escalating to 'SIGTERM'`, ROS 1's `escalating to
     // SIGKILL`, systemd's `State 'stop-sigterm' timed out. Killing.`
-    static ESCALATED: LazyLock<Regex> = LazyLock::new(|| {
+    static ESCALATION: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"(?i)escalating to '?SIG(?:TERM|KILL)\b|State 'stop-(?:final-)?sigterm' timed out",
         )
@@ -260,8 +265,8 @@ fn timed_out(line: &str) -> Option<String> {
         "the build ran past its time limit (Jenkins)"
     } else if t.contains("***Timeout") && t.contains("Test") {
         "ctest stopped the test at its time limit"
-    } else if ESCALATED.is_match(t) {
-        "the process did not end in time after it was asked to, and was sent a harder signal"
+    } else if ESCALATION.is_match(t) {
+        ESCALATED
     } else if t.contains("stopped interacting with Windows and was closed") {
         "Windows closed the program as not responding (Application Hang, Event 1002)"
     } else if APP_HANG.is_match(t) {

@@ -32,6 +32,18 @@ impl Stop {
             parameters: Vec::new(),
         }
     }
+
+    /// A crash no line names, inferred (`how`: `from the top frame`), with
+    /// why, for the report's warning. `code` reads any `crash (inferred...`
+    /// as a crash of no known signal.
+    fn inferred_crash(how: &str, thread: Option<u64>, why: String) -> Stop {
+        Stop {
+            what: format!("crash (inferred {how})"),
+            thread,
+            inferred: Some(why),
+            parameters: Vec::new(),
+        }
+    }
 }
 
 /// The crash a line near the trace names, outside it (faulthandler's
@@ -242,29 +254,25 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
     // header `Thread N Crashed::` says which thread crashed.
     if trace.format == Some(Format::AppleCrashReport) {
         if let Some(thread) = trace.threads.iter().find(|t| t.event) {
-            return Some(Stop {
-                parameters: Vec::new(),
-                what: "crash (inferred: the crash report marks the thread Crashed)".to_string(),
-                thread: thread.number,
-                inferred: Some(format!(
+            return Some(Stop::inferred_crash(
+                "from the crash report's Crashed thread",
+                thread.number,
+                format!(
                     "the crash report's exception lines are not in the text; its header marks thread {} Crashed",
                     thread.number.unwrap_or_default()
-                )),
-            });
+                ),
+            ));
         }
     }
     // backward-cpp prints its trace from its handler of a fatal signal; a
     // paste cut before the signal's line still is a crash's.
     if trace.format == Some(Format::Backward) {
-        return Some(Stop {
-            parameters: Vec::new(),
-            what: "crash (inferred: backward-cpp prints its trace on a fatal signal)".to_string(),
-            thread: None,
-            inferred: Some(
-                "the text names no signal; backward-cpp prints its stack trace from its handler of a fatal signal"
-                    .to_string(),
-            ),
-        });
+        return Some(Stop::inferred_crash(
+            "from backward-cpp's trace",
+            None,
+            "the text names no signal; backward-cpp prints its stack trace from its handler of a fatal signal"
+                .to_string(),
+        ));
     }
     let coredump = trace.format == Some(Format::SystemdCoredump);
     if trace.interrupted || !(coredump || trace.format.is_some_and(|f| f.debugger())) {
@@ -303,13 +311,11 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
         })
     });
     if reporting {
-        return Some(Stop {
-            parameters: Vec::new(),
-            what: "crash (inferred: the thread is in the system's unhandled-exception handling)"
-                .to_string(),
-            thread: thread.id.or(thread.number),
-            inferred: Some("the text names no exception; the stopped thread is in the system's handling of an unhandled exception (UnhandledExceptionFilter, WerpReportFault): a crash being reported".to_string()),
-        });
+        return Some(Stop::inferred_crash(
+            "from the unhandled-exception handling",
+            thread.id.or(thread.number),
+            "the text names no exception; the stopped thread is in the system's handling of an unhandled exception (UnhandledExceptionFilter, WerpReportFault): a crash being reported".to_string(),
+        ));
     }
     let depth = crate::exit_phase::wait_depth();
     let waiting = frames.iter().take(depth).any(|f| {
@@ -334,14 +340,13 @@ pub(super) fn inferred(trace: &Trace) -> Option<Stop> {
         (None, None, Some(a)) => format!("address {a:#x}"),
         (None, None, None) => "an unnamed frame".to_string(),
     };
-    Some(Stop {
-        parameters: Vec::new(),
-        what: "crash (inferred from the top frame)".to_string(),
-        thread: thread.id.or(thread.number),
-        inferred: Some(format!(
+    Some(Stop::inferred_crash(
+        "from the top frame",
+        thread.id.or(thread.number),
+        format!(
             "the text names no signal or exception; the stopped thread's top frame, {name}, is no wait or sleep, so the stop is most likely a crash (an inference: a trace of a hang would stop in a wait)"
-        )),
-    })
+        ),
+    ))
 }
 
 /// A top frame in the system call that ends the process: the process is

@@ -79,17 +79,8 @@ pub(super) fn exit_status(line: &str) -> Option<String> {
                 .flatten()
                 .map(|c| c[1].to_ascii_lowercase())
         });
-    if let Some(words) = words {
-        return Some(
-            match words.as_str() {
-                "segmentation fault" => "SIGSEGV",
-                "aborted" | "abort" | "abort trap" => "SIGABRT",
-                "bus error" => "SIGBUS",
-                "floating point exception" => "SIGFPE",
-                _ => "SIGILL",
-            }
-            .to_string(),
-        );
+    if let Some(signal) = words.as_deref().and_then(signal_in_words) {
+        return Some(signal.to_string());
     }
     let lower_words = ["xit", "XIT", "eturn", "ETURN"];
     if !lower_words.iter().any(|w| trimmed.contains(w))
@@ -122,42 +113,21 @@ fn signal_named(line: &str) -> Option<String> {
     if line.contains("SIG") {
         if let Some(c) = NAMED.captures(line) {
             let name = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3))?.as_str();
-            return CRASH_SIGNALS
-                .iter()
-                .find(|(_, n)| *n == name)
-                .map(|(number, name)| {
-                    format!("{name} (the process was killed by signal {number})")
-                });
+            return killed_by(name);
         }
     }
     // systemd's result of a unit's main process: `Main process exited,
     // code=dumped, status=11/SEGV`.
-    if let Some(at) = line
-        .find("code=dumped, status=")
-        .or_else(|| line.find("code=killed, status="))
-    {
-        let status = &line[at + "code=dumped, status=".len()..];
+    if line.contains("code=dumped, status=") || line.contains("code=killed, status=") {
+        let (_, status) = line.split_once(", status=")?;
         let name = status.split_once('/')?.1;
         let name: String = name.chars().take_while(char::is_ascii_alphabetic).collect();
-        let signal = format!("SIG{name}");
-        return CRASH_SIGNALS
-            .iter()
-            .find(|(_, n)| *n == signal)
-            .map(|(number, name)| format!("{name} (the process was killed by signal {number})"));
+        return killed_by(&format!("SIG{name}"));
     }
     // Go's os/exec: a child the signal ended (`signal: segmentation fault
     // (core dumped)`), as `go test` and `go run` print it.
     if let Some(words) = line.strip_prefix("signal: ") {
-        let words = words.trim_end_matches(" (core dumped)");
-        let name = match words {
-            "segmentation fault" => "SIGSEGV",
-            "aborted" => "SIGABRT",
-            "bus error" => "SIGBUS",
-            "illegal instruction" => "SIGILL",
-            "floating point exception" => "SIGFPE",
-            _ => return None,
-        };
-        return Some(name.to_string());
+        return signal_in_words(words.trim_end_matches(" (core dumped)")).map(str::to_string);
     }
     if let Some(signal) = handler_said(line) {
         return Some(signal);
@@ -167,6 +137,27 @@ fn signal_named(line: &str) -> Option<String> {
         return crash_code(&c[1]);
     }
     None
+}
+
+/// A crash signal by its name (`SIGSEGV`), as a process killed by it.
+fn killed_by(name: &str) -> Option<String> {
+    CRASH_SIGNALS
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(number, name)| format!("{name} (the process was killed by signal {number})"))
+}
+
+/// The signal a shell's or Go's words for a crash name, in lower case
+/// (`segmentation fault`, `abort trap`, `illegal hardware instruction`).
+fn signal_in_words(words: &str) -> Option<&'static str> {
+    Some(match words {
+        "segmentation fault" => "SIGSEGV",
+        "aborted" | "abort" | "abort trap" => "SIGABRT",
+        "bus error" => "SIGBUS",
+        "floating point exception" => "SIGFPE",
+        "illegal instruction" | "illegal hardware instruction" => "SIGILL",
+        _ => return None,
+    })
 }
 
 /// A program's own signal handler reporting the signal that ends it
